@@ -1,0 +1,3 @@
+from kernel_mcp.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,144 @@
+"""`kernel-mcp`: serve the tools to an MCP client, or run any of them by hand.
+
+`kernel-mcp call TOOL key=value ...` goes through the same server, in process, over a real MCP
+client, so a person at the shell gets exactly what the agent gets.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+
+from kernel_mcp import __version__
+from kernel_mcp.errors import KernelMcpError
+
+WORKSPACE_ENV = "KERNEL_MCP_WORKSPACE"
+DEFAULT_PORT = 8765
+
+
+def default_workspace() -> str:
+    return os.environ.get(WORKSPACE_ENV) or os.getcwd()
+
+
+def parse_http(value: str) -> tuple[str, int]:
+    """'HOST:PORT', ':PORT' or 'PORT'; the host defaults to loopback."""
+    host, _, port = value.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    try:
+        number = int(port)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--http wants HOST:PORT, got {value!r}") from None
+    if not 0 < number < 65536:
+        raise argparse.ArgumentTypeError(f"port out of range: {number}")
+    return host, number
+
+
+def parse_arguments(pairs: list[str]) -> dict:
+    """key=value pairs; a value that parses as JSON (numbers, true, lists, objects) is taken as such."""
+    arguments = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"kernel-mcp call: argument {pair!r} is not key=value")
+        try:
+            arguments[key] = json.loads(raw)
+        except ValueError:
+            arguments[key] = raw
+    return arguments
+
+
+async def call_tool(workspace: str | None, tool: str, arguments: dict) -> tuple[str, bool]:
+    from mcp import Client
+
+    from kernel_mcp.server import build_server
+
+    async def show_progress(progress: float, total: float | None, message: str | None) -> None:
+        print(f"... {message or progress}", file=sys.stderr)
+
+    async with Client(build_server(workspace)) as client:
+        result = await client.call_tool(tool, arguments, progress_callback=show_progress)
+    text = "\n".join(getattr(block, "text", "") for block in result.content)
+    return text, bool(result.is_error)
+
+
+def serve(workspace: str | None, http: tuple[str, int] | None) -> None:
+    from kernel_mcp.server import build_server
+
+    server = build_server(workspace)
+    if http is None:
+        server.run("stdio")
+        return
+    host, port = http
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"kernel-mcp: serving on {host}, which is not loopback: anyone who reaches it can run the workspace's commands", file=sys.stderr)
+    asyncio.run(server.run_streamable_http_async(host=host, port=port))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kernel-mcp", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"kernel-mcp {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("serve", help="serve the MCP tools (stdio by default)")
+    p.add_argument("--workspace", default=None, help=f"workspace folder (default: ${WORKSPACE_ENV} or the current folder)")
+    p.add_argument("--http", type=parse_http, default=None, metavar="HOST:PORT", help="serve streamable HTTP instead (host defaults to 127.0.0.1)")
+
+    p = sub.add_parser("init", help="write a commented kernel-mcp.toml in a workspace")
+    p.add_argument("folder", nargs="?", default=".")
+    p.add_argument("--force", action="store_true", help="overwrite an existing kernel-mcp.toml")
+
+    p = sub.add_parser("doctor", help="what this machine can do, and which tools are live")
+    p.add_argument("--workspace", default=None)
+
+    p = sub.add_parser("call", help="run one tool and print its answer: kernel-mcp call TOOL key=value ...")
+    p.add_argument("--workspace", default=None)
+    p.add_argument("--json", action="store_true", help="print the structured result instead of the text")
+    p.add_argument("tool")
+    p.add_argument("arguments", nargs="*", metavar="key=value")
+
+    sub.add_parser("tools", help="list the tools with their descriptions")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "serve":
+            serve(args.workspace or default_workspace(), args.http)
+            return 0
+        if args.command == "init":
+            from kernel_mcp.workspace import init_workspace
+
+            path = init_workspace(args.folder, force=args.force)
+            print(f"wrote {path}; edit its [benchmark] table, then: kernel-mcp doctor --workspace {Path(args.folder)}")
+            return 0
+        if args.command == "tools":
+            from kernel_mcp.server import TOOLS
+
+            for spec in TOOLS:
+                print(f"{spec.name:<18} {spec.description}")
+            return 0
+        tool, arguments = ("doctor", {}) if args.command == "doctor" else (args.tool, parse_arguments(args.arguments))
+        if getattr(args, "json", False):
+            return asyncio.run(_call_json(args.workspace or default_workspace(), tool, arguments))
+        text, is_error = asyncio.run(call_tool(args.workspace or default_workspace(), tool, arguments))
+        print(text)
+        return 1 if is_error else 0
+    except KernelMcpError as exc:
+        print(exc.render(), file=sys.stderr)
+        return 2
+
+
+async def _call_json(workspace: str, tool: str, arguments: dict) -> int:
+    from mcp import Client
+
+    from kernel_mcp.server import build_server
+
+    async with Client(build_server(workspace)) as client:
+        result = await client.call_tool(tool, arguments)
+    print(json.dumps(result.structured_content, indent=1))
+    return 1 if result.is_error else 0

@@ -1,0 +1,144 @@
+"""`doctor`: what this machine can do for kernel work, and which tools are live because of it."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from kernel_mcp import __version__, gpu, toolchain
+from kernel_mcp.errors import KernelMcpError
+from kernel_mcp.gpu import GpuInfo
+from kernel_mcp.toolchain import ExecutableInfo
+from kernel_mcp.toolkit import ServerState, ToolOutput
+
+
+@dataclass(frozen=True)
+class Requirement:
+    key: str
+    satisfied_by: tuple[str, ...]  # executable names, any one suffices
+    hint: str
+
+
+# What a tool may need; `requires` in a ToolSpec names these keys.
+REQUIREMENTS = {
+    "compiler": Requirement("compiler", ("hipcc", "amdclang++", "nvcc", toolchain.OFFLINE_CLANG), toolchain.OFFLINE_HINT),
+    "profiler": Requirement("profiler", ("rocprofv3", "ncu"), "install rocprofiler-sdk (rocprofv3) or Nsight Compute (ncu)"),
+    "gpu-monitor": Requirement("gpu-monitor", ("amd-smi", "rocm-smi", "nvidia-smi"), "install amd-smi/rocm-smi or nvidia-smi"),
+}
+
+
+class ToolLiveness(BaseModel):
+    tool: str
+    live: bool
+    missing: str | None = None
+
+
+class DoctorResult(ToolOutput):
+    kernel_mcp_version: str
+    platform: str
+    platform_reason: str
+    workspace: str | None = None
+    workspace_problem: str | None = None
+    executables: list[ExecutableInfo]
+    gpus: list[GpuInfo]
+    tools: list[ToolLiveness]
+    notes: list[str] = []
+
+    def render(self) -> str:
+        lines = [f"kernel-mcp {self.kernel_mcp_version}; platform: {self.platform} ({self.platform_reason})"]
+        lines.append(f"workspace: {self.workspace or '-'}" + (f"  PROBLEM: {self.workspace_problem}" if self.workspace_problem else ""))
+        lines.append("executables:")
+        for exe in self.executables:
+            if exe.found:
+                lines.append(f"  {exe.name:<13} {exe.role:<11} {exe.version or '?':<22} {exe.path}" + (f"  ({exe.note})" if exe.note else ""))
+            else:
+                lines.append(f"  {exe.name:<13} {exe.role:<11} missing: {exe.note}")
+        lines.append(f"gpus: {len(self.gpus)}")
+        for g in self.gpus:
+            mem = f"{g.memory_total_mib / 1024:.0f} GiB" if g.memory_total_mib else "? GiB"
+            lines.append(f"  [{g.index}] {g.vendor} {g.name} {g.arch or ''} {mem}")
+        live = [t.tool for t in self.tools if t.live]
+        lines.append(f"live tools: {', '.join(live) or '-'}")
+        for t in self.tools:
+            if not t.live:
+                lines.append(f"  not live: {t.tool}: {t.missing}")
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def resolve_platform(
+    configured: str | None, arch: str | None, exes: list[ExecutableInfo], gpus: list[GpuInfo]
+) -> tuple[str, str]:
+    """The toolchain family in use: the workspace's choice, else what the target and the machine allow."""
+    found = {e.name for e in exes if e.found}
+    vendors = {g.vendor for g in gpus}
+    has_rocm = "amd" in vendors or bool(found & {"hipcc", "amdclang++"})
+    has_cuda = "nvidia" in vendors or "nvcc" in found
+    if configured and configured != "auto":
+        return configured, "set in kernel-mcp.toml"
+    if arch and arch.startswith("gfx"):
+        if has_rocm:
+            return "rocm", f"target {arch} and ROCm found"
+        return "offline", f"target {arch} but no ROCm here: compile facts from the offline clang only"
+    if arch and arch.startswith("sm_"):
+        if has_cuda:
+            return "cuda", f"target {arch} and CUDA found"
+        return "offline", f"target {arch} but no CUDA toolkit here"
+    if has_rocm:
+        return "rocm", "ROCm tools or AMD GPUs found"
+    if has_cuda:
+        return "cuda", "CUDA tools or NVIDIA GPUs found"
+    return "offline", "no GPU toolchain found: compile facts only (offline clang)"
+
+
+def liveness(tools: Iterable[tuple[str, tuple[str, ...]]], exes: list[ExecutableInfo], gpus: list[GpuInfo], ws_problem: str | None, has_benchmark: bool) -> list[ToolLiveness]:
+    found = {e.name for e in exes if e.found}
+    out = []
+    for name, requires in tools:
+        missing = []
+        for key in requires:
+            if key == "workspace" and ws_problem:
+                missing.append(ws_problem)
+            elif key == "benchmark" and not ws_problem and not has_benchmark:
+                missing.append("kernel-mcp.toml has no [benchmark] table")
+            elif key == "gpu" and not gpus:
+                missing.append("no GPU found")
+            elif key in REQUIREMENTS and not found & set(REQUIREMENTS[key].satisfied_by):
+                missing.append(REQUIREMENTS[key].hint)
+        out.append(ToolLiveness(tool=name, live=not missing, missing="; ".join(missing) or None))
+    return out
+
+
+async def diagnose(state: ServerState, tools: Iterable[tuple[str, tuple[str, ...]]]) -> DoctorResult:
+    ws_problem = None
+    ws_path = None
+    configured = None
+    arch = None
+    has_benchmark = False
+    cwd = os.getcwd()
+    try:
+        ws = state.workspace()
+        ws_path = str(ws.root)
+        cwd = ws_path
+        configured = ws.config.target.platform
+        arch = ws.config.target.arch
+        has_benchmark = ws.config.benchmark is not None
+    except KernelMcpError as exc:
+        ws_problem = exc.message
+    exes = await toolchain.probe_all(cwd)
+    gpus, notes = await gpu.list_gpus(cwd)
+    platform, reason = resolve_platform(configured, arch, exes, gpus)
+    return DoctorResult(
+        kernel_mcp_version=__version__,
+        platform=platform,
+        platform_reason=reason,
+        workspace=ws_path,
+        workspace_problem=ws_problem,
+        executables=exes,
+        gpus=gpus,
+        tools=liveness(tools, exes, gpus, ws_problem, has_benchmark),
+        notes=notes,
+    )

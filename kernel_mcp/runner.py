@@ -1,0 +1,304 @@
+"""The one way kernel-mcp runs an external program.
+
+Every compiler, profiler, monitor and benchmark goes through `run`: an argument vector (never a
+shell string), a timeout after which the whole process group is killed (and any descendant that
+left the group), output streamed to disk up to a cap while only a bounded tail stays in memory,
+and an explicit environment. Cancellation (the MCP client cancelling the request) kills the
+process tree the same way as a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+
+from kernel_mcp.errors import CommandFailed
+
+ProgressFn = Callable[[float, float | None, str], Awaitable[None]]
+
+DEFAULT_LOG_CAP = 256 * 1024 * 1024  # bytes kept on disk per stream; beyond this the log is cut
+DEFAULT_TAIL = 64 * 1024  # bytes of each stream kept in memory for the answer
+KILL_GRACE_S = 2.0  # SIGTERM first, so a benchmark can flush; SIGKILL after this
+TREE_POLL_S = 0.5  # how often the process tree is snapshotted while a command runs
+_CHUNK = 64 * 1024
+
+
+@dataclass
+class StreamCapture:
+    """One output stream: its total size, the tail in memory, and the log on disk (if any)."""
+
+    tail_limit: int
+    log_path: Path | None
+    log_cap: int
+    total_bytes: int = 0
+    logged_bytes: int = 0
+    _tail: bytearray = field(default_factory=bytearray)
+
+    def feed(self, chunk: bytes, log) -> None:
+        self.total_bytes += len(chunk)
+        if log is not None and self.logged_bytes < self.log_cap:
+            part = chunk[: self.log_cap - self.logged_bytes]
+            log.write(part)
+            self.logged_bytes += len(part)
+        self._tail += chunk
+        if len(self._tail) > 2 * self.tail_limit:
+            del self._tail[: len(self._tail) - self.tail_limit]
+
+    @property
+    def tail(self) -> str:
+        return bytes(self._tail[-self.tail_limit :]).decode("utf-8", errors="replace")
+
+    @property
+    def cut_on_disk(self) -> bool:
+        return self.total_bytes > self.logged_bytes and self.log_path is not None
+
+
+@dataclass
+class RunResult:
+    argv: list[str]
+    cwd: str
+    returncode: int | None
+    timed_out: bool
+    duration_s: float
+    stdout: StreamCapture
+    stderr: StreamCapture
+    killed_pids: list[int] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out
+
+    def status(self) -> str:
+        if self.timed_out:
+            return "timed out (process tree killed)"
+        if self.returncode is None:
+            return "no exit status"
+        if self.returncode < 0:
+            return f"killed by signal {-self.returncode}"
+        return f"exit {self.returncode}"
+
+
+def resolve_executable(name: str, search_path: str | None = None) -> str:
+    """Return the absolute path of `name`, or raise CommandFailed naming what is missing."""
+    found = shutil.which(name, path=search_path)
+    if found is None:
+        raise CommandFailed(f"executable not found: {name}", hint="install it or put it on PATH")
+    return found
+
+
+def build_env(overrides: Mapping[str, str] | None = None, inherit: bool = True) -> dict[str, str]:
+    env = dict(os.environ) if inherit else {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    if overrides:
+        for key, value in overrides.items():
+            env[str(key)] = str(value)
+    return env
+
+
+def _descendants(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return []
+
+
+def _group_members(pgid: int) -> list[psutil.Process]:
+    """Processes still in the group: after the leader exits, its children are re-parented away."""
+    members = []
+    for proc in psutil.process_iter():
+        try:
+            if os.getpgid(proc.pid) == pgid and proc.pid != os.getpid():
+                members.append(proc)
+        except (ProcessLookupError, PermissionError, psutil.Error):
+            continue
+    return members
+
+
+class _Tree:
+    """Every process seen under the command, so that none escapes the kill (not even via setsid)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.seen: dict[int, psutil.Process] = {}
+
+    def refresh(self) -> None:
+        for proc in _descendants(self.pid):
+            self.seen.setdefault(proc.pid, proc)
+
+    def group_exists(self) -> bool:
+        try:
+            os.killpg(self.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+
+    def tracked_alive(self) -> list[psutil.Process]:
+        alive = []
+        for proc in self.seen.values():
+            try:
+                if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                    alive.append(proc)
+            except psutil.Error:
+                continue
+        return alive
+
+    def alive(self) -> list[psutil.Process]:
+        self.refresh()
+        if self.group_exists():
+            for proc in _group_members(self.pid):
+                self.seen.setdefault(proc.pid, proc)
+        return self.tracked_alive()
+
+    def signal(self, sig: int) -> None:
+        try:
+            os.killpg(self.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+        for proc in self.alive():  # descendants that moved to their own session or group
+            try:
+                proc.send_signal(sig)
+            except psutil.Error:
+                pass
+
+
+async def _kill_tree(proc: asyncio.subprocess.Process, tree: _Tree) -> list[int]:
+    """SIGTERM the process, its group and every descendant seen; SIGKILL what remains; return the pids."""
+    tree.refresh()
+    pids = [proc.pid] + [p.pid for p in tree.tracked_alive()]
+    tree.signal(signal.SIGTERM)
+    try:
+        await asyncio.wait_for(proc.wait(), KILL_GRACE_S)
+    except asyncio.TimeoutError:
+        pass
+    pids += [p.pid for p in tree.alive() if p.pid not in pids]
+    tree.signal(signal.SIGKILL)
+    psutil.wait_procs(tree.alive(), timeout=KILL_GRACE_S)
+    if proc.returncode is None:
+        await proc.wait()
+    return pids
+
+
+async def _pump(stream: asyncio.StreamReader, capture: StreamCapture) -> None:
+    log = open(capture.log_path, "wb") if capture.log_path is not None else None
+    try:
+        while True:
+            chunk = await stream.read(_CHUNK)
+            if not chunk:
+                break
+            capture.feed(chunk, log)
+    finally:
+        if log is not None:
+            if capture.total_bytes > capture.logged_bytes:
+                log.write(
+                    f"\n[kernel-mcp: log cut at {capture.logged_bytes} bytes; "
+                    f"the stream wrote {capture.total_bytes} bytes]\n".encode()
+                )
+            log.close()
+
+
+async def run(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str],
+    timeout_s: float,
+    env: Mapping[str, str] | None = None,
+    inherit_env: bool = True,
+    log_dir: Path | None = None,
+    log_name: str = "command",
+    log_cap: int = DEFAULT_LOG_CAP,
+    tail_bytes: int = DEFAULT_TAIL,
+    progress: ProgressFn | None = None,
+    progress_every_s: float = 5.0,
+    stdin_data: bytes | None = None,
+) -> RunResult:
+    """Run `argv` without a shell; see the module docstring for the guarantees."""
+    argv = [str(a) for a in argv]
+    if not argv:
+        raise CommandFailed("empty command")
+    full_env = build_env(env, inherit_env)
+    executable = argv[0]
+    if os.sep not in executable:
+        executable = resolve_executable(executable, full_env.get("PATH"))
+    out = StreamCapture(tail_bytes, log_dir / f"{log_name}.stdout.log" if log_dir else None, log_cap)
+    err = StreamCapture(tail_bytes, log_dir / f"{log_name}.stderr.log" if log_dir else None, log_cap)
+    if log_dir is not None:
+        log_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            executable,
+            *argv[1:],
+            cwd=os.fspath(cwd),
+            env=full_env,
+            stdin=asyncio.subprocess.PIPE if stdin_data is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,  # its own process group, so the whole tree can be killed
+        )
+    except OSError as exc:
+        raise CommandFailed(f"could not start {argv[0]}: {exc.strerror or exc}") from exc
+
+    pumps = [asyncio.ensure_future(_pump(proc.stdout, out)), asyncio.ensure_future(_pump(proc.stderr, err))]
+    if stdin_data is not None and proc.stdin is not None:
+        proc.stdin.write(stdin_data)
+        proc.stdin.close()
+    timed_out = False
+    killed: list[int] = []
+    tree = _Tree(proc.pid)
+    try:
+        deadline = started + timeout_s
+        next_progress = started + progress_every_s
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            try:
+                await asyncio.wait_for(asyncio.shield(proc.wait()), min(remaining, TREE_POLL_S))
+                break
+            except asyncio.TimeoutError:
+                tree.refresh()
+                if progress is not None and time.monotonic() >= next_progress:
+                    next_progress += progress_every_s
+                    elapsed = time.monotonic() - started
+                    await progress(elapsed, timeout_s, f"{argv[0]} running for {elapsed:.0f} s")
+        if timed_out:
+            killed = await _kill_tree(proc, tree)
+        else:
+            # The main process exited; a leftover child that keeps the pipes open must not hold us.
+            await asyncio.wait(pumps, timeout=KILL_GRACE_S)
+            if not all(p.done() for p in pumps) or tree.group_exists() or tree.tracked_alive():
+                killed = await _kill_tree(proc, tree)
+        await asyncio.wait_for(asyncio.gather(*pumps), KILL_GRACE_S * 3)
+    except BaseException:
+        # Cancelled (the client gave up) or anything unexpected: leave no process behind.
+        await asyncio.shield(_kill_tree(proc, tree))
+        for p in pumps:
+            p.cancel()
+        raise
+    finally:
+        for p in pumps:
+            if not p.done():
+                p.cancel()
+    return RunResult(
+        argv=argv,
+        cwd=os.fspath(cwd),
+        returncode=proc.returncode,
+        timed_out=timed_out,
+        duration_s=time.monotonic() - started,
+        stdout=out,
+        stderr=err,
+        killed_pids=killed,
+    )
+
+
+def run_sync(argv: Sequence[str], **kwargs) -> RunResult:
+    """`run` for callers outside an event loop (the CLI, scripts)."""
+    return asyncio.run(run(argv, **kwargs))

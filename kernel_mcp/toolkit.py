@@ -1,0 +1,168 @@
+"""How a capability becomes an MCP tool: one pydantic input model, one output model, one handler.
+
+`register` builds the function MCPServer publishes. Its schema comes from the input model's
+fields; each call validates the arguments with that model, hands the handler a `ToolContext`
+(workspace, progress, run artifacts), and answers with the output model as structured content
+plus the model's short text rendering, cut to the workspace's response budget. Errors meant for
+the caller (`KernelMcpError`) become error results; the server keeps serving.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from kernel_mcp.errors import InvalidInput, KernelMcpError
+from kernel_mcp.runner import ProgressFn
+from kernel_mcp.workspace import Run, Workspace
+
+log = logging.getLogger("kernel_mcp")
+
+DEFAULT_BUDGET = 4096
+
+READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+RUNS_COMMANDS = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
+DESTRUCTIVE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False)
+
+
+class ToolInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolOutput(BaseModel):
+    """Base of every tool result: structured fields plus `render()`, the short text an agent reads."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def render(self) -> str:
+        return self.model_dump_json(indent=1, exclude_none=True)
+
+
+@dataclass
+class ServerState:
+    """What the server was started with; everything else is read afresh on each call."""
+
+    workspace_dir: Path | None
+
+    def workspace(self) -> Workspace:
+        return Workspace.open(self.workspace_dir)
+
+    def budget(self) -> int:
+        try:
+            return self.workspace().config.server.response_budget_bytes
+        except KernelMcpError:
+            return DEFAULT_BUDGET
+
+
+async def _no_progress(done: float, total: float | None, message: str) -> None:
+    return None
+
+
+@dataclass
+class ToolContext:
+    state: ServerState
+    tool: str
+    progress: ProgressFn = _no_progress
+    runs_made: list[Run] = field(default_factory=list)
+
+    def workspace(self) -> Workspace:
+        return self.state.workspace()
+
+    def new_run(self, arguments: dict[str, Any] | None = None) -> Run:
+        run = self.workspace().runs.create(self.tool, arguments)
+        self.runs_made.append(run)
+        return run
+
+
+Handler = Callable[[Any, ToolContext], Awaitable[ToolOutput]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its name, models, handler, annotations and what it needs to be live (see doctor)."""
+
+    name: str
+    description: str
+    input_model: type[ToolInput]
+    output_model: type[ToolOutput]
+    handler: Handler
+    annotations: ToolAnnotations
+    requires: tuple[str, ...] = ()
+
+
+def fit_budget(text: str, budget: int, runs: list[Run]) -> str:
+    """Cut `text` to `budget` bytes, pointing at the run artifacts that hold the rest."""
+    data = text.encode("utf-8")
+    if len(data) <= budget:
+        return text
+    where = ", ".join(r.uri() for r in runs) or "none kept"
+    note = f"\n... [answer cut at {budget} bytes of {len(data)}; full output: {where}]"
+    keep = max(0, budget - len(note.encode("utf-8")))
+    return data[:keep].decode("utf-8", errors="ignore") + note
+
+
+def error_result(exc: KernelMcpError) -> CallToolResult:
+    # Text only: clients check structured content against the tool's output schema even on errors.
+    return CallToolResult(content=[TextContent(type="text", text=exc.render())], is_error=True)
+
+
+async def call_handler(spec: ToolSpec, state: ServerState, arguments: dict[str, Any], ctx: ToolContext) -> CallToolResult:
+    try:
+        args = spec.input_model.model_validate(arguments)
+        out = await spec.handler(args, ctx)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors(include_url=False)
+        )
+        return error_result(InvalidInput(problems))
+    except KernelMcpError as exc:
+        return error_result(exc)
+    except Exception as exc:  # a bug of ours: say so clearly, keep serving, keep the trace
+        log.error("tool %s failed:\n%s", spec.name, traceback.format_exc())
+        return error_result(KernelMcpError(f"internal error in {spec.name}: {type(exc).__name__}: {exc}"))
+    text = fit_budget(out.render(), state.budget(), ctx.runs_made)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)],
+        structured_content=out.model_dump(mode="json", exclude_none=True),
+    )
+
+
+def _mcp_progress(mcp_ctx: Context) -> ProgressFn:
+    async def report(done: float, total: float | None, message: str) -> None:
+        await mcp_ctx.report_progress(done, total, message)
+
+    return report
+
+
+def register(server: MCPServer, state: ServerState, spec: ToolSpec) -> None:
+    """Publish `spec` on `server`: schema from the input model, output schema from the output model."""
+    params = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            annotation=Annotated[info.annotation, info],
+            default=inspect.Parameter.empty if info.is_required() else info.get_default(call_default_factory=True),
+        )
+        for name, info in spec.input_model.model_fields.items()
+    ]
+    params.append(inspect.Parameter("mcp_ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context))
+
+    async def tool_function(**kwargs: Any) -> CallToolResult:
+        mcp_ctx: Context = kwargs.pop("mcp_ctx")
+        ctx = ToolContext(state=state, tool=spec.name, progress=_mcp_progress(mcp_ctx))
+        return await call_handler(spec, state, kwargs, ctx)
+
+    returns = Annotated[CallToolResult, spec.output_model]
+    tool_function.__signature__ = inspect.Signature(params, return_annotation=returns)  # type: ignore[attr-defined]
+    tool_function.__annotations__ = {p.name: p.annotation for p in params} | {"return": returns}
+    tool_function.__name__ = spec.name
+    server.tool(name=spec.name, description=spec.description, annotations=spec.annotations)(tool_function)

@@ -1,0 +1,144 @@
+"""`kernel-mcp.toml`: what a workspace declares, validated so that a bad file names the key at fault."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from kernel_mcp.errors import WorkspaceError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+CONFIG_NAME = "kernel-mcp.toml"
+
+Arch = Literal["gfx950", "gfx942", "sm_90"]
+Platform = Literal["auto", "rocm", "cuda", "offline"]
+
+_RULE = re.compile(r"^\s*(==|!=|<=|>=|<|>)\s*([-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)\s*$")
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TargetConfig(_Strict):
+    arch: Arch = Field("gfx950", description="the GPU the kernel is tuned for")
+    platform: Platform = Field("auto", description="which toolchain family runs it; auto picks what is installed")
+
+
+class CorrectnessRule(_Strict):
+    column: str = Field(min_length=1, description="CSV column holding the error figure")
+    rule: str = Field("== 0", description="comparison every row must satisfy, e.g. '== 0' or '<= 1e-3'")
+
+    @field_validator("rule")
+    @classmethod
+    def _rule_is_comparison(cls, value: str) -> str:
+        if not _RULE.match(value):
+            raise ValueError("must be a comparison and a number, one of ==, !=, <, <=, >, >= (e.g. '== 0')")
+        return value
+
+    def parsed(self) -> tuple[str, float]:
+        match = _RULE.match(self.rule)
+        assert match is not None  # validated above
+        return match.group(1), float(match.group(2))
+
+
+class BenchmarkConfig(_Strict):
+    command: list[str] = Field(min_length=1, description="the fixed benchmark command, as an argument list")
+    csv: str = Field(min_length=1, description="where the command writes its CSV, relative to the workspace")
+    config_columns: list[str] = Field(default_factory=list, description="columns that define a config class")
+    correctness: CorrectnessRule
+    metric: str = Field(min_length=1, description="CSV column of the speed figure; lower is better")
+    target_kernel: str = Field(".*", description="regular expression naming the kernel being optimized")
+    noise_threshold: float = Field(0.01, ge=0.0, le=0.5, description="relative change treated as noise")
+    timeout_s: float = Field(1800.0, gt=0, le=24 * 3600, description="the benchmark is killed after this")
+
+    @field_validator("target_kernel")
+    @classmethod
+    def _valid_regex(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+    @field_validator("command")
+    @classmethod
+    def _no_empty_words(cls, value: list[str]) -> list[str]:
+        if any(not word for word in value):
+            raise ValueError("words of the command must not be empty")
+        return value
+
+
+class ServerConfig(_Strict):
+    response_budget_bytes: int = Field(4096, ge=512, le=65536, description="most text one tool answer carries")
+    command_timeout_s: float = Field(600.0, gt=0, le=24 * 3600, description="timeout of [commands] entries")
+
+
+class WorkspaceConfig(_Strict):
+    target: TargetConfig = Field(default_factory=TargetConfig)
+    benchmark: BenchmarkConfig | None = None
+    commands: dict[str, list[str]] = Field(
+        default_factory=dict, description="named commands the agent may run by name (run_command)"
+    )
+    server: ServerConfig = Field(default_factory=ServerConfig)
+
+    @field_validator("commands")
+    @classmethod
+    def _command_names(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for name, argv in value.items():
+            if not _NAME.match(name):
+                raise ValueError(f"command name {name!r} must be letters, digits, '_', '.', '-'")
+            if not argv or any(not word for word in argv):
+                raise ValueError(f"command {name!r} must be a non-empty list of non-empty words")
+        return value
+
+
+def _describe(error: dict) -> str:
+    where = ".".join(str(part) for part in error["loc"]) or "(top level)"
+    message = error["msg"]
+    if error["type"] == "extra_forbidden":
+        message = "unknown key"
+    elif error["type"] == "missing":
+        message = "required key is missing"
+    return f"{where}: {message}"
+
+
+def parse_config(text: str, source: str = CONFIG_NAME) -> WorkspaceConfig:
+    """Parse and validate the TOML text; errors name the file, the key and what is allowed."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise WorkspaceError(f"{source} is not valid TOML: {exc}") from None
+    try:
+        return WorkspaceConfig.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(_describe(e) for e in exc.errors(include_url=False))
+        raise WorkspaceError(
+            f"{source} is invalid: {problems}", hint="`kernel-mcp init` writes a commented example"
+        ) from None
+
+
+def load_config(path: Path) -> WorkspaceConfig:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise WorkspaceError(
+            f"no {CONFIG_NAME} in {path.parent}", hint="run `kernel-mcp init` in the workspace to write one"
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise WorkspaceError(f"cannot read {path.name}: {exc}") from None
+    return parse_config(text, path.name)
+
+
+def example_config() -> str:
+    """The commented example `kernel-mcp init` writes."""
+    return (Path(__file__).with_name("example.toml")).read_text(encoding="utf-8")

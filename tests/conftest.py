@@ -1,0 +1,85 @@
+"""Shared test helpers: real workspaces (git repositories) in tmp folders, the recorded tool
+outputs in ../shared/fixtures, and a real MCP client connected to the real server."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = Path(os.environ.get("KERNEL_MCP_FIXTURES", REPO.parent / "shared" / "fixtures"))
+PY = sys.executable
+
+
+def fixture(relative: str) -> Path:
+    path = FIXTURES / relative
+    if not path.exists():
+        pytest.fail(f"recorded fixture missing: {path} (the shared fixtures folder must sit beside the repository)")
+    return path
+
+
+def has_gpu() -> bool:
+    return shutil.which("nvidia-smi") is not None or shutil.which("amd-smi") is not None
+
+
+def pytest_collection_modifyitems(config, items):
+    if has_gpu():
+        return
+    skip = pytest.mark.skip(reason="needs a GPU (none on this machine)")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def write_toml(root: Path, body: str) -> None:
+    (root / "kernel-mcp.toml").write_text(textwrap.dedent(body), encoding="utf-8")
+
+
+def toml_list(*words: str) -> str:
+    return json.dumps(list(words))  # a JSON array of strings is a valid TOML array
+
+
+BASIC_TOML = f"""
+[target]
+arch = "gfx950"
+platform = "offline"
+
+[benchmark]
+command = {toml_list(PY, "bench.py")}
+csv = "out/bench.csv"
+config_columns = ["shape"]
+correctness = {{ column = "err_k", rule = "== 0" }}
+metric = "us_k"
+target_kernel = "k_main"
+timeout_s = 60
+
+[commands]
+hello = {toml_list(PY, "-c", "print('hello from the workspace')")}
+fail = {toml_list(PY, "-c", "import sys; print('bad', file=sys.stderr); sys.exit(3)")}
+"""
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A git repository with a valid kernel-mcp.toml and a trivial CPU benchmark."""
+    root = tmp_path / "ws"
+    root.mkdir()
+    write_toml(root, BASIC_TOML)
+    (root / "bench.py").write_text(
+        "import os\nos.makedirs('out', exist_ok=True)\n"
+        "open('out/bench.csv','w').write('shape,err_k,us_k\\nsmall,0,10.0\\n')\nprint('bench done')\n"
+    )
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"

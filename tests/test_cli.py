@@ -1,0 +1,49 @@
+"""The shell entry point does what the agent can: init, doctor, call any tool, list tools."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+from conftest import PY
+
+
+def kmcp(*args, cwd=None):
+    return subprocess.run([PY, "-m", "kernel_mcp", *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+def test_init_then_doctor(tmp_path):
+    done = kmcp("init", str(tmp_path / "w"))
+    assert done.returncode == 0 and (tmp_path / "w" / "kernel-mcp.toml").exists()
+    again = kmcp("init", str(tmp_path / "w"))
+    assert again.returncode == 2 and "already exists" in again.stderr
+    doctor = kmcp("doctor", "--workspace", str(tmp_path / "w"))
+    assert doctor.returncode == 0 and "platform:" in doctor.stdout and "live tools:" in doctor.stdout
+
+
+def test_call_runs_a_tool_with_key_value_arguments(workspace):
+    done = kmcp("call", "--workspace", str(workspace), "run_command", "name=hello")
+    assert done.returncode == 0, done.stderr
+    assert "hello from the workspace" in done.stdout
+    structured = kmcp("call", "--workspace", str(workspace), "--json", "run_command", "name=hello", "timeout_s=30")
+    assert json.loads(structured.stdout)["exit_code"] == 0
+
+
+def test_call_errors_exit_nonzero(workspace, tmp_path):
+    done = kmcp("call", "--workspace", str(workspace), "run_command", "name=nope")
+    assert done.returncode == 1 and "no command named 'nope'" in done.stdout
+    missing = kmcp("call", "--workspace", str(tmp_path / "absent"), "workspace_info")
+    assert missing.returncode == 1 and "workspace folder not found" in missing.stdout
+    malformed = kmcp("call", "--workspace", str(workspace), "run_command", "oops")
+    assert malformed.returncode != 0 and "not key=value" in malformed.stderr
+
+
+def test_tools_lists_every_tool():
+    done = kmcp("tools")
+    assert done.returncode == 0
+    assert {line.split()[0] for line in done.stdout.splitlines()} >= {"doctor", "run_command"}
+
+
+def test_bad_http_address():
+    done = kmcp("serve", "--http", "localhost:notaport")
+    assert done.returncode == 2 and "HOST:PORT" in done.stderr

@@ -1,0 +1,126 @@
+"""The subprocess runner: no shell, timeouts that kill the whole tree, bounded memory, full logs on disk."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+import psutil
+import pytest
+
+from kernel_mcp import runner
+from kernel_mcp.errors import CommandFailed
+
+from conftest import PY
+
+pytestmark = pytest.mark.anyio
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+SPAWN_TREE = """
+import os, subprocess, sys, time
+child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])
+escaped = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'], start_new_session=True)
+open(sys.argv[1], 'w').write(f'{child.pid} {escaped.pid}')
+print('started', flush=True)
+time.sleep(300)
+"""
+
+
+async def test_hang_is_killed_with_all_descendants(tmp_path):
+    pids_file = tmp_path / "pids"
+    started = time.monotonic()
+    result = await runner.run([PY, "-c", SPAWN_TREE, str(pids_file)], cwd=tmp_path, timeout_s=2)
+    assert result.timed_out and not result.ok
+    assert time.monotonic() - started < 15
+    assert "started" in result.stdout.tail
+    child, escaped = map(int, pids_file.read_text().split())
+    for pid in (child, escaped):
+        assert not _alive(pid), f"descendant {pid} survived the timeout"
+    assert child in result.killed_pids and escaped in result.killed_pids
+
+
+async def test_cancellation_kills_the_tree(tmp_path):
+    pids_file = tmp_path / "pids"
+    task = asyncio.ensure_future(runner.run([PY, "-c", SPAWN_TREE, str(pids_file)], cwd=tmp_path, timeout_s=120))
+    for _ in range(100):
+        if pids_file.exists() and pids_file.read_text():
+            break
+        await asyncio.sleep(0.1)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for pid in map(int, pids_file.read_text().split()):
+        assert not _alive(pid)
+
+
+async def test_large_output_is_capped_in_memory_and_kept_on_disk(tmp_path):
+    size = 100 * 1024 * 1024
+    code = f"import sys\nblock = b'0123456789abcdef' * 4096\nfor _ in range({size} // len(block)): sys.stdout.buffer.write(block)\nsys.stdout.buffer.write(b'END')"
+    result = await runner.run([PY, "-c", code], cwd=tmp_path, timeout_s=120, log_dir=tmp_path / "logs", tail_bytes=4096)
+    assert result.ok
+    assert result.stdout.total_bytes == size + 3
+    assert len(result.stdout.tail) == 4096 and result.stdout.tail.endswith("END")
+    log = tmp_path / "logs" / "command.stdout.log"
+    assert log.stat().st_size == size + 3 and not result.stdout.cut_on_disk
+
+
+async def test_log_cap_cuts_the_disk_copy_and_says_so(tmp_path):
+    code = "import sys; sys.stdout.write('x' * 50000)"
+    result = await runner.run([PY, "-c", code], cwd=tmp_path, timeout_s=30, log_dir=tmp_path, log_cap=1000)
+    text = (tmp_path / "command.stdout.log").read_text()
+    assert text.startswith("x" * 1000) and "log cut at 1000 bytes" in text and "50000 bytes" in text
+    assert result.stdout.cut_on_disk
+
+
+async def test_no_shell_interpretation(tmp_path):
+    result = await runner.run([PY, "-c", "import sys; print(sys.argv[1:])", "$(touch pwned)", ";", "rm -rf /"], cwd=tmp_path, timeout_s=30)
+    assert "'$(touch pwned)', ';', 'rm -rf /'" in result.stdout.tail
+    assert not (tmp_path / "pwned").exists()
+
+
+async def test_environment_control(tmp_path):
+    code = "import os; print(os.environ.get('KMCP_X'), os.environ.get('HOME') is not None)"
+    inherited = await runner.run([PY, "-c", code], cwd=tmp_path, timeout_s=30, env={"KMCP_X": "1"})
+    assert inherited.stdout.tail.split() == ["1", "True"]
+    clean = await runner.run([PY, "-c", code], cwd=tmp_path, timeout_s=30, env={"KMCP_X": "2"}, inherit_env=False)
+    assert clean.stdout.tail.split() == ["2", "False"]
+
+
+async def test_missing_executable_is_a_clear_error(tmp_path):
+    with pytest.raises(CommandFailed, match="executable not found: no-such-compiler"):
+        await runner.run(["no-such-compiler", "--version"], cwd=tmp_path, timeout_s=5)
+
+
+async def test_exit_code_and_signal_reported(tmp_path):
+    bad = await runner.run([PY, "-c", "import sys; sys.exit(7)"], cwd=tmp_path, timeout_s=30)
+    assert bad.returncode == 7 and bad.status() == "exit 7"
+    killed = await runner.run([PY, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"], cwd=tmp_path, timeout_s=30)
+    assert killed.status() == "killed by signal 9"
+
+
+async def test_progress_reported_while_running(tmp_path):
+    seen = []
+
+    async def progress(done, total, message):
+        seen.append(message)
+
+    await runner.run([PY, "-c", "import time; time.sleep(1.5)"], cwd=tmp_path, timeout_s=30, progress=progress, progress_every_s=0.4)
+    assert seen and "running for" in seen[0]
+
+
+async def test_background_child_holding_pipes_does_not_hang(tmp_path):
+    code = "import subprocess, sys; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)']); print('parent done')"
+    started = time.monotonic()
+    result = await runner.run([PY, "-c", code], cwd=tmp_path, timeout_s=60)
+    assert result.returncode == 0 and "parent done" in result.stdout.tail
+    assert time.monotonic() - started < 20
+    assert result.killed_pids, "the leftover child should have been killed"
+    assert not any(_alive(p) for p in result.killed_pids)
