@@ -190,3 +190,31 @@ async def test_over_streamable_http_bound_to_loopback(workspace):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+@pytest.mark.parametrize("transport", ["memory", "stdio"])
+async def test_cancelled_call_kills_the_command(workspace, transport):
+    """A client that gives up on a call (timeout or cancel) leaves no process of the command behind."""
+    pid_file = workspace / "pid"
+    code = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(600)"
+    write_toml(workspace, (workspace / "kernel-mcp.toml").read_text() + f"sleeper = {json.dumps([PY, '-c', code])}\n")
+    server = build_server(workspace) if transport == "memory" else _stdio_params(workspace)
+    async with Client(server) as client:
+        with anyio.move_on_after(3):
+            await client.call_tool("run_command", {"name": "sleeper"})
+        pid = int(pid_file.read_text())
+        for _ in range(100):
+            if not _pid_alive(pid):
+                break
+            await anyio.sleep(0.1)
+        assert not _pid_alive(pid), "the command outlived the cancelled call"
+        assert not (await client.call_tool("doctor", {})).is_error
+
+
+def _pid_alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
