@@ -101,6 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("arguments", nargs="*", metavar="key=value")
 
     sub.add_parser("tools", help="list the tools with their descriptions")
+
+    p = sub.add_parser("docs", help="the documentation index")
+    docs_sub = p.add_subparsers(dest="docs_command", required=True)
+    q = docs_sub.add_parser("ingest", help="add your copies of official documents (md, rst, html, pdf, AMD ISA xml)")
+    q.add_argument("--workspace", default=None)
+    q.add_argument("paths", nargs="+")
     return parser
 
 
@@ -116,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
             path = init_workspace(args.folder, force=args.force)
             print(f"wrote {path}; edit its [benchmark] table, then: kernel-mcp doctor --workspace {Path(args.folder)}")
             return 0
+        if args.command == "docs":
+            return docs_command(args)
         if args.command == "tools":
             from kernel_mcp.server import TOOLS
 
@@ -131,6 +139,16 @@ def main(argv: list[str] | None = None) -> int:
     except KernelMcpError as exc:
         print(exc.render(), file=sys.stderr)
         return 2
+
+
+def docs_command(args) -> int:
+    from kernel_mcp import docs
+    from kernel_mcp.workspace import Workspace
+
+    ws = Workspace.open(args.workspace or default_workspace())
+    answer = docs.ingest(docs.open_store(ws.state_dir), [Path(p) for p in args.paths])
+    print(answer.render())
+    return 1 if any(r["status"].startswith("error") for r in answer.results) else 0
 
 
 async def _call_json(workspace: str, tool: str, arguments: dict) -> int:

@@ -4,11 +4,13 @@ capability call and one output model; the logic lives in the capability packages
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from kernel_mcp import __version__, doctor
+from kernel_mcp import __version__, compile as compiler, docs, doctor, hardware
+from kernel_mcp.compile import isa_view
 from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.toolkit import READ_ONLY, RUNS_COMMANDS, ServerState, ToolContext, ToolInput, ToolSpec, register
 from kernel_mcp.workspace import commands
@@ -43,6 +45,120 @@ class RunArtifactsInput(ToolInput):
     run_id: str | None = Field(default=None, description="a run id; omit to list recent runs", max_length=64)
     file: str | None = Field(default=None, description="an artifact of that run; omit to list its files", max_length=128)
     offset: int = Field(default=0, ge=0, description="byte offset to read from, for paging through a large file")
+
+
+Arch = Literal["gfx950", "gfx942", "sm_90"]
+
+
+class CompileKernelInput(ToolInput):
+    source: str = Field(description="kernel source file, relative to the workspace (.hip, .cu, .cpp)", max_length=512)
+    arch: Arch | None = Field(default=None, description="target; default: the workspace's [target] arch")
+    defines: list[str] = Field(default_factory=list, max_length=64, description="preprocessor defines, NAME or NAME=VALUE")
+    flags: list[str] = Field(default_factory=list, max_length=32, description="extra compiler flags from an allowlist (-O2, -ffast-math, ...)")
+    block_size: int | None = Field(default=None, ge=1, le=1024, description="threads per block, for occupancy (default: the kernel's launch bounds)")
+
+
+class IsaViewInput(ToolInput):
+    kernel: str | None = Field(default=None, max_length=256, description="kernel name (needed when the compile had several)")
+    source_line: int | None = Field(default=None, ge=1, description="show the instructions generated for this source line")
+    around: str | None = Field(default=None, max_length=128, description="show the lines from this label (e.g. .LBB0_3)")
+    pattern: str | None = Field(default=None, max_length=200, description="regular expression; matching instructions with context")
+    context: int = Field(default=4, ge=0, le=50, description="lines of context around label/pattern matches")
+    full: bool = Field(default=False, description="page through the whole listing (use offset to continue)")
+    offset: int = Field(default=0, ge=0, description="first line, with full=true")
+    run_id: str | None = Field(default=None, max_length=64, description="a compile run; default: the latest")
+
+
+class HwSpecInput(ToolInput):
+    arch: Arch = Field(description="gfx950 (MI350X), gfx942 (MI300X) or sm_90 (H100)")
+
+
+class OccupancyInput(ToolInput):
+    arch: Arch
+    vgprs: int = Field(ge=0, le=512, description="arch VGPRs per lane (AMD) or registers per thread (NVIDIA)")
+    agprs: int = Field(default=0, ge=0, le=512, description="accumulation VGPRs (AMD)")
+    sgprs: int = Field(default=0, ge=0, le=112, description="SGPRs per wave (AMD)")
+    lds_bytes: int = Field(default=0, ge=0, description="LDS / shared memory per workgroup")
+    block_size: int = Field(default=256, ge=1, le=1024, description="threads per workgroup")
+
+
+class RooflineInput(ToolInput):
+    arch: Arch
+    flops: float = Field(ge=0, description="floating-point operations of the kernel (FMA = 2)")
+    bytes: float = Field(gt=0, description="fewest bytes it must move through device memory")
+    seconds: float | None = Field(default=None, gt=0, description="measured time, to compare with the floor")
+    dtype: Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"] = "fp32"
+    engine: Literal["vector", "matrix"] | None = Field(default=None, description="vector ALUs or matrix cores; default by dtype")
+    plot: bool = Field(default=False, description="also write a PNG roofline plot as a run artifact")
+
+
+async def _compile_kernel(args: CompileKernelInput, ctx: ToolContext) -> compiler.CompileAnswer:
+    ws = ctx.workspace()
+    ws.resolve(args.source, must_exist=True)  # refuse bad paths before creating a run
+    run = ctx.new_run(args.model_dump())
+    return await compiler.compile_kernel(ws, run, args.source, args.arch, args.defines, args.flags, args.block_size, ctx.progress)
+
+
+async def _isa_view(args: IsaViewInput, ctx: ToolContext) -> isa_view.IsaSlice:
+    return isa_view.view(ctx.workspace(), ctx.state.budget(), args.kernel, args.source_line, args.around, args.pattern, args.context, args.full, args.offset, args.run_id)
+
+
+async def _hw_spec(args: HwSpecInput, ctx: ToolContext) -> hardware.HwSpecAnswer:
+    return hardware.hw_spec(args.arch)
+
+
+async def _occupancy(args: OccupancyInput, ctx: ToolContext) -> hardware.OccupancyAnswer:
+    return hardware.occupancy_answer(args.arch, args.vgprs, args.agprs, args.sgprs, args.lds_bytes, args.block_size)
+
+
+async def _roofline(args: RooflineInput, ctx: ToolContext) -> hardware.RooflineAnswer:
+    plot_path = plot_name = None
+    if args.plot:
+        run = ctx.new_run(args.model_dump())
+        plot_path, plot_name = run.path("roofline.png"), run.uri("roofline.png")
+    return hardware.roofline_answer(args.arch, args.flops, args.bytes, args.dtype, args.engine, args.seconds, plot_path, plot_name)
+
+
+class DocsMapInput(ToolInput):
+    pass
+
+
+class DocsSearchInput(ToolInput):
+    query: str = Field(min_length=1, max_length=400, description="words to look for (ranked by BM25)")
+    arch: Arch | None = Field(default=None, description="only sections about this target (and general ones)")
+    limit: int = Field(default=8, ge=1, le=30)
+
+
+class DocsReadInput(ToolInput):
+    id: str = Field(min_length=1, max_length=200, description="a section id from docs_map or docs_search")
+    page: int = Field(default=1, ge=1, description="page of a long section")
+
+
+class IsaLookupInput(ToolInput):
+    mnemonic: str = Field(min_length=2, max_length=64, pattern=r"^[A-Za-z0-9_.]+$", description="instruction, e.g. ds_read_b128")
+    arch: Literal["gfx950", "gfx942"] = "gfx950"
+
+
+def _docs_store(ctx: ToolContext) -> docs.DocsStore:
+    ws_dir = ctx.state.workspace_dir
+    state_dir = (ws_dir / ".kernel-mcp") if ws_dir is not None and ws_dir.is_dir() else None
+    return docs.open_store(state_dir)
+
+
+async def _docs_map(args: DocsMapInput, ctx: ToolContext) -> docs.DocsMap:
+    return docs.docs_map(_docs_store(ctx))
+
+
+async def _docs_search(args: DocsSearchInput, ctx: ToolContext) -> docs.SearchAnswer:
+    return docs.docs_search(_docs_store(ctx), args.query, args.arch, args.limit)
+
+
+async def _docs_read(args: DocsReadInput, ctx: ToolContext) -> docs.SectionAnswer:
+    return docs.docs_read(_docs_store(ctx), args.id, args.page, ctx.state.budget())
+
+
+async def _isa_lookup(args: IsaLookupInput, ctx: ToolContext) -> docs.SectionAnswer:
+    return docs.isa_lookup(_docs_store(ctx), args.mnemonic, args.arch, ctx.state.budget())
 
 
 async def _doctor(args: DoctorInput, ctx: ToolContext) -> doctor.DoctorResult:
@@ -88,6 +204,59 @@ TOOLS: list[ToolSpec] = [
         "run_artifacts",
         "List recent runs, list one run's files, or read a slice of one file (paged by byte offset).",
         RunArtifactsInput, commands.RunListing, _run_artifacts, READ_ONLY, ("workspace",),
+    ),
+    ToolSpec(
+        "compile_kernel",
+        "Compile a kernel source of the workspace and report, per kernel: VGPRs/AGPRs/SGPRs (or registers), "
+        "scratch, spills, LDS, occupancy and its limiter, code size, instruction mix (VALU, SALU, VMEM, LDS, "
+        "MFMA, s_waitcnt, barriers, branches), diagnostics as file:line:col, and the change since the previous "
+        "compile. Full ISA and compiler output are kept as artifacts.",
+        CompileKernelInput, compiler.CompileAnswer, _compile_kernel, RUNS_COMMANDS, ("workspace", "compiler"),
+    ),
+    ToolSpec(
+        "isa_view",
+        "A slice of the latest compile's ISA for one kernel: the instructions of a source line, the lines "
+        "after a label, or regex matches with context. The whole listing only with full=true, paged.",
+        IsaViewInput, isa_view.IsaSlice, _isa_view, READ_ONLY, ("workspace",),
+    ),
+    ToolSpec(
+        "hw_spec",
+        "Hardware figures of gfx950 (MI350X), gfx942 (MI300X) or sm_90 (H100), each with its primary source: "
+        "CUs, SIMDs, wave size, clocks, LDS, register files and granules, caches, HBM bandwidth, peak FLOP/s.",
+        HwSpecInput, hardware.HwSpecAnswer, _hw_spec, READ_ONLY,
+    ),
+    ToolSpec(
+        "occupancy",
+        "Waves per SIMD (warps per SM sub-partition on NVIDIA) for given registers, LDS and block size, "
+        "which resource limits it, and the arithmetic behind it with sources.",
+        OccupancyInput, hardware.OccupancyAnswer, _occupancy, READ_ONLY,
+    ),
+    ToolSpec(
+        "roofline",
+        "Roofline bound of a kernel from its FLOPs and bytes: arithmetic intensity, ridge point, memory- or "
+        "compute-bound, the time floor, and (given a measured time) how far it is from the floor; optional PNG.",
+        RooflineInput, hardware.RooflineAnswer, _roofline, READ_ONLY,
+    ),
+    ToolSpec(
+        "docs_map",
+        "The one-screen map of the documentation index (L0): each topic with a one-line summary and its id. Start here.",
+        DocsMapInput, docs.DocsMap, _docs_map, READ_ONLY,
+    ),
+    ToolSpec(
+        "docs_search",
+        "Search the documentation index (shipped pages plus the user's ingested official documents): "
+        "ranked section ids with one-line snippets. Filter by arch.",
+        DocsSearchInput, docs.SearchAnswer, _docs_search, READ_ONLY,
+    ),
+    ToolSpec(
+        "docs_read",
+        "Read one section by id, within the response budget (paged), with its citation and the ids of its parent and children.",
+        DocsReadInput, docs.SectionAnswer, _docs_read, READ_ONLY,
+    ),
+    ToolSpec(
+        "isa_lookup",
+        "The entry for one instruction on gfx950 or gfx942 (what it does, operands, which counter it moves), with its source.",
+        IsaLookupInput, docs.SectionAnswer, _isa_lookup, READ_ONLY,
     ),
 ]
 

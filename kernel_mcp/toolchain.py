@@ -8,6 +8,7 @@ tools in `$CUDA_HOME/bin`, then on PATH. The offline gfx950 compiler is the clan
 from __future__ import annotations
 
 import asyncio
+import glob
 import importlib.util
 import json
 import os
@@ -53,6 +54,7 @@ PROBES: tuple[Probe, ...] = (
     Probe("amdclang++", "compiler", "rocm", ("--version",), r"clang version\s*(\S+)", "install ROCm (amdclang++)"),
     Probe("nvcc", "compiler", "cuda", ("--version",), r"release\s*([\d.]+)", "install the CUDA toolkit (nvcc)"),
     Probe("rocprofv3", "profiler", "rocm", ("--version",), r"(\d+\.\d+\.\d+\S*)", "install rocprofiler-sdk (rocprofv3)"),
+    Probe("cuobjdump", "compiler", "cuda", ("--version",), r"release\s*([\d.]+)", "install the CUDA toolkit (cuobjdump) or pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm"),
     Probe("ncu", "profiler", "cuda", ("--version",), r"Version\s*([\d.]+)", "install Nsight Compute (ncu)"),
     Probe("nsys", "profiler", "cuda", ("--version",), r"([\d]+\.[\d.]+)", "install Nsight Systems (nsys)"),
     Probe("amd-smi", "gpu-monitor", "rocm", ("version", "--json"), r"", "install amd-smi (ROCm)"),
@@ -64,10 +66,18 @@ OFFLINE_CLANG = "offline-clang"
 OFFLINE_HINT = "pip install ziglang (clang with the AMDGPU backend, no ROCm needed)"
 
 
+def _wheel_bin_dirs() -> list[str]:
+    """bin/ folders of NVIDIA's pip wheels (nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm...)."""
+    found = []
+    for entry in sys.path:
+        found += sorted(glob.glob(os.path.join(entry, "nvidia", "cu*", "bin")))
+    return found
+
+
 def search_path() -> str:
     rocm = os.environ.get("ROCM_PATH", "/opt/rocm")
     cuda = os.environ.get("CUDA_HOME") or os.environ.get("CUDA_PATH") or "/usr/local/cuda"
-    parts = [os.environ.get("PATH", ""), os.path.join(rocm, "bin"), os.path.join(cuda, "bin")]
+    parts = [os.environ.get("PATH", ""), os.path.join(rocm, "bin"), os.path.join(cuda, "bin"), *_wheel_bin_dirs()]
     return os.pathsep.join(p for p in parts if p)
 
 

@@ -149,8 +149,7 @@ def register(server: MCPServer, state: ServerState, spec: ToolSpec) -> None:
         inspect.Parameter(
             name,
             inspect.Parameter.KEYWORD_ONLY,
-            annotation=Annotated[info.annotation, info],
-            default=inspect.Parameter.empty if info.is_required() else info.get_default(call_default_factory=True),
+            annotation=Annotated[info.annotation, info],  # the FieldInfo carries the default
         )
         for name, info in spec.input_model.model_fields.items()
     ]

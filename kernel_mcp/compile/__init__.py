@@ -1,0 +1,191 @@
+"""compile_kernel: what the compiler really produced, per kernel, after every edit.
+
+The backend follows the target and the machine: hipcc when ROCm is installed, the offline clang
+(device-only) for gfx950/gfx942 otherwise, nvcc for sm_90. Each answer carries registers, LDS,
+spills, occupancy with its limiter, the instruction mix, the diagnostics and the change against
+the previous compile of the same kernel; the full ISA and compiler output stay as artifacts.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kernel_mcp.compile import amdgpu_asm, cuda, offline, rocm
+from kernel_mcp.compile.diagnostics import parse_diagnostics
+from kernel_mcp.compile.flags import check_defines, check_flags
+from kernel_mcp.compile.job import BackendOutput, CompileJob
+from kernel_mcp.compile.models import Diagnostic, KernelFacts
+from kernel_mcp.errors import InvalidInput, KernelMcpError
+from kernel_mcp.hardware import load_spec, occupancy
+from kernel_mcp.runner import ProgressFn
+from kernel_mcp.toolkit import ToolOutput
+from kernel_mcp.workspace import Run, Workspace
+
+SOURCE_SUFFIXES = (".hip", ".cu", ".cpp", ".cc", ".cxx")
+MAX_KERNELS_SHOWN = 12
+HISTORY_FILE = "compile-history.json"
+
+
+class CompileAnswer(ToolOutput):
+    source: str
+    arch: str
+    backend: str
+    device_only: bool
+    ok: bool
+    status: str
+    kernels: list[KernelFacts]
+    kernels_total: int
+    diagnostics: list[Diagnostic]
+    diagnostics_total: int
+    notes: list[str]
+    run_id: str
+    artifacts: list[str]
+
+    def render(self) -> str:
+        head = f"{self.source} for {self.arch} via {self.backend}: {'ok' if self.ok else 'FAILED'} ({self.status}); run {self.run_id}"
+        lines = [head] + [f"note: {n}" for n in self.notes]
+        for k in self.kernels:
+            regs = f"VGPR {k.vgprs} AGPR {k.agprs} SGPR {k.sgprs}" if k.sgprs is not None else f"regs/thread {k.vgprs}"
+            spills = k.spills()
+            lines.append(
+                f"kernel {k.name}: {regs}, LDS {k.lds_bytes or 0} B, scratch {k.scratch_bytes or 0} B, "
+                f"spills {spills}" + (" (SPILLS)" if spills else "") + (f", code {k.code_size_bytes} B" if k.code_size_bytes else "")
+            )
+            if k.occupancy is not None:
+                occ = k.occupancy
+                lines.append(f"  occupancy {occ.short()}" + (f"; compiler says {k.compiler_occupancy}" if k.compiler_occupancy is not None else ""))
+            mix = ", ".join(f"{key} {value}" for key, value in k.mix.nonzero().items())
+            lines.append(f"  mix ({k.mix.total} instr): {mix}")
+            if k.changes:
+                lines.append(f"  vs previous: {', '.join(k.changes)}")
+        if self.kernels_total > len(self.kernels):
+            lines.append(f"... {self.kernels_total - len(self.kernels)} more kernels in {self.run_id}/summary.json")
+        for d in self.diagnostics:
+            lines.append(d.render())
+        if self.diagnostics_total > len(self.diagnostics):
+            lines.append(f"... {self.diagnostics_total - len(self.diagnostics)} more distinct diagnostics in compiler.stderr.log")
+        return "\n".join(lines)
+
+
+def choose_backend(ws: Workspace, arch: str) -> str:
+    platform = ws.config.target.platform
+    if arch.startswith("sm_"):
+        if platform in ("rocm", "offline"):
+            raise InvalidInput(f"arch {arch} needs the cuda platform, but the workspace sets platform = {platform!r}")
+        return "cuda"
+    if platform == "cuda":
+        raise InvalidInput(f"arch {arch} is an AMD target, but the workspace sets platform = 'cuda'")
+    if platform in ("auto", "rocm") and rocm.find_hipcc():
+        return "rocm"
+    if platform == "rocm":
+        raise KernelMcpError("platform = 'rocm' but neither hipcc nor amdclang++ was found", hint="install ROCm or set platform = 'offline'")
+    return "offline"
+
+
+def _with_occupancy(kernels: list[KernelFacts], arch: str, block_size: int | None) -> list[str]:
+    notes = []
+    spec = load_spec(arch)
+    for k in kernels:
+        if k.vgprs is None:
+            continue
+        size = block_size or k.max_block_size or 256
+        try:
+            k.occupancy = occupancy(spec, vgprs=k.vgprs, agprs=k.agprs or 0, sgprs=k.sgprs or 0, lds_bytes=k.lds_bytes or 0, block_size=size)
+        except InvalidInput as exc:
+            notes.append(f"{k.name}: occupancy not computed: {exc.message}")
+            continue
+        origin = "the block_size argument" if block_size else ("the kernel's max workgroup size" if k.max_block_size else "an assumed 256")
+        if k.lds_bytes:
+            notes.append(f"{k.name}: occupancy assumes blocks of {size} threads ({origin})")
+        if k.compiler_occupancy is not None and k.compiler_occupancy != k.occupancy.waves:
+            notes.append(f"{k.name}: the compiler reports {k.compiler_occupancy} waves/SIMD, the calculator {k.occupancy.waves} for {size}-thread blocks")
+    return notes
+
+
+def _changes(old: dict, new: KernelFacts) -> list[str]:
+    def waves(facts: dict) -> int | None:
+        return (facts.get("occupancy") or {}).get("waves")
+
+    pairs = [
+        ("VGPRs", old.get("vgprs"), new.vgprs),
+        ("AGPRs", old.get("agprs"), new.agprs),
+        ("SGPRs", old.get("sgprs"), new.sgprs),
+        ("LDS", old.get("lds_bytes"), new.lds_bytes),
+        ("scratch", old.get("scratch_bytes"), new.scratch_bytes),
+        ("spills", KernelFacts.model_validate(old).spills(), new.spills()),
+        ("occupancy", waves(old), new.occupancy.waves if new.occupancy else None),
+        ("MFMA", old.get("mix", {}).get("mfma"), new.mix.mfma),
+        ("instructions", old.get("mix", {}).get("total"), new.mix.total),
+    ]
+    return [f"{name} {a} -> {b}" for name, a, b in pairs if a != b and a is not None and b is not None]
+
+
+def _apply_history(ws: Workspace, key_prefix: str, kernels: list[KernelFacts]) -> None:
+    path = ws.state_dir / HISTORY_FILE
+    try:
+        history = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        history = {}
+    for k in kernels:
+        key = f"{key_prefix}:{k.symbol}"
+        if key in history:
+            try:
+                k.changes = _changes(history[key], k) or ["no change"]
+            except (ValueError, TypeError):
+                k.changes = []
+        history[key] = k.model_dump(mode="json", exclude={"changes"})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(history), encoding="utf-8")
+    tmp.replace(path)
+
+
+async def compile_kernel(
+    ws: Workspace,
+    run: Run,
+    source: str,
+    arch: str | None = None,
+    defines: list[str] | None = None,
+    flags: list[str] | None = None,
+    block_size: int | None = None,
+    progress: ProgressFn | None = None,
+) -> CompileAnswer:
+    path = ws.resolve(source, must_exist=True)
+    if not path.is_file() or path.suffix not in SOURCE_SUFFIXES:
+        raise InvalidInput(f"{source} is not a kernel source file ({', '.join(SOURCE_SUFFIXES)})")
+    arch = arch or ws.config.target.arch
+    load_spec(arch)  # refuses unknown archs with the list of known ones
+    backend = choose_backend(ws, arch)
+    job = CompileJob(
+        ws=ws, source=path, source_rel=ws.relative(path), arch=arch,
+        defines=check_defines(defines or []), flags=check_flags(flags or [], "nvcc" if backend == "cuda" else "clang"),
+        run=run, progress=progress,
+    )
+    if backend == "cuda":
+        out: BackendOutput = await cuda.compile_cuda(job)
+    elif backend == "rocm":
+        out = await rocm.compile_rocm(job, rocm.find_hipcc())
+    else:
+        out = await offline.compile_offline(job)
+    notes = list(out.notes)
+    if out.result.timed_out:
+        notes.append(f"the compiler was killed after {job.timeout_s:.0f} s")
+    if out.ok and not out.kernels:
+        notes.append("no kernels in the output (is anything marked __global__?)")
+    notes += _with_occupancy(out.kernels, arch, block_size)
+    if out.ok:
+        _apply_history(ws, f"{arch}:{job.source_rel}", out.kernels)
+    diagnostics, total = parse_diagnostics(out.diagnostic_lines())
+    if not out.ok and not diagnostics:
+        tail = out.result.stderr.tail.strip().splitlines()[-3:]
+        diagnostics = [Diagnostic(file=job.source_rel, severity="error", message=" | ".join(tail)[:300] or out.result.status())]
+        total = 1
+    run.write_json("summary.json", {"kernels": [k.model_dump(mode="json") for k in out.kernels], "notes": notes})
+    run.finish(out.result.status(), source=job.source_rel, arch=arch, backend=out.backend, isa=out.isa_file)
+    return CompileAnswer(
+        source=job.source_rel, arch=arch, backend=out.backend, device_only=out.device_only, ok=out.ok,
+        status=out.result.status(), kernels=out.kernels[:MAX_KERNELS_SHOWN], kernels_total=len(out.kernels),
+        diagnostics=diagnostics, diagnostics_total=total, notes=notes, run_id=run.id,
+        artifacts=[run.uri(name) for name in run.files()],
+    )

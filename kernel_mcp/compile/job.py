@@ -1,0 +1,54 @@
+"""One compile: what every backend receives, and what it hands back."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kernel_mcp.compile.models import KernelFacts
+from kernel_mcp.runner import ProgressFn, RunResult
+from kernel_mcp.workspace import Run, Workspace
+
+COMPILE_TIMEOUT_S = 300.0
+PRELUDE_DIR = Path(__file__).with_name("prelude")
+
+
+@dataclass
+class CompileJob:
+    ws: Workspace
+    source: Path  # absolute, inside the workspace
+    source_rel: str
+    arch: str
+    defines: list[str]  # already -DNAME=VALUE
+    flags: list[str]
+    run: Run
+    progress: ProgressFn | None = None
+    timeout_s: float = COMPILE_TIMEOUT_S
+
+    def optimization(self) -> list[str]:
+        """-O3 unless the caller chose a level."""
+        return [] if any(f.startswith("-O") for f in self.flags) else ["-O3"]
+
+
+@dataclass
+class BackendOutput:
+    backend: str
+    device_only: bool
+    result: RunResult
+    kernels: list[KernelFacts]
+    isa_file: str | None  # artifact name of the ISA listing (AMD .s or NVIDIA SASS)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.result.ok
+
+    def diagnostic_lines(self) -> Iterator[str]:
+        """Every line the compiler printed, from the logs on disk (the tails only if none were kept)."""
+        for capture in (self.result.stderr, self.result.stdout):
+            if capture.log_path is not None and capture.log_path.exists():
+                with capture.log_path.open(encoding="utf-8", errors="replace") as log:
+                    yield from log
+            else:
+                yield from capture.tail.splitlines()

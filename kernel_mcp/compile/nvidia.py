@@ -1,0 +1,121 @@
+"""Reading what nvcc tells: `-Xptxas -v` resource lines, `cuobjdump -res-usage`, and SASS."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from kernel_mcp.compile.amdgpu_asm import display_name
+from kernel_mcp.compile.models import InstructionMix, KernelFacts
+
+_ENTRY = re.compile(r"Compiling entry function '(?P<name>[^']+)' for '(?P<arch>[^']+)'")
+_PROPS = re.compile(r"Function properties for (?P<name>\S+)")
+_FRAME = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers(?:, used (\d+) barriers)?(?:, (\d+) bytes smem)?")
+_RES_FN = re.compile(r"^\s*Function (?P<name>[^:]+):\s*$")
+_RES = re.compile(r"(\w+(?:\[\d+\])?):(\d+)")
+
+
+def parse_ptxas(text: str) -> dict[str, dict[str, int]]:
+    """function -> registers, stack, spills, barriers, shared from `ptxas info` lines."""
+    out: dict[str, dict[str, int]] = {}
+    current: dict[str, int] | None = None
+    for line in text.splitlines():
+        if m := _ENTRY.search(line):
+            current = out.setdefault(m.group("name"), {})
+        elif m := _PROPS.search(line):
+            current = out.setdefault(m.group("name"), {})
+        elif (m := _FRAME.search(line)) and current is not None:
+            current.update(stack=int(m.group(1)), spill_stores=int(m.group(2)), spill_loads=int(m.group(3)))
+        elif (m := _USED.search(line)) and current is not None:
+            current["registers"] = int(m.group(1))
+            if m.group(2):
+                current["barriers"] = int(m.group(2))
+            if m.group(3):
+                current["shared"] = int(m.group(3))
+    return out
+
+
+def parse_res_usage(text: str) -> dict[str, dict[str, int]]:
+    """function -> REG, STACK, SHARED, LOCAL... from `cuobjdump -res-usage`."""
+    out: dict[str, dict[str, int]] = {}
+    current: dict[str, int] | None = None
+    for line in text.splitlines():
+        if m := _RES_FN.match(line):
+            current = out.setdefault(m.group("name").strip(), {})
+        elif current is not None and "REG:" in line:
+            current.update({k: int(v) for k, v in _RES.findall(line)})
+            current = None
+    return out
+
+
+def sass_bodies(sass: str) -> dict[str, list[str]]:
+    """function -> SASS instruction mnemonics from `cuobjdump -sass`."""
+    bodies: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in sass.splitlines():
+        if m := re.match(r"^\s*Function : (\S+)", line):
+            current = bodies.setdefault(m.group(1), [])
+        elif current is not None and (m := re.match(r"^\s*/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)):
+            current.append(m.group(1))
+    return bodies
+
+
+def classify_sass(op: str) -> str:
+    base = op.split(".")[0]
+    if base in ("HMMA", "HGMMA", "IMMA", "QGMMA", "IGMMA", "BMMA", "DMMA"):
+        return "mfma"
+    if base in ("LDG", "LDGSTS", "LD", "UBLKCP", "UTMALDG"):
+        return "vmem_load"
+    if base in ("STG", "ST", "UTMASTG", "RED"):
+        return "vmem_store"
+    if base in ("ATOM", "ATOMG"):
+        return "vmem_atomic"
+    if base in ("LDS", "LDSM"):
+        return "lds_read"
+    if base in ("STS", "STSM"):
+        return "lds_write"
+    if base in ("ATOMS",):
+        return "lds_other"
+    if base in ("LDC", "ULDC"):
+        return "smem"
+    if base in ("BAR", "SYNCS", "WARPSYNC"):
+        return "barrier"
+    if base in ("DEPBAR",):
+        return "waitcnt"
+    if base in ("BRA", "BRX", "JMP", "CALL", "RET", "EXIT", "BSSY", "BSYNC"):
+        return "branch"
+    if base.startswith("U"):
+        return "salu"
+    if base in ("NOP",):
+        return "other"
+    return "valu"
+
+
+def sass_mix(ops: list[str]) -> InstructionMix:
+    counts: dict[str, int] = defaultdict(int)
+    for op in ops:
+        counts[classify_sass(op)] += 1
+    return InstructionMix(total=len(ops), **counts)
+
+
+def kernels_from(ptxas: str, res_usage: str, sass: str) -> list[KernelFacts]:
+    info = parse_ptxas(ptxas)
+    res = parse_res_usage(res_usage)
+    bodies = sass_bodies(sass)
+    facts = []
+    for symbol in info or res:
+        p, r = info.get(symbol, {}), res.get(symbol, {})
+        facts.append(
+            KernelFacts(
+                name=display_name(symbol),
+                symbol=symbol,
+                vgprs=r.get("REG", p.get("registers")),
+                scratch_bytes=p.get("stack", r.get("STACK")),
+                spill_stores_bytes=p.get("spill_stores"),
+                spill_loads_bytes=p.get("spill_loads"),
+                lds_bytes=r.get("SHARED", p.get("shared", 0)),
+                mix=sass_mix(bodies.get(symbol, [])),
+            )
+        )
+    return facts

@@ -1,0 +1,32 @@
+"""gfx950/gfx942 with ROCm installed: hipcc (amdclang++) with --save-temps, full compile.
+
+The device assembly that --save-temps keeps carries the code object's metadata (the
+`amdhsa.kernels` block that goes into the object's note), so figures and ISA come from one file.
+"""
+
+from __future__ import annotations
+
+from kernel_mcp import runner, toolchain
+from kernel_mcp.compile import amdgpu_asm
+from kernel_mcp.compile.job import BackendOutput, CompileJob
+
+OBJECT_NAME = "kernel.o"
+
+
+def find_hipcc() -> str | None:
+    return toolchain.find("hipcc") or toolchain.find("amdclang++")
+
+
+async def compile_rocm(job: CompileJob, compiler: str) -> BackendOutput:
+    obj = job.run.path(OBJECT_NAME)
+    argv = [
+        compiler, "-x", "hip", f"--offload-arch={job.arch}", *job.optimization(), "-c", "-o", str(obj),
+        "-save-temps=obj", "-gline-tables-only", "-Rpass-analysis=kernel-resource-usage",
+        *job.defines, *job.flags, job.source_rel,
+    ]
+    result = await runner.run(argv, cwd=job.ws.root, timeout_s=job.timeout_s, log_dir=job.run.folder, log_name="compiler", progress=job.progress)
+    saved = sorted(job.run.folder.glob(f"*-hip-amdgcn-amd-amdhsa-{job.arch}*.s"))
+    asm = saved[0].read_text(encoding="utf-8", errors="replace") if saved else ""
+    kernels = amdgpu_asm.kernels_from(asm, result.stderr.tail) if asm else []
+    notes = [] if asm or not result.ok else ["hipcc succeeded but kept no device assembly (--save-temps)"]
+    return BackendOutput("hipcc", False, result, kernels, saved[0].name if saved else None, notes)

@@ -1,0 +1,160 @@
+"""The layered documentation index: map (L0), topic pages (L1), sections and instructions (L2).
+
+The shipped pages in docs_index/ are the project's own words with a citation for every figure;
+a user adds official documents (`kernel-mcp docs ingest`). Everything is served from one SQLite
+FTS5 index kept in the workspace's state folder, so searches are ranked (BM25) and need no network.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from kernel_mcp.docs.store import DocsStore
+from kernel_mcp.errors import InvalidInput, KernelMcpError
+from kernel_mcp.hardware.specs import KNOWN_ARCHS, check_arch, docs_index_dir
+from kernel_mcp.toolkit import ToolOutput
+
+DB_NAME = "docs.sqlite"
+
+
+def shipped_files(index: Path) -> list[Path]:
+    return sorted(p for p in index.rglob("*.md") if p.name not in ("SOURCES.md", "README.md"))
+
+
+_OPEN: dict[str, DocsStore] = {}
+
+
+def open_store(state_dir: Path | None) -> DocsStore:
+    """The workspace's index (created on first use), synced with the shipped pages once per process."""
+    key = str(state_dir / DB_NAME) if state_dir is not None else ":memory:"
+    if key in _OPEN:
+        return _OPEN[key]
+    if state_dir is not None:
+        state_dir.mkdir(parents=True, exist_ok=True)
+    store = DocsStore(key)
+    index = docs_index_dir()
+    files = shipped_files(index)
+    for path in files:
+        store.ingest(path, kind="shipped")
+    store.forget_missing("shipped", {str(p.resolve()) for p in files})
+    _OPEN[key] = store
+    return store
+
+
+class DocsMap(ToolOutput):
+    text: str
+
+    def render(self) -> str:
+        return self.text
+
+
+class SearchHit(ToolOutput):
+    id: str
+    title: str
+    layer: int
+    arch: str
+    snippet: str
+
+
+class SearchAnswer(ToolOutput):
+    query: str
+    arch: str | None
+    hits: list[SearchHit]
+
+    def render(self) -> str:
+        if not self.hits:
+            return f"no section matches {self.query!r}" + (f" for {self.arch}" if self.arch else "")
+        return "\n".join(f"{h.id} (L{h.layer}{', ' + h.arch if h.arch else ''}): {h.title} -- {h.snippet}" for h in self.hits)
+
+
+class SectionAnswer(ToolOutput):
+    id: str
+    title: str
+    layer: int
+    arch: str
+    citation: str
+    parent: str | None
+    children: list[str]
+    page: int
+    pages: int
+    text: str
+
+    def render(self) -> str:
+        head = f"{self.id}: {self.title} (L{self.layer}{', ' + self.arch if self.arch else ''}; page {self.page}/{self.pages})"
+        lines = [head, f"source: {self.citation}", "", self.text]
+        if self.parent:
+            lines.append(f"\nparent: {self.parent}")
+        if self.children:
+            lines.append("children: " + ", ".join(self.children))
+        return "\n".join(lines)
+
+
+def docs_map(store: DocsStore) -> DocsMap:
+    row = store.get("map")
+    return DocsMap(text=row["body"])
+
+
+def docs_search(store: DocsStore, query: str, arch: str | None, limit: int) -> SearchAnswer:
+    if arch is not None:
+        check_arch(arch)
+    rows = store.search(query, arch, limit)
+    hits = [SearchHit(id=r["id"], title=r["title"], layer=r["layer"], arch=r["arch"], snippet=" ".join(r["snippet"].split())[:220]) for r in rows]
+    return SearchAnswer(query=query, arch=arch, hits=hits)
+
+
+def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> SectionAnswer:
+    row = store.get(section_id)
+    body = row["body"]
+    size = max(400, budget - 600)
+    pages = max(1, -(-len(body) // size))
+    if page < 1 or page > pages:
+        raise InvalidInput(f"{section_id} has {pages} page(s); asked for page {page}")
+    children = store.children(section_id)
+    shown = children[:30] + ([f"... {len(children) - 30} more"] if len(children) > 30 else [])
+    return SectionAnswer(
+        id=row["id"], title=row["title"], layer=row["layer"], arch=row["arch"], citation=row["citation"][:400],
+        parent=row["parent"], children=shown, page=page, pages=pages, text=body[(page - 1) * size : page * size],
+    )
+
+
+def isa_lookup(store: DocsStore, mnemonic: str, arch: str, budget: int) -> SectionAnswer:
+    check_arch(arch)
+    if arch not in ("gfx950", "gfx942"):
+        raise InvalidInput(f"isa_lookup covers AMD targets ({', '.join(a for a in KNOWN_ARCHS if a.startswith('gfx'))})")
+    rows = store.isa(mnemonic.strip(), arch)
+    if not rows:
+        close = store.mnemonics_like(mnemonic, arch)
+        raise InvalidInput(f"no entry for {mnemonic!r} on {arch}", hint=("close: " + ", ".join(close)) if close else "ingest AMD's ISA XML for full coverage (kernel-mcp docs ingest)")
+    return docs_read(store, rows[0]["id"], 1, budget)
+
+
+class IngestAnswer(ToolOutput):
+    results: list[dict]
+    sections_total: int
+    sources_total: int
+
+    def render(self) -> str:
+        lines = [f"{r['path']}: {r['status']}" + (f" ({r['sections']} sections)" if "sections" in r else "") for r in self.results]
+        lines.append(f"index: {self.sources_total} sources, {self.sections_total} sections")
+        return "\n".join(lines)
+
+
+def ingest(store: DocsStore, paths: list[Path]) -> IngestAnswer:
+    """Each file (or every supported file under a folder) is added; one bad file does not stop the rest."""
+    results = []
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in (".md", ".rst", ".html", ".htm", ".pdf", ".xml"))
+        else:
+            files.append(path)
+    for path in files:
+        try:
+            status, count = store.ingest(path)
+            results.append({"path": str(path), "status": status, "sections": count})
+        except KernelMcpError as exc:
+            results.append({"path": str(path), "status": f"error: {exc.message}"})
+        except OSError as exc:
+            results.append({"path": str(path), "status": f"error: {exc}"})
+    stats = store.stats()
+    return IngestAnswer(results=results, sections_total=stats["sections"], sources_total=stats["sources"])

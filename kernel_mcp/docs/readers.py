@@ -1,0 +1,313 @@
+"""Document readers: each turns one file into layered sections (L1 page, L2 sections, entries).
+
+Formats: Markdown (the shipped index, with TOML front matter between `+++` lines, and plain
+Markdown), reStructuredText (ROCm docs), HTML, PDF (split by its outline, else by page), and
+AMD's machine-readable ISA XML (one entry per instruction, streamed).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+
+from kernel_mcp.errors import InvalidInput
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".rst": "rst", ".html": "html", ".htm": "html", ".pdf": "pdf", ".xml": "isa-xml"}
+
+
+@dataclass
+class Section:
+    id: str
+    title: str
+    layer: int
+    body: str
+    parent: str | None = None
+    arch: list[str] = field(default_factory=list)
+    summary: str = ""
+    citation: str = ""
+    mnemonic: str | None = None
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60] or "section"
+
+
+def first_sentence(text: str, limit: int = 160) -> str:
+    flat = " ".join(text.split())
+    match = re.match(r"(.{20,}?[.!?])\s", flat + " ")
+    out = match.group(1) if match else flat
+    return out[:limit]
+
+
+def guess_arch(text: str) -> list[str]:
+    found = []
+    lowered = text.lower()
+    for arch, words in (("gfx950", ("gfx950", "mi350", "mi355", "cdna4", "cdna 4")), ("gfx942", ("gfx942", "mi300", "mi325", "cdna3", "cdna 3")), ("sm_90", ("sm_90", "h100", "h200", "hopper"))):
+        if any(word in lowered for word in words):
+            found.append(arch)
+    return found
+
+
+def _unique(base: str, taken: set[str]) -> str:
+    candidate, n = base, 2
+    while candidate in taken:
+        candidate, n = f"{base}-{n}", n + 1
+    taken.add(candidate)
+    return candidate
+
+
+def split_headed(page_id: str, title: str, blocks: list[tuple[int, str, str]], citation: str, arch: list[str] | None = None, summary: str | None = None, intro: str = "") -> list[Section]:
+    """A page (L1) and one L2 section per top heading level below the title; deeper levels fold in."""
+    arch = arch if arch is not None else guess_arch(title + " " + intro + " ".join(b for _l, _t, b in blocks[:5]))
+    levels = sorted({level for level, _t, _b in blocks})
+    top = levels[0] if levels else 2
+    taken: set[str] = set()
+    children: list[Section] = []
+    for level, heading, body in blocks:
+        if level == top or not children:
+            sid = _unique(f"{page_id}/{slug(heading)}", taken)
+            children.append(Section(id=sid, title=heading, layer=2, body=body.strip(), parent=page_id, arch=arch, summary=first_sentence(body), citation=f"{citation}, section '{heading}'"))
+        else:
+            children[-1].body += f"\n\n{'#' * level} {heading}\n{body.strip()}"
+    overview = intro.strip() or "\n".join(f"- {c.title}: {c.summary}" for c in children)
+    page = Section(id=page_id, title=title, layer=1, body=overview, parent="map", arch=arch, summary=summary or first_sentence(intro or overview), citation=citation)
+    return [page] + children
+
+
+# ---------------------------------------------------------------- Markdown -------------------
+_MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+
+
+def markdown_blocks(text: str) -> tuple[str | None, str, list[tuple[int, str, str]]]:
+    """(first H1 title, text before the first other heading, [(level, heading, body)])."""
+    title = None
+    intro: list[str] = []
+    blocks: list[tuple[int, str, list[str]]] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        match = None if fenced else _MD_HEADING.match(line)
+        if match:
+            level, heading = len(match.group(1)), match.group(2).strip()
+            if level == 1 and title is None and not blocks:
+                title = heading
+                continue
+            blocks.append((level, heading, []))
+        elif blocks:
+            blocks[-1][2].append(line)
+        else:
+            intro.append(line)
+    return title, "\n".join(intro), [(lvl, h, "\n".join(body)) for lvl, h, body in blocks]
+
+
+def read_front_matter(text: str) -> tuple[dict | None, str]:
+    if not text.startswith("+++"):
+        return None, text
+    end = text.find("\n+++", 3)
+    if end < 0:
+        raise InvalidInput("front matter opened with +++ is never closed")
+    try:
+        meta = tomllib.loads(text[3:end])
+    except tomllib.TOMLDecodeError as exc:
+        raise InvalidInput(f"front matter is not valid TOML: {exc}") from None
+    return meta, text[end + 4 :]
+
+
+def read_markdown(path: Path, text: str, page_id: str) -> list[Section]:
+    meta, body = read_front_matter(text)
+    title, intro, blocks = markdown_blocks(body)
+    if meta is None:
+        return split_headed(page_id, title or path.stem, blocks, f"{path.name}", intro=intro)
+    sources = meta.get("sources", [])
+    citation = "; ".join(sources) if sources else f"kernel-mcp docs_index {path.name}"
+    arch = meta.get("arch", [])
+    page_id = meta.get("id", page_id)
+    layer = int(meta.get("layer", 1))
+    if layer == 0:
+        return [Section(id=page_id, title=meta.get("title", "map"), layer=0, body=body.strip(), arch=arch, summary=meta.get("summary", ""), citation=citation)]
+    sections = split_headed(page_id, meta.get("title", title or path.stem), blocks, citation, arch=arch, summary=meta.get("summary"), intro=intro)
+    sections[0].parent = meta.get("parent", "map")
+    sections[0].layer = min(layer, 1) if layer != 2 else 1
+    if page_id.startswith("isa-"):
+        for child in sections[1:]:
+            child.mnemonic = child.title.split()[0].lower()
+    return sections
+
+
+# ---------------------------------------------------------------- reStructuredText ----------
+_RST_ADORN = re.compile(r"^([=\-~^\"'`#*+.:_])\1{2,}\s*$")
+
+
+def read_rst(path: Path, text: str, page_id: str) -> list[Section]:
+    lines = text.splitlines()
+    order: list[str] = []
+    blocks: list[tuple[int, str, list[str]]] = []
+    title = None
+    intro: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        over = _RST_ADORN.match(line) and i + 2 < len(lines) and _RST_ADORN.match(lines[i + 2]) and lines[i + 1].strip()
+        if over:
+            key, heading, skip = "over" + line.strip()[0], lines[i + 1].strip(), 3
+        elif line.strip() and not _RST_ADORN.match(line) and _RST_ADORN.match(nxt) and len(nxt.strip()) >= len(line.strip()):
+            key, heading, skip = nxt.strip()[0], line.strip(), 2
+        else:
+            (blocks[-1][2] if blocks else intro).append(line)
+            i += 1
+            continue
+        if key not in order:
+            order.append(key)
+        level = order.index(key) + 1
+        if level == 1 and title is None and not blocks:
+            title = heading
+        else:
+            blocks.append((level, heading, []))
+        i += skip
+    clean_intro = "\n".join(l for l in intro if not l.strip().startswith(("..", ":")))
+    return split_headed(page_id, title or path.stem, [(lvl, h, "\n".join(b)) for lvl, h, b in blocks], path.name, intro=clean_intro)
+
+
+# ---------------------------------------------------------------- HTML ----------------------
+class _HtmlText(HTMLParser):
+    SKIP = {"script", "style", "nav", "header", "footer", "noscript"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.blocks: list[tuple[int, str, list[str]]] = []
+        self.title = ""
+        self.intro: list[str] = []
+        self._skip = 0
+        self._heading: int | None = None
+        self._heading_text: list[str] = []
+        self._in_title = False
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.SKIP:
+            self._skip += 1
+        elif tag in ("h1", "h2", "h3", "h4"):
+            self._heading, self._heading_text = int(tag[1]), []
+        elif tag == "title":
+            self._in_title = True
+
+    def handle_endtag(self, tag):
+        if tag in self.SKIP and self._skip:
+            self._skip -= 1
+        elif tag in ("h1", "h2", "h3", "h4") and self._heading is not None:
+            text = " ".join("".join(self._heading_text).split()).rstrip("#¶ ")
+            if text:
+                self.blocks.append((self._heading, text, []))
+            self._heading = None
+        elif tag == "title":
+            self._in_title = False
+
+    def handle_data(self, data):
+        if self._skip:
+            return
+        if self._in_title:
+            self.title += data
+        elif self._heading is not None:
+            self._heading_text.append(data)
+        elif data.strip():
+            (self.blocks[-1][2] if self.blocks else self.intro).append(data.strip())
+
+
+def read_html(path: Path, text: str, page_id: str) -> list[Section]:
+    parser = _HtmlText()
+    parser.feed(text)
+    blocks = parser.blocks
+    title = parser.title.strip()
+    if blocks and blocks[0][0] == 1:
+        title = title or blocks[0][1]
+        parser.intro += blocks[0][2]
+        blocks = blocks[1:]
+    return split_headed(page_id, title or path.stem, [(lvl, h, "\n".join(b)) for lvl, h, b in blocks], path.name, intro="\n".join(parser.intro))
+
+
+# ---------------------------------------------------------------- PDF -----------------------
+def read_pdf(path: Path, data: bytes, page_id: str) -> list[Section]:
+    try:
+        from pypdf import PdfReader
+        from pypdf.errors import PdfReadError
+    except ImportError as exc:  # pragma: no cover - a declared dependency
+        raise InvalidInput("PDF ingestion needs pypdf (pip install pypdf)") from exc
+    import io
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        pages = [page.extract_text() or "" for page in reader.pages]
+        outline = _pdf_outline(reader)
+    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise InvalidInput(f"{path.name} is not a readable PDF: {exc}") from None
+    if not any(p.strip() for p in pages):
+        raise InvalidInput(f"{path.name}: the PDF has no extractable text (scanned?)")
+    title = (reader.metadata.title if reader.metadata and reader.metadata.title else None) or path.stem
+    blocks: list[tuple[int, str, str]] = []
+    if outline:
+        starts = outline + [(None, len(pages))]
+        for (heading, first), (_n, nxt) in zip(outline, starts[1:]):
+            body = "\n".join(pages[first : max(first + 1, nxt)])
+            blocks.append((2, f"{heading} (p. {first + 1})", body))
+    else:
+        blocks = [(2, f"page {n + 1}", text) for n, text in enumerate(pages) if text.strip()]
+    return split_headed(page_id, title, blocks, path.name)
+
+
+def _pdf_outline(reader) -> list[tuple[str, int]]:
+    out: list[tuple[str, int]] = []
+
+    def walk(items):
+        for item in items:
+            if isinstance(item, list):
+                continue  # deeper levels fold into their parent's pages
+            try:
+                out.append((item.title, reader.get_destination_page_number(item)))
+            except Exception:
+                continue
+
+    walk(reader.outline or [])
+    return sorted(out, key=lambda x: x[1])
+
+
+# ---------------------------------------------------------------- ISA XML -------------------
+def read_isa_xml(path: Path, page_id: str) -> list[Section]:
+    """AMD's machine-readable ISA (Spec > ISA > Instructions > Instruction), parsed streaming."""
+    arch_name = ""
+    entries: list[Section] = []
+    taken: set[str] = set()
+    try:
+        for _event, elem in ET.iterparse(path, events=("end",)):
+            if elem.tag == "ArchitectureName":
+                arch_name = (elem.text or "").strip()
+            elif elem.tag == "Instruction":
+                name = (elem.findtext("InstructionName") or "").strip()
+                if name:
+                    description = " ".join((elem.findtext("Description") or "").split())
+                    operands = []
+                    for enc in elem.iter("InstructionEncoding"):
+                        ops = [f"{o.findtext('FieldName') or '?'}:{o.findtext('OperandType') or '?'}({o.findtext('OperandSize') or '?'})" for o in enc.iter("Operand")]
+                        operands.append(f"{enc.findtext('EncodingName') or '?'} opcode {enc.findtext('Opcode') or '?'}: " + ", ".join(ops))
+                    body = description + ("\nencodings:\n" + "\n".join(operands[:6]) if operands else "")
+                    sid = _unique(f"{page_id}/{name.lower()}", taken)
+                    entries.append(Section(id=sid, title=name, layer=2, body=body, parent=page_id, summary=first_sentence(description) or name, citation=f"{path.name} (AMD machine-readable ISA), instruction {name}", mnemonic=name.lower()))
+                elem.clear()
+    except ET.ParseError as exc:
+        raise InvalidInput(f"{path.name} is not well-formed XML: {exc}") from None
+    if not entries:
+        raise InvalidInput(f"{path.name}: no <Instruction> entries (not an AMD machine-readable ISA file?)")
+    arch = guess_arch(arch_name + " " + path.name) or [arch_name.lower()]
+    for entry in entries:
+        entry.arch = arch
+    page = Section(id=page_id, title=f"{arch_name or path.stem} instructions", layer=1, body=f"{len(entries)} instructions from {path.name}", parent="map", arch=arch, summary=f"machine-readable ISA of {arch_name or path.stem}", citation=f"{path.name} (AMD machine-readable ISA)")
+    return [page] + entries
