@@ -9,10 +9,11 @@ from typing import Literal
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from kernel_mcp import __version__, compile as compiler, docs, doctor, hardware
+from kernel_mcp import __version__, bench, compile as compiler, docs, doctor, hardware, ledger
+from kernel_mcp.gpu import gate
 from kernel_mcp.compile import isa_view
 from kernel_mcp.errors import KernelMcpError
-from kernel_mcp.toolkit import READ_ONLY, RUNS_COMMANDS, ServerState, ToolContext, ToolInput, ToolSpec, register
+from kernel_mcp.toolkit import DESTRUCTIVE, READ_ONLY, RUNS_COMMANDS, ServerState, ToolContext, ToolInput, ToolSpec, register
 from kernel_mcp.workspace import commands
 
 INSTRUCTIONS = """\
@@ -161,6 +162,84 @@ async def _isa_lookup(args: IsaLookupInput, ctx: ToolContext) -> docs.SectionAns
     return docs.isa_lookup(_docs_store(ctx), args.mnemonic, args.arch, ctx.state.budget())
 
 
+class GpuStatusInput(ToolInput):
+    pass
+
+
+class RunBenchmarkInput(ToolInput):
+    label: str | None = Field(default=None, max_length=120, description="a label kept with the run")
+    repeats: int | None = Field(default=None, ge=1, le=100, description="runs of the command (default: [benchmark] repeats)")
+
+
+Tag = Field(default=None, max_length=48, description="the experiment's run tag (default: the latest experiment)")
+
+
+class ExperimentStartInput(ToolInput):
+    tag: str = Field(max_length=48, description="run tag: names the branch kernel-opt/<tag> and the worktree")
+    carry_changes: bool = Field(default=False, description="bring the workspace's uncommitted changes into the experiment")
+
+
+class ExperimentEvaluateInput(ToolInput):
+    hypothesis: str = Field(min_length=3, max_length=500, description="the one-sentence hypothesis this change tests")
+    target_class: str | None = Field(default=None, max_length=300, description="config class the change targets, e.g. 'shape=x3d_m'; omit for a global change")
+    tag: str | None = Tag
+
+
+class ExperimentKeepInput(ToolInput):
+    why: str | None = Field(default=None, max_length=500, description="why it worked (goes into the commit and performance.md)")
+    tag: str | None = Tag
+
+
+class ExperimentTagInput(ToolInput):
+    tag: str | None = Tag
+
+
+class ExperimentLogInput(ToolInput):
+    tag: str | None = Tag
+    limit: int = Field(default=20, ge=1, le=200)
+    outcome: Literal["kept", "reverted", "pending"] | None = None
+
+
+async def _gpu_status(args: GpuStatusInput, ctx: ToolContext) -> gate.GpuStatus:
+    ws = ctx.workspace()
+    return await gate.gpu_status(ws.config.gate, str(ws.root))
+
+
+async def _run_benchmark(args: RunBenchmarkInput, ctx: ToolContext) -> bench.BenchAnswer:
+    ws = ctx.workspace()
+    run = ctx.new_run(args.model_dump())
+    result = await bench.run_benchmark(ws, run, args.label, args.repeats, ctx.progress)
+    run.finish("failed" if result.failure else "ok")
+    return ledger.compare_with_best(ws, result, run.id)
+
+
+async def _experiment_start(args: ExperimentStartInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
+    ws = ctx.workspace()
+    return await ledger.Ledger(ws).start(ctx.new_run(args.model_dump()), args.tag, args.carry_changes, ctx.progress)
+
+
+async def _experiment_evaluate(args: ExperimentEvaluateInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
+    ws = ctx.workspace()
+    return await ledger.Ledger(ws).evaluate(ctx.new_run(args.model_dump()), args.hypothesis, args.target_class, args.tag, ctx.progress)
+
+
+async def _experiment_keep(args: ExperimentKeepInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
+    return ledger.Ledger(ctx.workspace()).keep(args.tag, args.why)
+
+
+async def _experiment_revert(args: ExperimentTagInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
+    return ledger.Ledger(ctx.workspace()).revert(args.tag)
+
+
+async def _experiment_status(args: ExperimentTagInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
+    lg = ledger.Ledger(ctx.workspace())
+    return lg.status_answer(lg.experiment(args.tag))
+
+
+async def _experiment_log(args: ExperimentLogInput, ctx: ToolContext) -> ledger.LogAnswer:
+    return ledger.Ledger(ctx.workspace()).log(args.tag, args.limit, args.outcome)
+
+
 async def _doctor(args: DoctorInput, ctx: ToolContext) -> doctor.DoctorResult:
     return await doctor.diagnose(ctx.state, [(s.name, s.requires) for s in TOOLS])
 
@@ -257,6 +336,50 @@ TOOLS: list[ToolSpec] = [
         "isa_lookup",
         "The entry for one instruction on gfx950 or gfx942 (what it does, operands, which counter it moves), with its source.",
         IsaLookupInput, docs.SectionAnswer, _isa_lookup, READ_ONLY,
+    ),
+    ToolSpec(
+        "gpu_status",
+        "GPUs with utilization, memory in use and compute processes; which are idle, which locked by another run, and the most idle.",
+        GpuStatusInput, gate.GpuStatus, _gpu_status, READ_ONLY, ("workspace", "gpu-monitor"),
+    ),
+    ToolSpec(
+        "run_benchmark",
+        "Run the workspace's fixed benchmark on the most idle GPU (gated, locked), repeated with fresh seeds; "
+        "per config class: correctness, metric, and the change against the experiment's BEST with a confidence statement.",
+        RunBenchmarkInput, bench.BenchAnswer, _run_benchmark, RUNS_COMMANDS, ("workspace", "benchmark"),
+    ),
+    ToolSpec(
+        "experiment_start",
+        "Start an optimization run: a branch kernel-opt/<tag> and its own worktree from HEAD (the user's tree is never touched), "
+        "the baseline measured and recorded as BEST, performance.md created. Edit the kernel in the worktree it names.",
+        ExperimentStartInput, ledger.ExperimentAnswer, _experiment_start, RUNS_COMMANDS, ("workspace", "benchmark"),
+    ),
+    ToolSpec(
+        "experiment_evaluate",
+        "Evaluate the worktree's change against BEST, with its hypothesis: keep / discard / repair-needed / split-suggested, with reasons "
+        "per config class. Every attempt is recorded. Keeping is a separate step.",
+        ExperimentEvaluateInput, ledger.ExperimentAnswer, _experiment_evaluate, RUNS_COMMANDS, ("workspace", "benchmark"),
+    ),
+    ToolSpec(
+        "experiment_keep",
+        "Commit the evaluated change (hypothesis and figures in the message), add its row to performance.md, move BEST. "
+        "Refused unless the last evaluation decided keep and the worktree is unchanged since.",
+        ExperimentKeepInput, ledger.ExperimentAnswer, _experiment_keep, RUNS_COMMANDS, ("workspace",),
+    ),
+    ToolSpec(
+        "experiment_revert",
+        "Reset the experiment's worktree to BEST, discarding only what the attempt changed there.",
+        ExperimentTagInput, ledger.ExperimentAnswer, _experiment_revert, DESTRUCTIVE, ("workspace",),
+    ),
+    ToolSpec(
+        "experiment_status",
+        "The experiment's state: BEST commit and figures, the worktree, consecutive regressions and the recent ones, stop state.",
+        ExperimentTagInput, ledger.ExperimentAnswer, _experiment_status, READ_ONLY, ("workspace",),
+    ),
+    ToolSpec(
+        "experiment_log",
+        "Every attempt with its parent commit, hypothesis, per-class figures and outcome: the population and its lineage.",
+        ExperimentLogInput, ledger.LogAnswer, _experiment_log, READ_ONLY, ("workspace",),
     ),
 ]
 

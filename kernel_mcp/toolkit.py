@@ -132,7 +132,7 @@ async def call_handler(spec: ToolSpec, state: ServerState, arguments: dict[str, 
     text = fit_budget(out.render(), state.budget(), ctx.runs_made)
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
-        structured_content=out.model_dump(mode="json", exclude_none=True),
+        structured_content=out.model_dump(mode="json"),
     )
 
 

@@ -60,6 +60,8 @@ class BenchmarkConfig(_Strict):
     target_kernel: str = Field(".*", description="regular expression naming the kernel being optimized")
     noise_threshold: float = Field(0.01, ge=0.0, le=0.5, description="relative change treated as noise")
     timeout_s: float = Field(1800.0, gt=0, le=24 * 3600, description="the benchmark is killed after this")
+    repeats: int = Field(3, ge=1, le=100, description="runs of the command per evaluation, for the statistics")
+    seed_env: str = Field("KERNEL_MCP_SEED", pattern=r"^[A-Z_][A-Z0-9_]*$", description="variable carrying a fresh seed to each run")
 
     @field_validator("target_kernel")
     @classmethod
@@ -78,6 +80,13 @@ class BenchmarkConfig(_Strict):
         return value
 
 
+class GateConfig(_Strict):
+    interval_s: float = Field(600.0, gt=0, description="how often to re-check when no GPU is idle")
+    limit_s: float = Field(3600.0, ge=0, description="give up (a stop condition) after waiting this long")
+    max_utilization_pct: float = Field(10.0, ge=0, le=100, description="a GPU busier than this is not idle")
+    max_memory_used_pct: float = Field(10.0, ge=0, le=100, description="a GPU with more memory in use is not idle")
+
+
 class ServerConfig(_Strict):
     response_budget_bytes: int = Field(4096, ge=512, le=65536, description="most text one tool answer carries")
     command_timeout_s: float = Field(600.0, gt=0, le=24 * 3600, description="timeout of [commands] entries")
@@ -89,6 +98,7 @@ class WorkspaceConfig(_Strict):
     commands: dict[str, list[str]] = Field(
         default_factory=dict, description="named commands the agent may run by name (run_command)"
     )
+    gate: GateConfig = Field(default_factory=GateConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
 
     @field_validator("commands")

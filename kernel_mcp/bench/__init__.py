@@ -1,0 +1,158 @@
+"""run_benchmark: the workspace's fixed command, on a gated GPU, repeated, read per config class.
+
+Each repeat gets a fresh random seed (in the configured environment variable) so that outputs
+cached from an earlier run cannot pass the correctness check; correctness is checked on every
+repeat. The CSV of every repeat is kept as a run artifact.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import time
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from kernel_mcp import runner
+from kernel_mcp.bench.results import ClassFigures, TableFigures, figures, read_csv
+from kernel_mcp.bench.stats import Comparison, compare, spread
+from kernel_mcp.errors import CommandFailed, WorkspaceError
+from kernel_mcp.gpu import gate
+from kernel_mcp.runner import ProgressFn
+from kernel_mcp.toolkit import ToolOutput
+from kernel_mcp.workspace import Run, Workspace
+from kernel_mcp.workspace.config import BenchmarkConfig
+
+__all__ = ["BenchRun", "ClassRun", "Comparison", "compare", "run_benchmark", "spread"]
+
+
+class ClassRun(BaseModel):
+    """One config class over all repeats."""
+
+    key: str
+    rows: int
+    correct: bool
+    failing_rows: int
+    worst_error: float | None
+    samples: list[float]  # the class metric of each repeat
+
+    @property
+    def median(self) -> float:
+        ordered = sorted(self.samples)
+        mid = len(ordered) // 2
+        return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+class BenchRun(BaseModel):
+    label: str | None
+    metric: str
+    correctness: str
+    class_columns: list[str]
+    inferred_classes: bool
+    classes: list[ClassRun]
+    seeds: list[int]
+    repeats: int
+    gpu: str
+    duration_s: float
+    failure: str | None = None  # the command failed or wrote no usable CSV
+
+    @property
+    def all_correct(self) -> bool:
+        return self.failure is None and all(c.correct for c in self.classes)
+
+    def by_key(self) -> dict[str, ClassRun]:
+        return {c.key: c for c in self.classes}
+
+
+def _find_csv(ws: Workspace, cfg: BenchmarkConfig, started: float) -> Path:
+    pattern = cfg.csv
+    candidates = [ws.resolve(pattern)] if not any(ch in pattern for ch in "*?[") else [p for p in ws.root.glob(pattern) if p.is_file()]
+    fresh = [p for p in candidates if p.exists() and p.stat().st_mtime >= started - 1]
+    if not fresh:
+        raise CommandFailed(f"the benchmark did not write {pattern} (nothing newer than the run's start)")
+    return max(fresh, key=lambda p: p.stat().st_mtime)
+
+
+def merge(tables: list[TableFigures]) -> list[ClassRun]:
+    merged: dict[str, ClassRun] = {}
+    for table in tables:
+        for c in table.classes:
+            run = merged.get(c.key)
+            if run is None:
+                merged[c.key] = ClassRun(key=c.key, rows=c.rows, correct=c.correct, failing_rows=c.failing_rows, worst_error=c.worst_error, samples=[c.metric])
+                continue
+            run.correct = run.correct and c.correct
+            run.failing_rows = max(run.failing_rows, c.failing_rows)
+            if c.worst_error is not None:
+                run.worst_error = max(run.worst_error or 0.0, c.worst_error)
+            run.samples.append(c.metric)
+    return list(merged.values())
+
+
+async def run_benchmark(
+    ws: Workspace, run: Run, label: str | None = None, repeats: int | None = None,
+    progress: ProgressFn | None = None, cwd: Path | None = None, extra_env: dict[str, str] | None = None,
+) -> BenchRun:
+    """Run the fixed command `repeats` times on one gated GPU; `cwd` lets the ledger run it in its worktree."""
+    cfg = ws.config.benchmark
+    if cfg is None:
+        raise WorkspaceError("kernel-mcp.toml has no [benchmark] table")
+    repeats = repeats or cfg.repeats
+    root = cwd or ws.root
+    target = Workspace(root)
+    tables: list[TableFigures] = []
+    seeds: list[int] = []
+    started_all = time.monotonic()
+    failure = None
+    require_gpu = ws.config.target.platform in ("rocm", "cuda")
+    async with gate.acquire(ws.config.gate, str(root), progress, require_gpu=require_gpu) as lease:
+        for index in range(1, repeats + 1):
+            seed = secrets.randbits(62)
+            seeds.append(seed)
+            env = {cfg.seed_env: str(seed), **lease.env, **(extra_env or {})}
+            if progress is not None:
+                await progress(index - 1, repeats, f"benchmark run {index}/{repeats} on {lease.describe()}")
+            started = time.time()
+            result = await runner.run(cfg.command, cwd=root, timeout_s=cfg.timeout_s, env=env, log_dir=run.folder, log_name=f"bench-{index}")
+            if not result.ok:
+                failure = f"run {index}: the benchmark {result.status()}: {result.stderr.tail.strip()[-400:]}"
+                break
+            try:
+                csv_path = _find_csv(target, cfg, started)
+                shutil.copyfile(csv_path, run.path(f"bench-{index}.csv"))
+                tables.append(figures(read_csv(csv_path), cfg))
+            except (CommandFailed, WorkspaceError) as exc:
+                failure = f"run {index}: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
+                break
+    classes = merge(tables)
+    first = tables[0] if tables else None
+    return BenchRun(
+        label=label, metric=cfg.metric, correctness=f"{cfg.correctness.column} {cfg.correctness.rule}",
+        class_columns=first.class_columns if first else list(cfg.config_columns),
+        inferred_classes=first.inferred if first else False, classes=classes, seeds=seeds, repeats=len(tables),
+        gpu=lease.describe(), duration_s=time.monotonic() - started_all, failure=failure,
+    )
+
+
+class BenchAnswer(ToolOutput):
+    bench: BenchRun
+    comparisons: dict[str, Comparison] = {}
+    against: str | None = None
+    run_id: str
+
+    def render(self) -> str:
+        b = self.bench
+        cls = ", ".join(b.class_columns) + (" (inferred from the CSV)" if b.inferred_classes else "")
+        lines = [f"benchmark{' ' + b.label if b.label else ''}: {b.repeats} run(s) on {b.gpu}, {b.duration_s:.1f} s; run {self.run_id}",
+                 f"correctness {b.correctness}; metric {b.metric} (lower is better); classes by {cls}"]
+        if b.failure:
+            lines.append(f"FAILED: {b.failure}")
+        for c in b.classes[:40]:
+            ok = "ok " if c.correct else f"WRONG ({c.failing_rows} rows, worst {c.worst_error})"
+            cmp = self.comparisons.get(c.key)
+            vs = f"  vs {self.against}: {cmp.statement()}" if cmp else ""
+            lines.append(f"  {c.key}: {ok} {b.metric} {c.median:.4g}{vs}")
+        if len(b.classes) > 40:
+            lines.append(f"  ... {len(b.classes) - 40} more classes (see the CSVs in the run)")
+        return "\n".join(lines)

@@ -1,0 +1,187 @@
+"""The GPU gate: before any GPU run, find the most idle GPU, lock it, and pin the run to it.
+
+A GPU is idle when its utilization and memory in use are under the configured limits and no
+compute process is on it (where the monitor can tell). When none is idle the gate waits and
+re-checks on an interval up to a limit, reporting progress, then answers "no idle GPU". The lock
+is an exclusive flock on a per-GPU file shared by every kernel-mcp process on the machine, so
+two clients never benchmark on one GPU at once; the kernel releases it if its holder dies.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+import tempfile
+import time
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from kernel_mcp import runner, toolchain
+from kernel_mcp.errors import CommandFailed, KernelMcpError
+from kernel_mcp.gpu.cuda import QUERY_ARGS, parse_nvidia_smi_xml
+from kernel_mcp.gpu.models import GpuInfo
+from kernel_mcp.gpu.usage import AMD_METRIC_ARGS, ROCM_SMI_ARGS, parse_amd_smi_metric, parse_rocm_smi
+from kernel_mcp.runner import ProgressFn
+from kernel_mcp.toolkit import ToolOutput
+from kernel_mcp.workspace.config import GateConfig
+
+LOCK_DIR_ENV = "KERNEL_MCP_LOCK_DIR"
+MONITORS = (("nvidia-smi", QUERY_ARGS, parse_nvidia_smi_xml), ("amd-smi", AMD_METRIC_ARGS, parse_amd_smi_metric), ("rocm-smi", ROCM_SMI_ARGS, parse_rocm_smi))
+
+
+class NoIdleGpu(KernelMcpError):
+    kind = "no idle GPU"
+
+
+class GpuState(BaseModel):
+    gpu: GpuInfo
+    idle: bool
+    locked: bool
+    reason: str
+
+
+class GpuStatus(ToolOutput):
+    monitor: str | None
+    gpus: list[GpuState]
+    chosen: int | None = None
+    note: str | None = None
+
+    def render(self) -> str:
+        if self.monitor is None:
+            return self.note or "no GPU monitor found"
+        lines = [f"GPUs by {self.monitor}:"]
+        for s in self.gpus:
+            g = s.gpu
+            util = f"{g.utilization_pct:.0f}%" if g.utilization_pct is not None else "?"
+            mem = f"{g.memory_used_mib:.0f}/{g.memory_total_mib:.0f} MiB" if g.memory_used_mib is not None and g.memory_total_mib else "?"
+            procs = "?" if g.processes is None else str(len(g.processes))
+            mark = " <- most idle" if self.chosen == g.index else ""
+            lines.append(f"  [{g.index}] {g.name}: util {util}, mem {mem}, procs {procs}: {s.reason}{mark}")
+        return "\n".join(lines)
+
+
+def lock_dir() -> Path:
+    folder = Path(os.environ.get(LOCK_DIR_ENV) or Path(tempfile.gettempdir()) / "kernel-mcp-gpu-locks")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def lock_name(gpu: GpuInfo) -> str:
+    ident = gpu.uuid or gpu.bus_id or f"{gpu.vendor}{gpu.index}"
+    return "gpu-" + "".join(ch if ch.isalnum() else "_" for ch in ident) + ".lock"
+
+
+def _is_locked(gpu: GpuInfo) -> bool:
+    path = lock_dir() / lock_name(gpu)
+    if not path.exists():
+        return False
+    with path.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
+def judge(gpu: GpuInfo, cfg: GateConfig) -> tuple[bool, str]:
+    if gpu.processes:
+        return False, f"{len(gpu.processes)} compute process(es)"
+    if gpu.utilization_pct is not None and gpu.utilization_pct > cfg.max_utilization_pct:
+        return False, f"utilization {gpu.utilization_pct:.0f}% > {cfg.max_utilization_pct:.0f}%"
+    if gpu.memory_used_mib is not None and gpu.memory_total_mib:
+        share = 100 * gpu.memory_used_mib / gpu.memory_total_mib
+        if share > cfg.max_memory_used_pct:
+            return False, f"memory in use {share:.0f}% > {cfg.max_memory_used_pct:.0f}%"
+    if gpu.utilization_pct is None and gpu.memory_used_mib is None:
+        return False, "the monitor reports neither utilization nor memory"
+    return True, "idle"
+
+
+def _rank(gpu: GpuInfo) -> tuple:
+    memory = (gpu.memory_used_mib or 0) / (gpu.memory_total_mib or 1)
+    return (len(gpu.processes or []), gpu.utilization_pct or 0.0, memory, gpu.index)
+
+
+async def gpu_status(cfg: GateConfig, cwd: str) -> GpuStatus:
+    for name, args, parse in MONITORS:
+        path = toolchain.find(name)
+        if path is None:
+            continue
+        result = await runner.run([path, *args], cwd=cwd, timeout_s=60, tail_bytes=8 * 2**20)
+        if not result.ok:
+            raise CommandFailed(f"{name} {' '.join(args)} gave {result.status()}", hint=result.stderr.tail[-300:] or None)
+        states = []
+        for gpu in parse(result.stdout.tail):
+            idle, reason = judge(gpu, cfg)
+            locked = _is_locked(gpu)
+            states.append(GpuState(gpu=gpu, idle=idle and not locked, locked=locked, reason="locked by another kernel-mcp run" if locked else reason))
+        idle = sorted((s.gpu for s in states if s.idle), key=_rank)
+        return GpuStatus(monitor=name, gpus=states, chosen=idle[0].index if idle else None)
+    return GpuStatus(monitor=None, gpus=[], note="no GPU monitor (nvidia-smi, amd-smi, rocm-smi) on this machine")
+
+
+@dataclass
+class Lease:
+    gpu: GpuInfo | None
+    env: dict[str, str] = field(default_factory=dict)
+    waited_s: float = 0.0
+    note: str | None = None
+
+    def describe(self) -> str:
+        if self.gpu is None:
+            return self.note or "no GPU"
+        return f"GPU {self.gpu.index} ({self.gpu.name})" + (f" after waiting {self.waited_s:.0f} s" if self.waited_s >= 1 else "")
+
+
+def pin_env(gpu: GpuInfo) -> dict[str, str]:
+    if gpu.vendor == "nvidia":
+        return {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": gpu.uuid or str(gpu.index)}
+    return {"HIP_VISIBLE_DEVICES": str(gpu.index), "ROCR_VISIBLE_DEVICES": str(gpu.index)}
+
+
+def _try_lock(gpu: GpuInfo):
+    handle = (lock_dir() / lock_name(gpu)).open("a")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    handle.truncate(0)
+    handle.write(f"{os.getpid()} {time.strftime('%Y-%m-%dT%H:%M:%S')}\n")
+    handle.flush()
+    return handle
+
+
+@asynccontextmanager
+async def acquire(cfg: GateConfig, cwd: str, progress: ProgressFn | None = None, require_gpu: bool = False):
+    """Hold the most idle GPU for the duration of the block (see the module docstring)."""
+    started = time.monotonic()
+    while True:
+        status = await gpu_status(cfg, cwd)
+        if status.monitor is None:
+            if require_gpu:
+                raise NoIdleGpu("no GPU monitor found, so no GPU can be gated", hint="install nvidia-smi or amd-smi/rocm-smi")
+            yield Lease(gpu=None, note="no GPU monitor on this machine: ran without the GPU gate")
+            return
+        for state in sorted((s for s in status.gpus if s.idle), key=lambda s: _rank(s.gpu)):
+            handle = _try_lock(state.gpu)
+            if handle is None:
+                continue
+            try:
+                yield Lease(gpu=state.gpu, env=pin_env(state.gpu), waited_s=time.monotonic() - started)
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+                handle.close()
+            return
+        waited = time.monotonic() - started
+        if waited + cfg.interval_s > cfg.limit_s:
+            busy = "; ".join(f"[{s.gpu.index}] {s.reason}" for s in status.gpus) or "no GPU listed"
+            raise NoIdleGpu(f"no idle GPU after {waited:.0f} s (limit {cfg.limit_s:.0f} s): {busy}", hint="this is a stop condition for an optimization run")
+        if progress is not None:
+            await progress(waited, cfg.limit_s, f"no idle GPU; re-checking in {cfg.interval_s:.0f} s")
+        await asyncio.sleep(cfg.interval_s)

@@ -1,0 +1,241 @@
+"""The keep/revert experiment ledger: only changes proven correct and faster are kept.
+
+An experiment lives on its own branch in its own worktree (under the workspace's `.kernel-mcp/`),
+so the user's working tree is never touched. BEST is the last kept commit with its figures; each
+evaluation is an attempt recorded with its parent, hypothesis, per-class figures and decision;
+keep commits and moves BEST; revert resets the worktree to BEST.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import git
+
+from kernel_mcp.bench import BenchRun, ClassRun, run_benchmark
+from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
+from kernel_mcp.gpu.gate import NoIdleGpu
+from kernel_mcp.ledger import gitops, performance
+from kernel_mcp.ledger.decide import MAX_REPAIRS, decide
+from kernel_mcp.ledger.models import AttemptView, ExperimentAnswer, LogAnswer, attempt_view
+from kernel_mcp.ledger.store import LedgerStore, now
+from kernel_mcp.runner import ProgressFn
+from kernel_mcp.workspace import Run, Workspace
+
+STOP_AFTER_REGRESSIONS = 5
+LEDGER_DB = "ledger.sqlite"
+TEST_CRASH_ENV = "KERNEL_MCP_TEST_CRASH_AT"  # tests only: die at a named step, to prove recovery
+
+
+def _crash_point(name: str) -> None:
+    if os.environ.get(TEST_CRASH_ENV) == name:
+        os.kill(os.getpid(), 9)
+
+
+class Ledger:
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.store = LedgerStore(ws.state_dir / LEDGER_DB)
+
+    # ---- helpers ----------------------------------------------------------------------------
+    def experiment(self, tag: str | None) -> dict[str, Any]:
+        exp = self.store.experiment(tag)
+        if exp is None:
+            raise InvalidInput("no experiment" + (f" tagged {tag!r}" if tag else " yet"), hint="call experiment_start first")
+        self.reconcile(exp)
+        return self.store.experiment(exp["tag"])
+
+    def worktree(self, exp: dict[str, Any]) -> git.Repo:
+        return git.Repo(exp["worktree"])
+
+    def workdir(self, exp: dict[str, Any]) -> Path:
+        return Path(exp["worktree"]) / exp["subdir"] if exp["subdir"] != "." else Path(exp["worktree"])
+
+    def best_figures(self, exp: dict[str, Any]) -> dict[str, ClassRun]:
+        attempt = self.store.attempt(exp["best_attempt"])
+        return {k: ClassRun.model_validate(v) for k, v in attempt["figures"].items()}
+
+    def reconcile(self, exp: dict[str, Any]) -> None:
+        """Finish or forget a step that a killed process left half-done."""
+        for intent in self.store.intents(exp["tag"]):
+            if intent["action"] == "keep":
+                wt = self.worktree(exp)
+                mark = f"{gitops.LEDGER_MARK}: {intent['attempt_id']}"
+                with self.store.transaction():
+                    if mark in gitops.head_message(wt):
+                        self._record_keep(exp, intent["attempt_id"], wt.head.commit.hexsha)
+                    self.store.clear_intents(exp["tag"])
+
+    def _record_keep(self, exp: dict[str, Any], attempt_id: int, sha: str) -> None:
+        self.store.update_attempt(attempt_id, outcome="kept", commit_sha=sha, closed=now())
+        self.store.update_experiment(exp["tag"], best_commit=sha, best_attempt=attempt_id, consecutive_regressions=0)
+
+    def _stop(self, exp: dict[str, Any], reason: str) -> None:
+        """A stop condition: back to BEST, the stop summary into performance.md, committed."""
+        wt = self.worktree(exp)
+        gitops.reset_to(wt, exp["best_commit"])
+        recent = [a for a in self.store.attempts(exp["tag"], 50) if a["regression"]][:STOP_AFTER_REGRESSIONS]
+        performance.append_stop(self.workdir(exp), reason, exp, recent)
+        sha = gitops.commit_all(wt, f"Stop experiment {exp['tag']}: {reason}")
+        with self.store.transaction():
+            self.store.update_experiment(exp["tag"], status="stopped", stop_reason=reason, best_commit=sha)
+
+    # ---- steps ------------------------------------------------------------------------------
+    async def start(self, run: Run, tag: str, carry: bool, progress: ProgressFn | None) -> ExperimentAnswer:
+        gitops.check_tag(tag)
+        if self.store.experiment(tag) is not None:
+            raise InvalidInput(f"an experiment tagged {tag!r} exists", hint="choose another tag, or continue it with experiment_status")
+        repo, subdir = gitops.repo_of(self.ws.root)
+        gitops.ignore_state_folder(repo, subdir)
+        dirty = gitops.dirty_paths(repo)
+        if dirty and not carry:
+            raise WorkspaceError(f"the workspace has uncommitted changes: {', '.join(dirty[:8])}", hint="commit or stash them, or pass carry_changes=true to bring them into the experiment")
+        branch = f"kernel-opt/{tag}"
+        path = self.ws.state_dir / "worktrees" / tag
+        wt = gitops.add_worktree(repo, path, branch, repo.head.commit.hexsha)
+        carried = gitops.carry_changes(repo, wt) if dirty else []
+        exp = {"tag": tag, "branch": branch, "worktree": str(path), "subdir": subdir}
+        workdir = self.workdir(exp)
+        performance.ensure(workdir)
+        base = gitops.commit_all(wt, f"Start experiment {tag}" + (f" (carrying {len(dirty)} uncommitted changes)" if dirty else ""))
+        bench = await run_benchmark(self.ws, run, "baseline", progress=progress, cwd=workdir)
+        if not bench.all_correct:
+            gitops.remove_worktree(repo, path, branch)
+            raise KernelMcpError("the baseline is not correct, so nothing can be compared with it: " + (bench.failure or "wrong results"), hint=f"see run {run.id}")
+        with self.store.transaction():
+            self.store.add_experiment(tag=tag, branch=branch, worktree=str(path), subdir=subdir, base_commit=base, best_commit=base, status="running")
+            attempt_id = self.store.add_attempt(tag=tag, parent_commit=base, commit_sha=base, hypothesis="baseline", figures=_figures(bench), decision="baseline", outcome="kept", evidence={"seeds": bench.seeds, "run": run.id, "carried": carried}, closed=now())
+            self.store.update_experiment(tag, best_attempt=attempt_id)
+        performance.append_row(workdir, performance.Row(commit=base[:10], status="baseline", command=" ".join(self.ws.config.benchmark.command), target="all", kernel=self.ws.config.benchmark.target_kernel, metric=_summary(bench), gpu_time="-", change="-", why="unmodified code"))
+        sha = gitops.commit_all(wt, f"Baseline of experiment {tag}\n\n{gitops.LEDGER_MARK}: {attempt_id}")
+        with self.store.transaction():
+            self.store.update_attempt(attempt_id, commit_sha=sha)
+            self.store.update_experiment(tag, best_commit=sha)
+        return self.status_answer(self.store.experiment(tag), bench=bench, run_id=run.id)
+
+    async def evaluate(self, run: Run, hypothesis: str, target: str | None, tag: str | None, progress: ProgressFn | None) -> ExperimentAnswer:
+        exp = self.experiment(tag)
+        if exp["status"] != "running":
+            raise InvalidInput(f"experiment {exp['tag']} has stopped: {exp['stop_reason']}")
+        wt = self.worktree(exp)
+        files = gitops.changed_files(wt, exp["best_commit"])
+        digest = gitops.diff_hash(wt, exp["best_commit"])
+        previous = self.store.latest_attempt(exp["tag"])
+        repairs = previous["repair_count"] + 1 if previous and previous["decision"] == "repair-needed" and previous["hypothesis"] == hypothesis else 0
+        try:
+            bench = await run_benchmark(self.ws, run, hypothesis, progress=progress, cwd=self.workdir(exp))
+        except NoIdleGpu as exc:
+            self._stop(exp, "no idle GPU for the whole waiting limit")
+            raise exc
+        prev_dir = previous["evidence"].get("direction", 0) if previous and previous["decision"] in ("discard", "keep") else 0
+        verdict = decide(self.best_figures(exp), bench, target, self.ws.config.benchmark.noise_threshold, prev_dir, repairs)
+        with self.store.transaction():
+            attempt_id = self.store.add_attempt(
+                tag=exp["tag"], parent_commit=exp["best_commit"], diff_hash=digest, files=files, hypothesis=hypothesis,
+                target_class=target, figures=_figures(bench), comparisons={k: v.model_dump() for k, v in verdict.comparisons.items()},
+                decision=verdict.decision, reasons=verdict.reasons, regression=int(verdict.regression),
+                repair_count=repairs if verdict.decision == "repair-needed" else 0, outcome="pending",
+                evidence={"seeds": bench.seeds, "run": run.id, "direction": verdict.direction, "overall": verdict.overall.model_dump() if verdict.overall else None},
+            )
+            if verdict.regression:
+                count = exp["consecutive_regressions"] + 1
+            elif verdict.decision in ("repair-needed",):
+                count = exp["consecutive_regressions"]
+            else:
+                count = 0  # a tie, a failure or an improvement breaks the run of regressions
+            self.store.update_experiment(exp["tag"], consecutive_regressions=count)
+        exp = self.store.experiment(exp["tag"])
+        if count >= STOP_AFTER_REGRESSIONS:
+            gitops.reset_to(wt, exp["best_commit"])
+            self._stop(exp, f"{STOP_AFTER_REGRESSIONS} consecutive measured regressions")
+            exp = self.store.experiment(exp["tag"])
+        return self.status_answer(exp, attempt=self.store.attempt(attempt_id), bench=bench, run_id=run.id)
+
+    def keep(self, tag: str | None, why: str | None) -> ExperimentAnswer:
+        exp = self.experiment(tag)
+        wt = self.worktree(exp)
+        attempt = self.store.latest_attempt(exp["tag"])
+        if attempt is None or attempt["outcome"] != "pending":
+            raise InvalidInput("nothing evaluated to keep", hint="call experiment_evaluate first")
+        if attempt["decision"] != "keep":
+            raise InvalidInput(f"the last evaluation decided {attempt['decision']}, not keep: " + "; ".join(attempt["reasons"]))
+        if gitops.diff_hash(wt, exp["best_commit"]) != attempt["diff_hash"]:
+            raise InvalidInput("the worktree changed after it was evaluated", hint="evaluate again before keeping")
+        best = self.store.attempt(exp["best_attempt"])
+        overall = attempt["evidence"].get("overall") or {}
+        change = f"{overall.get('change', 0):+.2%}"
+        performance.append_row(self.workdir(exp), performance.Row(
+            commit=f"attempt #{attempt['id']}", status="keep", command=" ".join(self.ws.config.benchmark.command), target=attempt["target_class"] or "all",
+            kernel=self.ws.config.benchmark.target_kernel, metric=_figures_summary(attempt["figures"]), gpu_time="-", change=change,
+            why=why or attempt["hypothesis"]))
+        message = (f"{attempt['hypothesis']}\n\n{why or ''}\n\nKept by kernel-mcp: {attempt['target_class'] or 'all classes'} "
+                   f"{change} against {best['commit_sha'][:10]}.\n" + "\n".join(attempt["reasons"]) + f"\n\n{gitops.LEDGER_MARK}: {attempt['id']}\n")
+        with self.store.transaction():
+            self.store.add_intent(exp["tag"], "keep", attempt["id"])
+        _crash_point("keep-before-commit")
+        sha = gitops.commit_all(wt, message)
+        _crash_point("keep-after-commit")
+        with self.store.transaction():
+            self._record_keep(exp, attempt["id"], sha)
+            self.store.clear_intents(exp["tag"])
+        return self.status_answer(self.store.experiment(exp["tag"]), attempt=self.store.attempt(attempt["id"]))
+
+    def revert(self, tag: str | None) -> ExperimentAnswer:
+        exp = self.experiment(tag)
+        wt = self.worktree(exp)
+        files = gitops.changed_files(wt, exp["best_commit"])
+        gitops.reset_to(wt, exp["best_commit"])
+        attempt = self.store.latest_attempt(exp["tag"])
+        with self.store.transaction():
+            if attempt is not None and attempt["outcome"] == "pending":
+                self.store.update_attempt(attempt["id"], outcome="reverted", closed=now())
+        answer = self.status_answer(self.store.experiment(exp["tag"]), attempt=self.store.attempt(attempt["id"]) if attempt else None)
+        answer.notes.append(f"reset the worktree to BEST {exp['best_commit'][:10]}; discarded: {', '.join(files) or 'nothing'}")
+        return answer
+
+    def status_answer(self, exp: dict[str, Any], attempt: dict[str, Any] | None = None, bench: BenchRun | None = None, run_id: str | None = None) -> ExperimentAnswer:
+        best = self.store.attempt(exp["best_attempt"]) if exp.get("best_attempt") else None
+        recent = [a for a in self.store.attempts(exp["tag"], 50) if a["regression"]][:STOP_AFTER_REGRESSIONS]
+        return ExperimentAnswer(
+            tag=exp["tag"], status=exp["status"], stop_reason=exp["stop_reason"], branch=exp["branch"], worktree=str(self.workdir(exp)),
+            best_commit=exp["best_commit"], best=attempt_view(best) if best else None, consecutive_regressions=exp["consecutive_regressions"],
+            recent_regressions=[attempt_view(a) for a in recent], attempt=attempt_view(attempt) if attempt else None,
+            max_repairs=MAX_REPAIRS, run_id=run_id, notes=[],
+        )
+
+    def log(self, tag: str | None, limit: int, outcome: str | None) -> LogAnswer:
+        exp = self.experiment(tag)
+        rows = self.store.attempts(exp["tag"], limit, outcome)
+        return LogAnswer(tag=exp["tag"], best_commit=exp["best_commit"], attempts=[attempt_view(a) for a in rows])
+
+
+def _figures(bench: BenchRun) -> dict[str, Any]:
+    return {c.key: c.model_dump() for c in bench.classes}
+
+
+def _figures_summary(figures: dict[str, Any]) -> str:
+    parts = [f"{k}: {sorted(v['samples'])[len(v['samples']) // 2]:.4g}" for k, v in list(figures.items())[:4]]
+    return "; ".join(parts) + (" ..." if len(figures) > 4 else "")
+
+
+def _summary(bench: BenchRun) -> str:
+    return _figures_summary(_figures(bench))
+
+
+def compare_with_best(ws: Workspace, result: BenchRun, run_id: str):
+    """A plain benchmark run, compared per class with the latest experiment's BEST when there is one."""
+    from kernel_mcp.bench import BenchAnswer, compare
+
+    answer = BenchAnswer(bench=result, run_id=run_id)
+    if not (ws.state_dir / LEDGER_DB).exists():
+        return answer
+    lg = Ledger(ws)
+    exp = lg.store.experiment(None)
+    if exp is None or not exp.get("best_attempt"):
+        return answer
+    best = lg.best_figures(exp)
+    answer.against = f"BEST {exp['best_commit'][:10]}"
+    answer.comparisons = {c.key: compare(best[c.key].samples, c.samples, seed=i) for i, c in enumerate(result.classes) if c.key in best}
+    return answer

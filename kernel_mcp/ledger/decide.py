@@ -1,0 +1,84 @@
+"""The keep/discard rule, per config class.
+
+keep: every class correct, the target class (or, for a global change, the classes together)
+faster beyond noise, and no other class clearly and reproducibly slower. A change smaller than
+the noise threshold counts only when the previous attempt moved the same way (the user's rule:
+under 1% is noise unless the same direction appears twice in a row). One class faster and another
+slower suggests a specialised kernel with dispatch. Wrong results ask for a repair (3 at most).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel
+
+from kernel_mcp.bench import BenchRun, ClassRun, Comparison, compare
+
+Decision = Literal["keep", "discard", "repair-needed", "split-suggested", "failed"]
+MAX_REPAIRS = 3
+
+
+class Verdict(BaseModel):
+    decision: Decision
+    reasons: list[str]
+    comparisons: dict[str, Comparison]
+    overall: Comparison | None = None
+    regression: bool = False  # a measured slowdown beyond noise (counts toward the stop rule)
+    direction: int = 0  # -1 faster, +1 slower, 0 none: for the same-direction-twice rule
+
+
+def _geomean_series(classes: list[ClassRun]) -> list[float]:
+    repeats = min(len(c.samples) for c in classes)
+    return [math.exp(sum(math.log(c.samples[i]) for c in classes) / len(classes)) for i in range(repeats)]
+
+
+def matches(key: str, target: str | None) -> bool:
+    if not target:
+        return True
+    wanted = [part.strip() for part in target.split(",") if part.strip()]
+    have = key.split(",")
+    return all(part in have or part == key for part in wanted)
+
+
+def decide(best: dict[str, ClassRun], cand: BenchRun, target: str | None, threshold: float, previous_direction: int, repairs_done: int) -> Verdict:
+    if cand.failure:
+        return Verdict(decision="failed", reasons=[cand.failure], comparisons={})
+    wrong = [c for c in cand.classes if not c.correct]
+    if wrong:
+        listed = ", ".join(f"{c.key} ({c.failing_rows} rows, worst error {c.worst_error})" for c in wrong[:6])
+        if repairs_done >= MAX_REPAIRS:
+            return Verdict(decision="discard", reasons=[f"still wrong after {MAX_REPAIRS} repairs: {listed}"], comparisons={})
+        return Verdict(decision="repair-needed", reasons=[f"wrong results in {listed}; repair {repairs_done + 1} of {MAX_REPAIRS}"], comparisons={})
+    shared = [c for c in cand.classes if c.key in best]
+    missing = sorted(set(best) - {c.key for c in cand.classes})
+    if missing:
+        return Verdict(decision="failed", reasons=[f"classes missing from the candidate's CSV: {', '.join(missing[:6])}"], comparisons={})
+    comparisons = {c.key: compare(best[c.key].samples, c.samples, seed=i) for i, c in enumerate(shared)}
+    targets = [c for c in shared if matches(c.key, target)]
+    if not targets:
+        return Verdict(decision="failed", reasons=[f"no class matches the target {target!r}"], comparisons=comparisons)
+    overall = compare(_geomean_series([best[c.key] for c in targets]), _geomean_series(targets), seed=len(shared))
+    others = [c for c in shared if c not in targets]
+    slower = [k for k, cmp in comparisons.items() if cmp.significant and cmp.change >= threshold]
+    slower_others = [k for k in slower if k in {c.key for c in others}] if target else slower
+    what = f"target {target}" if target else "all classes (global)"
+    reasons = [f"{what}: {overall.statement()}"]
+    direction = -1 if overall.significant and overall.change < 0 else (1 if overall.significant and overall.change > 0 else 0)
+    faster = overall.significant and overall.change <= -threshold
+    small_faster = overall.significant and -threshold < overall.change < 0
+    if small_faster and previous_direction == -1:
+        reasons.append(f"below the {threshold:.0%} threshold, but the previous attempt also moved faster: counts")
+        faster = True
+    elif small_faster:
+        reasons.append(f"below the {threshold:.0%} threshold and not yet seen twice in a row: noise")
+    if faster and slower_others:
+        reasons.append("slower beyond noise: " + ", ".join(f"{k} {comparisons[k].statement()}" for k in slower_others[:5]))
+        reasons.append("one class gains and another loses: keep the best kernel as default and add a specialised kernel with dispatch for the winners")
+        return Verdict(decision="split-suggested", reasons=reasons, comparisons=comparisons, overall=overall, direction=direction)
+    if faster:
+        return Verdict(decision="keep", reasons=reasons, comparisons=comparisons, overall=overall, direction=direction)
+    if overall.significant and overall.change >= threshold:
+        return Verdict(decision="discard", reasons=reasons + ["measured regression"], comparisons=comparisons, overall=overall, regression=True, direction=direction)
+    return Verdict(decision="discard", reasons=reasons + ["tie within noise"], comparisons=comparisons, overall=overall, direction=direction)

@@ -1,0 +1,122 @@
+"""The git side of the ledger, through GitPython, confined to the experiment's own worktree.
+
+No value from a tool argument ever reaches git as an option: tags are validated names, paths are
+passed after `--`, and resets happen only inside the dedicated worktree.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import tempfile
+from pathlib import Path
+
+import git
+
+from kernel_mcp.errors import InvalidInput, WorkspaceError
+
+TAG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,47}$")
+LEDGER_MARK = "Kernel-MCP-Attempt"
+
+
+def check_tag(tag: str) -> str:
+    if not TAG.match(tag) or ".." in tag or tag.endswith((".", ".lock")):
+        raise InvalidInput(f"run tag {tag!r} must be lowercase letters, digits, '.', '_' or '-' (at most 48, not starting with '-')")
+    return tag
+
+
+def repo_of(folder: Path) -> tuple[git.Repo, str]:
+    """The repository holding the workspace, and the workspace's path inside it ('.' at the top)."""
+    try:
+        repo = git.Repo(folder, search_parent_directories=True)
+    except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+        raise WorkspaceError(f"{folder} is not inside a git repository", hint="git init the workspace and commit the kernel first") from None
+    if repo.bare or not repo.head.is_valid():
+        raise WorkspaceError("the workspace's repository has no commit yet", hint="commit the kernel and its benchmark first")
+    top = Path(repo.working_tree_dir).resolve()
+    sub = folder.resolve().relative_to(top).as_posix()
+    return repo, sub or "."
+
+
+def ignore_state_folder(repo: git.Repo, subdir: str) -> None:
+    """Keep `.kernel-mcp/` (worktrees, runs, ledger) out of the user's `git status`, via .git/info/exclude."""
+    pattern = "/" + ("" if subdir == "." else subdir.rstrip("/") + "/") + ".kernel-mcp/"
+    exclude = Path(repo.git_dir) / "info" / "exclude"
+    exclude.parent.mkdir(parents=True, exist_ok=True)
+    lines = exclude.read_text().splitlines() if exclude.exists() else []
+    if pattern not in lines:
+        exclude.write_text("\n".join(lines + [pattern]) + "\n")
+
+
+def dirty_paths(repo: git.Repo) -> list[str]:
+    out = repo.git.status("--porcelain", "--untracked-files=all")
+    return [line[3:] for line in out.splitlines() if line.strip()]
+
+
+def add_worktree(repo: git.Repo, path: Path, branch: str, start: str) -> git.Repo:
+    if branch in [h.name for h in repo.heads]:
+        raise InvalidInput(f"branch {branch} already exists", hint="choose another run tag")
+    repo.git.worktree("add", "-b", branch, "--", str(path), start)
+    return git.Repo(path)
+
+
+def carry_changes(repo: git.Repo, worktree: git.Repo) -> list[str]:
+    """Bring the user's uncommitted changes (tracked diffs and untracked files) into the worktree."""
+    patch = repo.git.diff("HEAD", "--binary")
+    if patch:
+        worktree.git.execute(["git", "apply", "--index", "-"], istream=_Stdin(patch + "\n"))
+    copied = []
+    for rel in repo.git.ls_files("--others", "--exclude-standard").splitlines():
+        src = Path(repo.working_tree_dir) / rel
+        dst = Path(worktree.working_tree_dir) / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(src.read_bytes())
+        copied.append(rel)
+    return copied
+
+
+def _Stdin(text: str):
+    """A real file for GitPython's `istream` (subprocess needs a file descriptor)."""
+    handle = tempfile.TemporaryFile()
+    handle.write(text.encode())
+    handle.seek(0)
+    return handle
+
+
+# The ledger writes performance.md itself; it is never part of what an attempt changed.
+NOT_THE_ATTEMPTS = ":(exclude,glob)**/performance.md"
+
+
+def changed_files(wt: git.Repo, base: str) -> list[str]:
+    """Files that differ from `base` in the worktree (modified, added, deleted, untracked)."""
+    tracked = wt.git.diff("--name-only", base, "--", ".", NOT_THE_ATTEMPTS).splitlines()
+    untracked = wt.git.ls_files("--others", "--exclude-standard", "--", ".", NOT_THE_ATTEMPTS).splitlines()
+    return sorted(set(tracked) | set(untracked))
+
+
+def diff_hash(wt: git.Repo, base: str) -> str:
+    digest = hashlib.sha256(wt.git.diff("--binary", base, "--", ".", NOT_THE_ATTEMPTS).encode())
+    for rel in sorted(wt.git.ls_files("--others", "--exclude-standard", "--", ".", NOT_THE_ATTEMPTS).splitlines()):
+        digest.update(rel.encode())
+        digest.update((Path(wt.working_tree_dir) / rel).read_bytes())
+    return digest.hexdigest()
+
+
+def commit_all(wt: git.Repo, message: str) -> str:
+    wt.git.add("-A", "--", ".")
+    wt.git.commit("--no-verify", "--allow-empty", "-F", "-", istream=_Stdin(message))
+    return wt.head.commit.hexsha
+
+
+def reset_to(wt: git.Repo, commit: str) -> None:
+    wt.git.reset("--hard", commit)
+    wt.git.clean("-fd", "--", ".")  # untracked files the attempt added; ignored build outputs stay
+
+
+def head_message(wt: git.Repo) -> str:
+    return wt.head.commit.message
+
+
+def remove_worktree(repo: git.Repo, path: Path, branch: str) -> None:
+    repo.git.worktree("remove", "--force", str(path))
+    repo.git.branch("-D", branch)

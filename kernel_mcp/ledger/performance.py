@@ -1,0 +1,75 @@
+"""performance.md: the human-readable record of an experiment — the baseline and each real kept
+improvement, one table row each, and a stop summary when a stop condition ends the run."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+FILE_NAME = "performance.md"
+HEADER = (
+    "# Performance log\n\nKept results only (baseline and proven improvements), written by kernel-mcp's ledger.\n\n"
+    "| date | commit | status | command | target class / dispatch | kernel | metric | GPU time | change vs best | why |\n"
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
+)
+
+
+@dataclass
+class Row:
+    commit: str
+    status: str
+    command: str
+    target: str
+    kernel: str
+    metric: str
+    gpu_time: str
+    change: str
+    why: str
+
+    def markdown(self) -> str:
+        cells = [time.strftime("%Y-%m-%d %H:%M"), self.commit, self.status, f"`{self.command}`", self.target, self.kernel, self.metric, self.gpu_time, self.change, self.why]
+        return "| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in cells) + " |\n"
+
+
+def ensure(folder: Path) -> Path:
+    path = folder / FILE_NAME
+    if not path.exists():
+        path.write_text(HEADER, encoding="utf-8")
+    elif "| date | commit | status |" not in path.read_text(encoding="utf-8"):
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write("\n" + HEADER)
+    return path
+
+
+def append_row(folder: Path, row: Row) -> None:
+    """Add the row (once: a keep retried after a crash does not add it twice)."""
+    path = ensure(folder)
+    text = path.read_text(encoding="utf-8")
+    if f"| {row.commit} | {row.status} |" in text:
+        return
+    marker = "\n## Stop summary"
+    head, sep, tail = text.partition(marker)
+    path.write_text(head.rstrip("\n") + "\n" + row.markdown() + (sep + tail if sep else ""), encoding="utf-8")
+
+
+def append_stop(folder: Path, reason: str, exp: dict[str, Any], recent: list[dict[str, Any]]) -> None:
+    path = ensure(folder)
+    lines = [
+        "\n## Stop summary\n",
+        f"- stopped: {time.strftime('%Y-%m-%d %H:%M')}",
+        f"- reason: {reason}",
+        f"- BEST commit: {exp['best_commit']}",
+        "",
+        "| attempt | hypothesis | changed files | metric best -> candidate | delta | notes |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for a in recent:
+        overall = (a.get("evidence") or {}).get("overall") or {}
+        metric = f"{overall.get('best_median', 0):.4g} -> {overall.get('candidate_median', 0):.4g}" if overall else "-"
+        delta = f"{overall.get('change', 0):+.2%}" if overall else "-"
+        cells = [a["id"], a["hypothesis"], ", ".join(a["files"][:4]), metric, delta, "; ".join(a["reasons"])[:200]]
+        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")

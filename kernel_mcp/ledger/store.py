@@ -1,0 +1,128 @@
+"""The ledger's durable state: experiments and every attempt, in SQLite (WAL, one transaction per step).
+
+Nothing is half-written: each step's changes to the ledger commit together, and a step that also
+changes git records its intent first, so a process killed in between is reconciled on the next call.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS experiments (
+  tag TEXT PRIMARY KEY, branch TEXT NOT NULL, worktree TEXT NOT NULL, subdir TEXT NOT NULL,
+  base_commit TEXT NOT NULL, best_commit TEXT NOT NULL, best_attempt INTEGER,
+  status TEXT NOT NULL, stop_reason TEXT, consecutive_regressions INTEGER NOT NULL DEFAULT 0,
+  protected TEXT NOT NULL DEFAULT '{}', created TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS attempts (
+  id INTEGER PRIMARY KEY AUTOINCREMENT, tag TEXT NOT NULL REFERENCES experiments(tag),
+  parent_commit TEXT NOT NULL, commit_sha TEXT, diff_hash TEXT, files TEXT NOT NULL DEFAULT '[]',
+  hypothesis TEXT NOT NULL, target_class TEXT, figures TEXT NOT NULL DEFAULT '{}',
+  comparisons TEXT NOT NULL DEFAULT '{}', decision TEXT NOT NULL, reasons TEXT NOT NULL DEFAULT '[]',
+  regression INTEGER NOT NULL DEFAULT 0, repair_count INTEGER NOT NULL DEFAULT 0,
+  evidence TEXT NOT NULL DEFAULT '{}', outcome TEXT NOT NULL, created TEXT NOT NULL, closed TEXT);
+CREATE TABLE IF NOT EXISTS intents (
+  tag TEXT NOT NULL, action TEXT NOT NULL, attempt_id INTEGER, started TEXT NOT NULL);
+"""
+JSON_FIELDS = ("files", "figures", "comparisons", "reasons", "evidence", "protected")
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _row(row: sqlite3.Row | None) -> dict[str, Any] | None:
+    if row is None:
+        return None
+    out = dict(row)
+    for key in JSON_FIELDS:
+        if key in out and isinstance(out[key], str):
+            out[key] = json.loads(out[key])
+    return out
+
+
+class LedgerStore:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode = WAL")
+        self.db.execute("PRAGMA synchronous = FULL")
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def transaction(self):
+        return _Tx(self.db)
+
+    # experiments
+    def experiment(self, tag: str | None) -> dict[str, Any] | None:
+        if tag:
+            return _row(self.db.execute("SELECT * FROM experiments WHERE tag = ?", (tag,)).fetchone())
+        return _row(self.db.execute("SELECT * FROM experiments ORDER BY created DESC, rowid DESC LIMIT 1").fetchone())
+
+    def add_experiment(self, **fields: Any) -> None:
+        fields.setdefault("created", now())
+        fields["protected"] = json.dumps(fields.get("protected", {}))
+        names = ", ".join(fields)
+        self.db.execute(f"INSERT INTO experiments ({names}) VALUES ({', '.join('?' * len(fields))})", tuple(fields.values()))
+
+    def update_experiment(self, tag: str, **fields: Any) -> None:
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        values = [json.dumps(v) if k in JSON_FIELDS else v for k, v in fields.items()]
+        self.db.execute(f"UPDATE experiments SET {sets} WHERE tag = ?", (*values, tag))
+
+    # attempts
+    def add_attempt(self, **fields: Any) -> int:
+        fields.setdefault("created", now())
+        for key in JSON_FIELDS:
+            if key in fields:
+                fields[key] = json.dumps(fields[key], default=str)
+        names = ", ".join(fields)
+        cur = self.db.execute(f"INSERT INTO attempts ({names}) VALUES ({', '.join('?' * len(fields))})", tuple(fields.values()))
+        return int(cur.lastrowid)
+
+    def update_attempt(self, attempt_id: int, **fields: Any) -> None:
+        sets = ", ".join(f"{k} = ?" for k in fields)
+        values = [json.dumps(v, default=str) if k in JSON_FIELDS else v for k, v in fields.items()]
+        self.db.execute(f"UPDATE attempts SET {sets} WHERE id = ?", (*values, attempt_id))
+
+    def attempt(self, attempt_id: int) -> dict[str, Any] | None:
+        return _row(self.db.execute("SELECT * FROM attempts WHERE id = ?", (attempt_id,)).fetchone())
+
+    def attempts(self, tag: str, limit: int = 1000, outcome: str | None = None) -> list[dict[str, Any]]:
+        query = "SELECT * FROM attempts WHERE tag = ?" + (" AND outcome = ?" if outcome else "") + " ORDER BY id DESC LIMIT ?"
+        params = (tag, outcome, limit) if outcome else (tag, limit)
+        return [_row(r) for r in self.db.execute(query, params).fetchall()]
+
+    def latest_attempt(self, tag: str) -> dict[str, Any] | None:
+        rows = self.attempts(tag, 1)
+        return rows[0] if rows else None
+
+    # intents
+    def add_intent(self, tag: str, action: str, attempt_id: int | None) -> None:
+        self.db.execute("INSERT INTO intents(tag, action, attempt_id, started) VALUES (?,?,?,?)", (tag, action, attempt_id, now()))
+
+    def intents(self, tag: str) -> list[dict[str, Any]]:
+        return [dict(r) for r in self.db.execute("SELECT rowid, * FROM intents WHERE tag = ?", (tag,)).fetchall()]
+
+    def clear_intents(self, tag: str) -> None:
+        self.db.execute("DELETE FROM intents WHERE tag = ?", (tag,))
+
+
+class _Tx:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self):
+        self.db.execute("BEGIN IMMEDIATE")
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.db.execute("COMMIT" if exc_type is None else "ROLLBACK")
+        return False
