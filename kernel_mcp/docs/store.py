@@ -39,10 +39,17 @@ def _hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+STOPWORDS = frozenset(
+    "a an and are as at be by can do does for from has have how i in is it its many much of on or should the "
+    "there this to was what when where which who why will with".split()
+)
+
+
 def fts_query(text: str, any_word: bool) -> str:
     words = re.findall(r"[A-Za-z0-9_]+", text.lower())
     if not words:
         raise InvalidInput("the query has no words to search for")
+    words = [w for w in words if w not in STOPWORDS] or words
     quoted = [f'"{w}"' for w in words[:24]]
     return (" OR " if any_word else " AND ").join(quoted)
 

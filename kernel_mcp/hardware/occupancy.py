@@ -34,6 +34,7 @@ class Occupancy(BaseModel):
     limits: list[OccupancyLimit]
     explanation: list[str]
     sources: list[str]
+    disagreements: list[str] = []
 
     def short(self) -> str:
         return f"{self.waves}/{self.max_waves} {self.unit} (limited by {', '.join(self.limiter)})"
@@ -72,6 +73,7 @@ def amd_occupancy(spec: HardwareSpec, vgprs: int, agprs: int, sgprs: int, lds_by
     granule = int(spec.value("vgpr_alloc_granule"))
     keys = ["max_waves_per_simd", "wave_size", "simds_per_cu", "vgprs_per_simd_lane", "vgpr_alloc_granule"]
     limits = [OccupancyLimit(resource="hardware maximum", waves=max_waves, detail="waves per SIMD")]
+    disagreements: list[str] = []
 
     total = (_round_up(vgprs, 4) + agprs) if agprs else vgprs
     if total > file_size:
@@ -99,12 +101,32 @@ def amd_occupancy(spec: HardwareSpec, vgprs: int, agprs: int, sgprs: int, lds_by
         groups = lds_cu // lds_bytes
         by_lds = min(max_waves, (groups * waves_per_group) // simds)
         limits.append(OccupancyLimit(resource="LDS", waves=by_lds, detail=f"{lds_cu // 1024} KiB per CU / {lds_bytes} B = {groups} workgroups x {waves_per_group} waves / {simds} SIMDs"))
+        granule = spec.get("lds_alloc_granule_bytes")
+        if granule:
+            # Sources disagree on whether LDS is rounded up to its allocation block for occupancy: say so.
+            keys.append("lds_alloc_granule_bytes")
+            rounded = _round_up(lds_bytes, int(granule))
+            alt = min(max_waves, ((lds_cu // rounded) * waves_per_group) // simds)
+            if alt != by_lds:
+                disagreements.append(
+                    f"LDS: counted in {int(granule)}-byte allocation blocks ({lds_bytes} -> {rounded} B) the limit is {alt}, not {by_lds}: "
+                    + (spec.figures["lds_alloc_granule_bytes"].disagreement or "sources disagree")
+                )
 
     slots = spec.get("max_workgroups_per_cu")
+    if slots and waves_per_group == 1:
+        slots = spec.get("max_waves_per_cu")  # single-wave workgroups need no barrier: only wave slots bind
     if slots:
         keys.append("max_workgroups_per_cu")
         limits.append(OccupancyLimit(resource="workgroup slots", waves=min(max_waves, (int(slots) * waves_per_group) // simds), detail=f"{int(slots)} workgroups per CU x {waves_per_group} waves / {simds} SIMDs"))
-    return _finish(spec, "waves per SIMD", max_waves, limits, keys)
+    granule_note = spec.figures["vgpr_alloc_granule"].disagreement
+    if granule_note:
+        alt_alloc = _round_up(max(total, 1), 16)
+        if min(max_waves, file_size // alt_alloc) != by_vgpr:
+            disagreements.append(f"VGPRs: in blocks of 16 the limit would be {min(max_waves, file_size // alt_alloc)}: {granule_note}")
+    result = _finish(spec, "waves per SIMD", max_waves, limits, keys)
+    result.disagreements = disagreements
+    return result
 
 
 def nvidia_occupancy(spec: HardwareSpec, registers: int, shared_bytes: int, block_size: int) -> Occupancy:

@@ -1,0 +1,78 @@
+"""Latency of docs_search over the shipped index plus the ingested public ROCm documents.
+
+    python benchmarks/docs_search.py [--docs ../shared/docs/rocm] [--rounds 20]
+
+Measures the tool as an agent calls it (in-memory MCP client, so validation and rendering are
+included) and the store query alone; prints p50/p95 and the size of a typical answer.
+Target: p95 under 20 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+from mcp import Client
+
+from kernel_mcp.docs import ingest, open_store
+from kernel_mcp.server import build_server
+
+QUERIES = [
+    "LDS size per CU gfx950", "s_waitcnt lgkmcnt stall", "MFMA bf16 throughput", "occupancy VGPR granule",
+    "sched_group_barrier mask values", "HBM bandwidth MI300X", "L2 cache hit rate counter", "bank conflicts LDS",
+    "wavefront size", "Infinity Cache", "global load to LDS", "roofline ridge point", "TCC_HIT TCC_MISS",
+    "ds_read_b128", "register spills scratch", "warp stall reasons ncu", "compute units per XCD",
+    "How many compute units does the MI300X have", "VALU utilization", "memory clock",
+]
+
+
+def pct(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def measure(folder: Path, rounds: int) -> tuple[list[float], list[float], list[int]]:
+    store = open_store(folder / ".kernel-mcp")
+    direct: list[float] = []
+    for _ in range(rounds):
+        for q in QUERIES:
+            t = time.perf_counter()
+            store.search(q, None, 8)
+            direct.append(time.perf_counter() - t)
+    tool: list[float] = []
+    sizes: list[int] = []
+    async with Client(build_server(folder)) as client:
+        await client.call_tool("docs_search", {"query": "warm up"})
+        for _ in range(rounds):
+            for q in QUERIES:
+                t = time.perf_counter()
+                result = await client.call_tool("docs_search", {"query": q})
+                tool.append(time.perf_counter() - t)
+                sizes.append(len(result.content[0].text.encode()))
+    return direct, tool, sizes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--docs", default=str(Path(__file__).resolve().parents[2] / "shared" / "docs" / "rocm"))
+    parser.add_argument("--rounds", type=int, default=20)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "kernel-mcp.toml").write_text("")
+        report = ingest(open_store(folder / ".kernel-mcp"), [Path(args.docs)])
+        print(f"index: {report.sources_total} sources, {report.sections_total} sections")
+        direct, tool, sizes = anyio.run(measure, folder, args.rounds)
+    print(f"{'path':<22} {'p50 ms':>8} {'p95 ms':>8} {'n':>6}")
+    for name, samples in (("store query", direct), ("docs_search tool", tool)):
+        print(f"{name:<22} {pct(samples, 0.5) * 1e3:>8.2f} {pct(samples, 0.95) * 1e3:>8.2f} {len(samples):>6}")
+    print(f"answer size: median {statistics.median(sizes):.0f} B, max {max(sizes)} B")
+    print(f"p95 of the tool under 20 ms: {'met' if pct(tool, 0.95) < 0.020 else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""Parsers for profiler outputs, exactly as the tools write them.
+
+rocprofv3 CSV (kernel_trace.csv, counter_collection.csv, --list-avail) keyed on column names,
+accepting the older and newer column sets (Agent_Id as a number or "Agent N", with or without
+VGPR/Accum_VGPR/SGPR/LDS columns, counters with or without timestamps). ncu `--csv` output
+(`--metrics` long format and `--page raw` wide format), with the program's own output and
+`==PROF==` lines before the table and thousands separators in the values.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from kernel_mcp.errors import InvalidInput
+
+TRACE_REQUIRED = ("Kernel_Name", "Start_Timestamp", "End_Timestamp")
+COUNTER_REQUIRED = ("Dispatch_Id", "Kernel_Name", "Counter_Name", "Counter_Value")
+
+
+def _read(path: Path, what: str) -> pd.DataFrame:
+    if not path.exists():
+        raise InvalidInput(f"{what}: {path.name} not found")
+    if path.stat().st_size == 0:
+        raise InvalidInput(f"{what}: {path.name} is empty")
+    try:
+        return pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"{what}: {path.name} is not a readable CSV: {exc}") from None
+
+
+def _require(frame: pd.DataFrame, columns: tuple[str, ...], path: Path, what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise InvalidInput(f"{what}: {path.name} lacks column(s) {', '.join(missing)}: not a rocprofv3 file of a known version", hint="columns found: " + ", ".join(map(str, frame.columns[:20])))
+
+
+def read_kernel_trace(path: Path) -> pd.DataFrame:
+    """rocprofv3 kernel_trace.csv -> one row per dispatch with normalised columns."""
+    frame = _read(path, "kernel trace")
+    _require(frame, TRACE_REQUIRED, path, "kernel trace")
+    if "Kind" in frame.columns:
+        frame = frame[frame["Kind"].astype(str) == "KERNEL_DISPATCH"]
+    start = pd.to_numeric(frame["Start_Timestamp"], errors="coerce")
+    end = pd.to_numeric(frame["End_Timestamp"], errors="coerce")
+    if start.isna().any() or end.isna().any():
+        raise InvalidInput(f"kernel trace: {path.name} has rows without timestamps (truncated?)")
+    out = pd.DataFrame({"kernel": frame["Kernel_Name"].astype(str), "duration_ns": (end - start).astype("int64"), "start_ns": start.astype("int64")})
+    out["dispatch"] = pd.to_numeric(frame.get("Dispatch_Id", pd.Series(range(len(frame)))), errors="coerce")
+    for source, name in (("Workgroup_Size_X", "wg_x"), ("Workgroup_Size_Y", "wg_y"), ("Workgroup_Size_Z", "wg_z"), ("Grid_Size_X", "grid_x"), ("Grid_Size_Y", "grid_y"), ("Grid_Size_Z", "grid_z"),
+                         ("VGPR_Count", "vgprs"), ("Accum_VGPR_Count", "agprs"), ("SGPR_Count", "sgprs"), ("LDS_Block_Size", "lds_bytes"), ("Group_Segment_Size", "lds_bytes"),
+                         ("Scratch_Size", "scratch_bytes"), ("Private_Segment_Size", "scratch_bytes")):
+        if source in frame.columns and name not in out.columns:
+            out[name] = pd.to_numeric(frame[source], errors="coerce").to_numpy()
+    out["agent"] = frame["Agent_Id"].astype(str).str.replace("Agent ", "", regex=False).to_numpy() if "Agent_Id" in frame.columns else ""
+    if (out["duration_ns"] < 0).any():
+        raise InvalidInput(f"kernel trace: {path.name} has a dispatch that ends before it starts (inconsistent)")
+    return out
+
+
+def read_counter_collection(path: Path) -> pd.DataFrame:
+    """rocprofv3 counter_collection.csv (long format: one row per dispatch and counter)."""
+    frame = _read(path, "counter collection")
+    _require(frame, COUNTER_REQUIRED, path, "counter collection")
+    return pd.DataFrame({
+        "dispatch": pd.to_numeric(frame["Dispatch_Id"], errors="coerce"),
+        "kernel": frame["Kernel_Name"].astype(str),
+        "counter": frame["Counter_Name"].astype(str),
+        "value": pd.to_numeric(frame["Counter_Value"], errors="coerce"),
+    })
+
+
+def parse_list_avail(text: str) -> dict[str, dict[str, str]]:
+    """`rocprofv3 --list-avail`: counter name -> {description, expression, block, dimensions}."""
+    counters: dict[str, dict[str, str]] = {}
+    current: dict[str, str] | None = None
+    for line in text.splitlines():
+        key, sep, value = line.partition(":")
+        if not sep:
+            continue
+        key, value = key.strip(), value.strip()
+        if key == "Counter_Name":
+            current = counters.setdefault(value, {})
+        elif current is not None and key in ("Description", "Expression", "Block", "Dimensions"):
+            current[key.lower()] = value
+    return counters
+
+
+# ---------------------------------------------------------------- ncu -------------------------
+def _ncu_table(text: str, what: str) -> pd.DataFrame:
+    start = text.find('"ID"')
+    if start < 0:
+        raise InvalidInput(f"{what}: no ncu CSV table (no header line starting with \"ID\")", hint=text.strip()[-300:] or None)
+    try:
+        return pd.read_csv(io.StringIO(text[start:]), dtype=str, keep_default_na=False)
+    except pd.errors.ParserError as exc:
+        raise InvalidInput(f"{what}: the ncu CSV could not be parsed: {exc}") from None
+
+
+def ncu_number(value: str) -> float | None:
+    text = str(value).replace(",", "").strip()
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _dims(text: str) -> tuple[int, int, int]:
+    numbers = [int(n) for n in re.findall(r"\d+", str(text))]
+    return tuple((numbers + [1, 1, 1])[:3])  # type: ignore[return-value]
+
+
+def read_ncu_metrics(text: str) -> pd.DataFrame:
+    """`ncu --csv --metrics ...` (long format) -> one row per launch with one column per metric."""
+    table = _ncu_table(text, "ncu metrics")
+    needed = ("ID", "Kernel Name", "Metric Name", "Metric Value")
+    if any(c not in table.columns for c in needed):
+        raise InvalidInput("ncu metrics: not the --metrics long format", hint="columns: " + ", ".join(table.columns[:15]))
+    rows = {}
+    for _, r in table.iterrows():
+        row = rows.setdefault(r["ID"], {"launch": int(r["ID"]), "kernel": r["Kernel Name"], "block": _dims(r.get("Block Size", "")), "grid": _dims(r.get("Grid Size", "")), "metrics": {}, "units": {}})
+        row["metrics"][r["Metric Name"]] = ncu_number(r["Metric Value"])
+        row["units"][r["Metric Name"]] = r.get("Metric Unit", "")
+    return pd.DataFrame(rows.values())
+
+
+def ncu_duration_ns(value: float | None, unit: str) -> float | None:
+    scale = {"ns": 1.0, "nsecond": 1.0, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9}
+    return None if value is None else value * scale.get(unit.strip(), 1.0)
+
+
+def read_ncu_raw(text: str) -> pd.DataFrame:
+    """`ncu --page raw --csv` (wide: a units row under the header) -> the same shape as read_ncu_metrics."""
+    table = _ncu_table(text, "ncu raw")
+    units = table.iloc[0] if len(table) and table.iloc[0].get("ID", "") == "" else None
+    body = table.iloc[1:] if units is not None else table
+    fixed = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size", "Grid Size", "Device", "CC"}
+    rows = []
+    for _, r in body.iterrows():
+        metrics = {c: ncu_number(r[c]) for c in table.columns if c not in fixed}
+        rows.append({"launch": int(r["ID"]), "kernel": r["Kernel Name"], "block": _dims(r.get("Block Size", "")), "grid": _dims(r.get("Grid Size", "")),
+                     "metrics": metrics, "units": {c: (units[c] if units is not None else "") for c in metrics}})
+    return pd.DataFrame(rows)
