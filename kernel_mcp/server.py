@@ -9,10 +9,10 @@ from typing import Literal
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from kernel_mcp import __version__, bench, compile as compiler, docs, doctor, hardware, ledger
+from kernel_mcp import __version__, bench, compile as compiler, docs, doctor, hardware, ledger, profile
 from kernel_mcp.gpu import gate
 from kernel_mcp.compile import isa_view
-from kernel_mcp.errors import KernelMcpError
+from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.toolkit import DESTRUCTIVE, READ_ONLY, RUNS_COMMANDS, ServerState, ToolContext, ToolInput, ToolSpec, register
 from kernel_mcp.workspace import commands
 
@@ -240,6 +240,44 @@ async def _experiment_log(args: ExperimentLogInput, ctx: ToolContext) -> ledger.
     return ledger.Ledger(ctx.workspace()).log(args.tag, args.limit, args.outcome)
 
 
+class ProfileKernelsInput(ToolInput):
+    kernel_regex: str | None = Field(default=None, max_length=200, description="profile only kernels matching this (default: all)")
+    counters: list[str] = Field(default_factory=list, max_length=64, description="hardware counter names of the target")
+    preset: Literal["memory", "compute", "lds", "mfma", "occupancy", "cache"] | None = Field(default=None, description="a named set of counters")
+
+
+class ProfileImportInput(ToolInput):
+    paths: list[str] = Field(min_length=1, max_length=9, description="workspace-relative rocprofv3 output folders or CSVs, ncu CSVs, or rocpd .db files")
+
+
+class ProfileCompareInput(ToolInput):
+    run_a: str = Field(max_length=64, description="run id of the first profile (before)")
+    run_b: str = Field(max_length=64, description="run id of the second profile (after)")
+
+
+async def _profile_kernels(args: ProfileKernelsInput, ctx: ToolContext) -> profile.ProfileSummary:
+    ws = ctx.workspace()
+    if args.kernel_regex:
+        import re
+
+        try:
+            re.compile(args.kernel_regex)
+        except re.error as exc:
+            raise InvalidInput(f"kernel_regex: {exc}") from None
+    return await profile.profile_kernels(ws, ctx.new_run(args.model_dump()), args.kernel_regex, args.counters, args.preset, ctx.progress)
+
+
+async def _profile_import(args: ProfileImportInput, ctx: ToolContext) -> profile.ProfileSummary:
+    ws = ctx.workspace()
+    for p in args.paths:
+        ws.resolve(p, must_exist=True)
+    return profile.profile_import(ws, ctx.new_run(args.model_dump()), args.paths)
+
+
+async def _profile_compare(args: ProfileCompareInput, ctx: ToolContext) -> profile.ProfileComparison:
+    return profile.profile_compare(ctx.workspace(), args.run_a, args.run_b)
+
+
 async def _doctor(args: DoctorInput, ctx: ToolContext) -> doctor.DoctorResult:
     return await doctor.diagnose(ctx.state, [(s.name, s.requires) for s in TOOLS])
 
@@ -380,6 +418,22 @@ TOOLS: list[ToolSpec] = [
         "experiment_log",
         "Every attempt with its parent commit, hypothesis, per-class figures and outcome: the population and its lineage.",
         ExperimentLogInput, ledger.LogAnswer, _experiment_log, READ_ONLY, ("workspace",),
+    ),
+    ToolSpec(
+        "profile_kernels",
+        "Run the fixed benchmark under rocprofv3 (AMD) or ncu (NVIDIA) on the gated GPU: per kernel, calls, total/avg/median "
+        "GPU time, share, grid and block, registers and LDS; the target kernel marked. Optional counters or a preset, with derived metrics.",
+        ProfileKernelsInput, profile.ProfileSummary, _profile_kernels, RUNS_COMMANDS, ("workspace", "benchmark", "profiler", "gpu"),
+    ),
+    ToolSpec(
+        "profile_import",
+        "Summarise profiler output made elsewhere (rocprofv3 folders or CSVs, ncu CSV exports, rocpd databases; several merged) like profile_kernels does.",
+        ProfileImportInput, profile.ProfileSummary, _profile_import, READ_ONLY, ("workspace",),
+    ),
+    ToolSpec(
+        "profile_compare",
+        "Two profiles side by side (by run id): per kernel average GPU time before and after, calls, and the total.",
+        ProfileCompareInput, profile.ProfileComparison, _profile_compare, READ_ONLY, ("workspace",),
     ),
 ]
 

@@ -21,13 +21,22 @@ TRACE_REQUIRED = ("Kernel_Name", "Start_Timestamp", "End_Timestamp")
 COUNTER_REQUIRED = ("Dispatch_Id", "Kernel_Name", "Counter_Name", "Counter_Value")
 
 
-def _read(path: Path, what: str) -> pd.DataFrame:
+TRACE_COLUMNS = {
+    "Kind", "Agent_Id", "Dispatch_Id", "Kernel_Name", "Start_Timestamp", "End_Timestamp", "Workgroup_Size_X", "Workgroup_Size_Y",
+    "Workgroup_Size_Z", "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z", "VGPR_Count", "Accum_VGPR_Count", "SGPR_Count", "LDS_Block_Size",
+    "Group_Segment_Size", "Scratch_Size", "Private_Segment_Size",
+}
+TEXT_COLUMNS = {"Kind": "category", "Kernel_Name": "category", "Agent_Id": "category", "Counter_Name": "category"}
+
+
+def _read(path: Path, what: str, columns: set[str] | None = None) -> pd.DataFrame:
+    """Only the columns used, names as categories: a million dispatches fit in little memory."""
     if not path.exists():
         raise InvalidInput(f"{what}: {path.name} not found")
     if path.stat().st_size == 0:
         raise InvalidInput(f"{what}: {path.name} is empty")
     try:
-        return pd.read_csv(path)
+        return pd.read_csv(path, usecols=(lambda c: c in columns) if columns else None, dtype=TEXT_COLUMNS)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise InvalidInput(f"{what}: {path.name} is not a readable CSV: {exc}") from None
 
@@ -40,7 +49,7 @@ def _require(frame: pd.DataFrame, columns: tuple[str, ...], path: Path, what: st
 
 def read_kernel_trace(path: Path) -> pd.DataFrame:
     """rocprofv3 kernel_trace.csv -> one row per dispatch with normalised columns."""
-    frame = _read(path, "kernel trace")
+    frame = _read(path, "kernel trace", TRACE_COLUMNS)
     _require(frame, TRACE_REQUIRED, path, "kernel trace")
     if "Kind" in frame.columns:
         frame = frame[frame["Kind"].astype(str) == "KERNEL_DISPATCH"]
@@ -48,14 +57,14 @@ def read_kernel_trace(path: Path) -> pd.DataFrame:
     end = pd.to_numeric(frame["End_Timestamp"], errors="coerce")
     if start.isna().any() or end.isna().any():
         raise InvalidInput(f"kernel trace: {path.name} has rows without timestamps (truncated?)")
-    out = pd.DataFrame({"kernel": frame["Kernel_Name"].astype(str), "duration_ns": (end - start).astype("int64"), "start_ns": start.astype("int64")})
+    out = pd.DataFrame({"kernel": frame["Kernel_Name"], "duration_ns": (end - start).astype("int64"), "start_ns": start.astype("int64")})
     out["dispatch"] = pd.to_numeric(frame.get("Dispatch_Id", pd.Series(range(len(frame)))), errors="coerce")
     for source, name in (("Workgroup_Size_X", "wg_x"), ("Workgroup_Size_Y", "wg_y"), ("Workgroup_Size_Z", "wg_z"), ("Grid_Size_X", "grid_x"), ("Grid_Size_Y", "grid_y"), ("Grid_Size_Z", "grid_z"),
                          ("VGPR_Count", "vgprs"), ("Accum_VGPR_Count", "agprs"), ("SGPR_Count", "sgprs"), ("LDS_Block_Size", "lds_bytes"), ("Group_Segment_Size", "lds_bytes"),
                          ("Scratch_Size", "scratch_bytes"), ("Private_Segment_Size", "scratch_bytes")):
         if source in frame.columns and name not in out.columns:
             out[name] = pd.to_numeric(frame[source], errors="coerce").to_numpy()
-    out["agent"] = frame["Agent_Id"].astype(str).str.replace("Agent ", "", regex=False).to_numpy() if "Agent_Id" in frame.columns else ""
+    out["agent"] = frame["Agent_Id"].to_numpy() if "Agent_Id" in frame.columns else ""
     if (out["duration_ns"] < 0).any():
         raise InvalidInput(f"kernel trace: {path.name} has a dispatch that ends before it starts (inconsistent)")
     return out

@@ -1,0 +1,121 @@
+"""Hardware counter presets, name checking against the profiler's own listing, pass packing,
+and derived metrics with their definitions.
+
+Which counters exist comes from the installed tool (`rocprofv3 --list-avail`, `ncu
+--query-metrics`), cached per workspace; presets are filtered by that listing, and an unknown
+name gets an error listing close matches. rocprofv3 collects what fits in one hardware pass per
+run: counters are packed greedily, and a pass the tool rejects is split in two and retried.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+
+from kernel_mcp.errors import InvalidInput
+from kernel_mcp.profile.summary import DerivedMetric
+
+PRESETS: dict[str, dict[str, list[str]]] = {
+    "rocm": {
+        "memory": ["FETCH_SIZE", "WRITE_SIZE", "TCC_EA0_RDREQ_sum", "TCC_EA0_WRREQ_sum", "MemUnitBusy"],
+        "compute": ["SQ_WAVES", "SQ_INSTS_VALU", "SQ_INSTS_SALU", "VALUUtilization", "VALUBusy", "GRBM_GUI_ACTIVE"],
+        "lds": ["SQ_INSTS_LDS", "SQ_ACTIVE_INST_LDS", "SQ_LDS_BANK_CONFLICT", "LDSBankConflict", "ALUStalledByLDS"],
+        "mfma": ["SQ_INSTS_MFMA", "SQ_VALU_MFMA_BUSY_CYCLES", "SQ_BUSY_CYCLES", "GRBM_GUI_ACTIVE"],
+        "occupancy": ["SQ_WAVES", "SQ_WAVE_CYCLES", "OccupancyPercent", "MeanOccupancyPerCU"],
+        "cache": ["TCC_HIT_sum", "TCC_MISS_sum", "TCP_TCC_READ_REQ_sum", "L2CacheHit"],
+    },
+    "cuda": {
+        "memory": ["dram__bytes_read.sum", "dram__bytes_write.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed"],
+        "compute": ["sm__throughput.avg.pct_of_peak_sustained_elapsed", "smsp__inst_executed.sum", "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active"],
+        "lds": ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "smsp__inst_executed_op_shared_ld.sum"],
+        "mfma": ["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "sm__inst_executed_pipe_tensor.sum"],
+        "occupancy": ["sm__warps_active.avg.pct_of_peak_sustained_active", "launch__occupancy_limit_registers", "launch__occupancy_limit_shared_mem", "launch__waves_per_multiprocessor"],
+        "cache": ["lts__t_sector_hit_rate.pct", "l1tex__t_sector_hit_rate.pct"],
+    },
+}
+
+
+def base_name(vendor: str, name: str) -> str:
+    return name.split(".")[0] if vendor == "cuda" else name
+
+
+def choose(vendor: str, preset: str | None, names: list[str], available: set[str] | None) -> tuple[list[str], list[str]]:
+    """The counters to collect and notes about any dropped; unknown explicit names are an error."""
+    notes = []
+    wanted = list(names)
+    if preset:
+        if preset not in PRESETS[vendor]:
+            raise InvalidInput(f"unknown preset {preset!r}", hint="presets: " + ", ".join(PRESETS[vendor]))
+        wanted = PRESETS[vendor][preset] + wanted
+    wanted = list(dict.fromkeys(wanted))
+    if available is None:
+        return wanted, ["the profiler's counter listing is unavailable: names not checked"]
+    unknown = [n for n in names if base_name(vendor, n) not in available]
+    if unknown:
+        hints = []
+        for n in unknown:
+            close = difflib.get_close_matches(base_name(vendor, n), sorted(available), n=4, cutoff=0.5)
+            hints.append(f"{n}: close matches {', '.join(close) or 'none'}")
+        raise InvalidInput(f"counter(s) not available on this target: {', '.join(unknown)}", hint="; ".join(hints))
+    dropped = [n for n in wanted if base_name(vendor, n) not in available]
+    if dropped:
+        notes.append(f"preset counters not on this target, skipped: {', '.join(dropped)}")
+    return [n for n in wanted if n not in dropped], notes
+
+
+def pack(counters: list[str], per_pass: int) -> list[list[str]]:
+    return [counters[i : i + per_pass] for i in range(0, len(counters), per_pass)]
+
+
+async def collect_in_passes(counters: list[str], per_pass: int, run_pass: Callable) -> tuple[list, list[str]]:
+    """Run one profiler pass per group; a group the tool rejects is halved and retried."""
+    results, notes = [], []
+    queue = pack(counters, per_pass)
+    while queue:
+        group = queue.pop(0)
+        outcome, rejected = await run_pass(group)
+        if rejected and len(group) > 1:
+            half = len(group) // 2
+            queue[:0] = [group[:half], group[half:]]
+            notes.append(f"{len(group)} counters did not fit one pass; split")
+            continue
+        if rejected:
+            raise InvalidInput(f"the profiler rejected counter {group[0]}: {rejected}")
+        results.append(outcome)
+    return results, notes
+
+
+def derived_amd(c: dict[str, float], duration_s: float | None, peak_bw: float | None, listing: dict[str, dict[str, str]]) -> list[DerivedMetric]:
+    out = []
+    for name in ("VALUUtilization", "VALUBusy", "OccupancyPercent", "MeanOccupancyPerCU", "L2CacheHit", "LDSBankConflict", "ALUStalledByLDS", "MemUnitBusy"):
+        if name in c:
+            out.append(DerivedMetric(name=name, value=c[name], unit="", definition=f"rocprofv3: {listing.get(name, {}).get('expression', 'derived counter')}"))
+    if "TCC_HIT_sum" in c and "TCC_MISS_sum" in c and c["TCC_HIT_sum"] + c["TCC_MISS_sum"] > 0:
+        out.append(DerivedMetric(name="L2 hit rate", value=100 * c["TCC_HIT_sum"] / (c["TCC_HIT_sum"] + c["TCC_MISS_sum"]), unit="%", definition="100 * TCC_HIT_sum / (TCC_HIT_sum + TCC_MISS_sum)"))
+    if "SQ_LDS_BANK_CONFLICT" in c and c.get("SQ_ACTIVE_INST_LDS"):
+        out.append(DerivedMetric(name="LDS bank-conflict rate", value=100 * c["SQ_LDS_BANK_CONFLICT"] / c["SQ_ACTIVE_INST_LDS"], unit="%", definition="100 * SQ_LDS_BANK_CONFLICT / SQ_ACTIVE_INST_LDS (conflict cycles per LDS-active cycle)"))
+    if "SQ_VALU_MFMA_BUSY_CYCLES" in c and c.get("SQ_BUSY_CYCLES"):
+        out.append(DerivedMetric(name="MFMA busy share", value=100 * c["SQ_VALU_MFMA_BUSY_CYCLES"] / c["SQ_BUSY_CYCLES"], unit="%", definition="100 * SQ_VALU_MFMA_BUSY_CYCLES / SQ_BUSY_CYCLES"))
+    if "FETCH_SIZE" in c and "WRITE_SIZE" in c and duration_s:
+        bw = (c["FETCH_SIZE"] + c["WRITE_SIZE"]) * 1024 / duration_s
+        out.append(DerivedMetric(name="HBM bandwidth", value=bw / 1e9, unit=" GB/s", definition="(FETCH_SIZE + WRITE_SIZE) KiB * 1024 / kernel time"))
+        if peak_bw:
+            out.append(DerivedMetric(name="HBM share of peak", value=100 * bw / peak_bw, unit="%", definition="HBM bandwidth / hw_spec hbm_bandwidth_bytes_per_s"))
+    return out
+
+
+def derived_cuda(c: dict[str, float], duration_s: float | None, peak_bw: float | None) -> list[DerivedMetric]:
+    out = []
+    read, write = c.get("dram__bytes_read.sum"), c.get("dram__bytes_write.sum")
+    if read is not None and write is not None and duration_s:
+        bw = (read + write) / duration_s
+        out.append(DerivedMetric(name="HBM bandwidth", value=bw / 1e9, unit=" GB/s", definition="(dram__bytes_read.sum + dram__bytes_write.sum) / gpu__time_duration.sum"))
+        if peak_bw:
+            out.append(DerivedMetric(name="HBM share of peak", value=100 * bw / peak_bw, unit="%", definition="HBM bandwidth / hw_spec hbm_bandwidth_bytes_per_s"))
+    conflicts = c.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
+    wavefronts = c.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
+    if conflicts is not None and wavefronts:
+        out.append(DerivedMetric(name="shared-memory bank-conflict rate", value=100 * conflicts / wavefronts, unit="%", definition="100 * l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum / l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"))
+    if "sm__warps_active.avg.pct_of_peak_sustained_active" in c:
+        out.append(DerivedMetric(name="achieved occupancy", value=c["sm__warps_active.avg.pct_of_peak_sustained_active"], unit="%", definition="sm__warps_active.avg.pct_of_peak_sustained_active"))
+    return out

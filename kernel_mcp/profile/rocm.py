@@ -1,0 +1,69 @@
+"""rocprofv3: kernel trace (CSV) for GPU times, counter collection in passes, and its counter listing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from kernel_mcp import runner, toolchain
+from kernel_mcp.errors import BackendMissing, CommandFailed
+from kernel_mcp.profile.parsers import parse_list_avail, read_counter_collection, read_kernel_trace
+
+REJECTED_HINTS = ("exceeds", "cannot be collected", "Request exceeds", "insufficient", "too many")
+
+
+def find() -> str:
+    path = toolchain.find("rocprofv3")
+    if path is None:
+        raise BackendMissing("rocprofv3 not found", hint="install rocprofiler-sdk (ROCm 6.2+)")
+    return path
+
+
+async def list_avail(cwd: Path, cache: Path) -> dict[str, dict[str, str]]:
+    if cache.exists():
+        return parse_list_avail(cache.read_text())
+    result = await runner.run([find(), "--list-avail"], cwd=cwd, timeout_s=300, tail_bytes=16 * 2**20)
+    if not result.ok:
+        raise CommandFailed(f"rocprofv3 --list-avail gave {result.status()}", hint=result.stderr.tail[-300:] or None)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    cache.write_text(result.stdout.tail)
+    return parse_list_avail(result.stdout.tail)
+
+
+def trace_argv(out_dir: Path, command: list[str], kernel_regex: str | None, counters: list[str] | None = None) -> list[str]:
+    argv = [find()]
+    argv += ["--pmc", *counters] if counters else ["--kernel-trace", "--stats"]
+    argv += ["--output-format", "csv", "-d", str(out_dir), "-o", "kmcp"]
+    if kernel_regex:
+        argv += ["--kernel-include-regex", kernel_regex]
+    return argv + ["--", *command]
+
+
+def find_output(out_dir: Path, suffix: str) -> Path | None:
+    found = sorted(out_dir.rglob(f"*{suffix}"), key=lambda p: p.stat().st_mtime)
+    return found[-1] if found else None
+
+
+def rejected(result: runner.RunResult) -> str | None:
+    text = result.stderr.tail + result.stdout.tail
+    if result.ok:
+        return None
+    for line in text.splitlines():
+        if any(h.lower() in line.lower() for h in REJECTED_HINTS):
+            return line.strip()[:300]
+    return None
+
+
+def read_trace_folder(folder: Path) -> pd.DataFrame:
+    trace = find_output(folder, "kernel_trace.csv")
+    if trace is None:
+        raise CommandFailed(f"no kernel_trace.csv under {folder.name}", hint="was rocprofv3 run with --kernel-trace and CSV output?")
+    frame = read_kernel_trace(trace)
+    frame["origin"] = trace.name
+    return frame
+
+
+def read_counters_folder(folder: Path) -> pd.DataFrame | None:
+    path = find_output(folder, "counter_collection.csv")
+    return read_counter_collection(path) if path is not None else None

@@ -1,0 +1,159 @@
+"""rocpd: the SQLite databases rocprofv3 writes by default from ROCm 7.
+
+Read only through the views rocprofv3 defines (`kernels`, `counters_collection`, `rocpd_metadata`,
+`rocpd_info_agent`, `rocpd_info_process`), aggregated in SQLite: a million dispatches never pass
+through Python one by one. Several databases (processes, nodes, runs) are attached to one
+connection and read as one, each row keeping its source. A database whose schema lacks a view or
+column this reader needs is refused with the names of what is missing.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+from kernel_mcp.errors import InvalidInput
+from kernel_mcp.profile import counters as ctr
+from kernel_mcp.profile.summary import MAX_KERNELS, CounterRow, KernelRow, ProfileSummary
+
+KNOWN_SCHEMA_VERSIONS = {"3"}
+NEEDED = {
+    "kernels": {"name", "duration", "grid_x", "grid_y", "grid_z", "workgroup_x", "workgroup_y", "workgroup_z", "vgpr_count", "accum_vgpr_count", "sgpr_count", "lds_size", "scratch_size", "pid"},
+    "rocpd_metadata": {"tag", "value"},
+    "rocpd_info_agent": {"name", "product_name", "type"},
+    "rocpd_info_process": {"pid", "command"},
+}
+COUNTER_VIEW = ("counters_collection", {"dispatch_id", "kernel_name", "counter_name", "value"})
+MAX_ATTACHED = 9  # SQLite's default limit is 10 attached databases
+
+
+def _open(paths: list[Path]) -> tuple[sqlite3.Connection, list[str]]:
+    if len(paths) > MAX_ATTACHED:
+        raise InvalidInput(f"{len(paths)} databases at once; at most {MAX_ATTACHED}", hint="import them in groups")
+    con = sqlite3.connect("file::memory:", uri=True)  # URIs on, so each database attaches read-only
+    schemas = []
+    for index, path in enumerate(paths):
+        with path.open("rb") as handle:
+            head = handle.read(16)
+        if head != b"SQLite format 3\x00":
+            raise InvalidInput(f"{path.name} is not an SQLite database" + (" (empty file)" if not head else ""))
+        schema = f"db{index}"
+        try:
+            con.execute(f"ATTACH DATABASE ? AS {schema}", (f"{path.resolve().as_uri()}?mode=ro",))
+            con.execute(f"SELECT count(*) FROM {schema}.sqlite_master").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise InvalidInput(f"{path.name} is not a readable database (truncated or corrupt?): {exc}") from None
+        schemas.append(schema)
+    return con, schemas
+
+
+def _columns(con: sqlite3.Connection, schema: str, view: str) -> set[str]:
+    try:
+        return {row[1] for row in con.execute(f"PRAGMA {schema}.table_info(`{view}`)")}
+    except sqlite3.DatabaseError as exc:
+        raise InvalidInput(f"the database cannot be read ({exc}); truncated or corrupt?") from None
+
+
+def check_schema(con: sqlite3.Connection, schema: str, name: str) -> tuple[str | None, bool]:
+    """(schema version, has counters); raises naming everything missing."""
+    missing = []
+    for view, columns in NEEDED.items():
+        have = _columns(con, schema, view)
+        if not have:
+            missing.append(f"view {view}")
+        else:
+            missing += [f"{view}.{c}" for c in sorted(columns - have)]
+    version = None
+    if "view rocpd_metadata" not in missing:
+        try:
+            row = con.execute(f"SELECT value FROM {schema}.rocpd_metadata WHERE tag = 'schema_version'").fetchone()
+            version = row[0] if row else None
+        except sqlite3.DatabaseError as exc:
+            raise InvalidInput(f"{name}: rocpd_metadata cannot be read: {exc}") from None
+    if missing:
+        known = f"schema version {version}" if version else "no schema version"
+        raise InvalidInput(f"{name} is not a rocpd database this reader understands ({known}): missing {', '.join(missing[:12])}",
+                           hint=f"known schema versions: {', '.join(sorted(KNOWN_SCHEMA_VERSIONS))}")
+    has_counters = COUNTER_VIEW[1] <= _columns(con, schema, COUNTER_VIEW[0])
+    return version, has_counters
+
+
+def summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> ProfileSummary:
+    try:
+        return _summary(paths, target_regex, labels)
+    except sqlite3.DatabaseError as exc:  # a page read mid-query: the file is damaged
+        raise InvalidInput(f"a rocpd database could not be read to the end (truncated or corrupt?): {exc}") from None
+
+
+def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> ProfileSummary:
+    con, schemas = _open(paths)
+    notes, origins = [], []
+    counter_schemas = []
+    for schema, path, label in zip(schemas, paths, labels):
+        version, has_counters = check_schema(con, schema, path.name)
+        if version not in KNOWN_SCHEMA_VERSIONS:
+            notes.append(f"{label}: schema version {version} is not one this reader was written for; every view and column it needs is present")
+        agents = ", ".join(f"{r[0]} {r[1] or ''}".strip() for r in con.execute(f"SELECT DISTINCT name, product_name FROM {schema}.rocpd_info_agent WHERE type = 'GPU'"))
+        procs = ", ".join(f"pid {r[0]} ({(r[1] or '')[:60]})" for r in con.execute(f"SELECT pid, command FROM {schema}.rocpd_info_process LIMIT 4"))
+        origins.append(f"{label}: {agents or 'no GPU agent'}; {procs or 'no process'}")
+        if has_counters:
+            counter_schemas.append((schema, label))
+    # One grouped scan per database for counts, sums and launch facts (grouped on the integer
+    # kernel id, which sorts far faster than the name); a few rows per kernel come back.
+    stats: dict[str, dict] = {}
+    for schema, label in zip(schemas, labels):
+        for (name, calls, total, mn, mx, gmin, gmax, bmin, bmax, vgprs, agprs, sgprs, lds, scratch) in con.execute(
+            f"""SELECT MIN(name), COUNT(*), SUM(duration), MIN(duration), MAX(duration),
+                       MIN(grid_x) || 'x' || MIN(grid_y) || 'x' || MIN(grid_z), MAX(grid_x) || 'x' || MAX(grid_y) || 'x' || MAX(grid_z),
+                       MIN(workgroup_x) || 'x' || MIN(workgroup_y) || 'x' || MIN(workgroup_z), MAX(workgroup_x) || 'x' || MAX(workgroup_y) || 'x' || MAX(workgroup_z),
+                       MAX(vgpr_count), MAX(accum_vgpr_count), MAX(sgpr_count), MAX(lds_size), MAX(scratch_size)
+                FROM {schema}.kernels GROUP BY kernel_id"""
+        ):
+            k = stats.setdefault(name, {"calls": 0, "total": 0, "min": mn, "max": mx, "grids": set(), "blocks": set(), "origins": set(), "regs": (vgprs, agprs, sgprs, lds, scratch)})
+            k["calls"] += calls
+            k["total"] += total
+            k["min"], k["max"] = min(k["min"], mn), max(k["max"], mx)
+            k["grids"].update({gmin, gmax})
+            k["blocks"].update({bmin, bmax})
+            k["origins"].add(label)
+    union = " UNION ALL ".join(f"SELECT name, duration FROM {schema}.kernels" for schema in schemas)
+    # ...and one ordered scan, streamed, for the exact median of each kernel.
+    medians: dict[str, float] = {}
+    current, index, middle = None, 0, ()
+    for name, duration in con.execute(f"SELECT name, duration FROM ({union}) ORDER BY name, duration"):
+        if name != current:
+            current, index = name, 0
+            n = stats[name]["calls"]
+            middle = ((n - 1) // 2, n // 2)
+            medians[name] = 0.0
+        medians[name] += duration * middle.count(index) / 2  # odd counts: the one middle value, twice
+        index += 1
+    pattern = re.compile(target_regex) if target_regex else None
+    grand = sum(k["total"] for k in stats.values())
+    kernels = []
+    for name, k in sorted(stats.items(), key=lambda item: -item[1]["total"]):
+        vgprs, agprs, sgprs, lds, scratch = k["regs"]
+        kernels.append(KernelRow(
+            name=name, calls=k["calls"], total_us=k["total"] / 1e3, avg_us=k["total"] / k["calls"] / 1e3, median_us=medians[name] / 1e3,
+            min_us=k["min"] / 1e3, max_us=k["max"] / 1e3, share=k["total"] / grand if grand else 0.0,
+            grid=next(iter(k["grids"])) if len(k["grids"]) == 1 else "varies",
+            block=next(iter(k["blocks"])) if len(k["blocks"]) == 1 else "varies",
+            vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds, scratch_bytes=scratch,
+            target=bool(pattern.search(name)) if pattern else False, sources=sorted(k["origins"]),
+        ))
+    shown = kernels[:MAX_KERNELS] + [k for k in kernels[MAX_KERNELS:] if k.target][:3]
+    result = ProfileSummary(source="rocpd", kernels=shown, kernels_total=len(kernels), dispatches=sum(k["calls"] for k in stats.values()), total_gpu_us=grand / 1e3, target_regex=target_regex, origins=origins, notes=notes)
+    if counter_schemas:
+        union_c = " UNION ALL ".join(f"SELECT dispatch_id, kernel_name, counter_name, value FROM {s}.counters_collection" for s, _ in counter_schemas)
+        found: dict[str, dict[str, float]] = {}
+        dispatches: dict[str, int] = {}
+        for kernel, counter, per_dispatch, n in con.execute(
+            f"SELECT kernel_name, counter_name, SUM(value) / COUNT(DISTINCT dispatch_id), COUNT(DISTINCT dispatch_id) FROM ({union_c}) GROUP BY kernel_name, counter_name"
+        ):
+            found.setdefault(kernel, {})[counter] = per_dispatch
+            dispatches[kernel] = max(dispatches.get(kernel, 0), n)
+        durations = {k.name: k.avg_us / 1e6 for k in kernels}
+        result.counters = [CounterRow(kernel=k, dispatches=dispatches[k], counters=c, derived=ctr.derived_amd(c, durations.get(k), None, {})) for k, c in found.items()][:MAX_KERNELS]
+    con.close()
+    return result

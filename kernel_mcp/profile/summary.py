@@ -1,0 +1,165 @@
+"""Per-kernel summaries of dispatch lists, counter tables with derived metrics, and comparisons."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+from pydantic import BaseModel
+
+from kernel_mcp.toolkit import ToolOutput
+
+MAX_KERNELS = 15
+
+
+class KernelRow(BaseModel):
+    name: str
+    calls: int
+    total_us: float
+    avg_us: float
+    median_us: float
+    min_us: float
+    max_us: float
+    share: float
+    grid: str
+    block: str
+    vgprs: float | None = None
+    agprs: float | None = None
+    sgprs: float | None = None
+    lds_bytes: float | None = None
+    scratch_bytes: float | None = None
+    target: bool = False
+    sources: list[str] = []
+
+
+class DerivedMetric(BaseModel):
+    name: str
+    value: float | None
+    unit: str
+    definition: str
+
+
+class CounterRow(BaseModel):
+    kernel: str
+    dispatches: int
+    counters: dict[str, float]
+    derived: list[DerivedMetric] = []
+
+
+class ProfileSummary(ToolOutput):
+    source: str
+    kernels: list[KernelRow]
+    kernels_total: int
+    dispatches: int
+    total_gpu_us: float
+    target_regex: str | None
+    counters: list[CounterRow] = []
+    origins: list[str] = []
+    notes: list[str] = []
+    run_id: str | None = None
+
+    def target_rows(self) -> list[KernelRow]:
+        return [k for k in self.kernels if k.target]
+
+    def render(self) -> str:
+        lines = [f"profile ({self.source}): {self.dispatches} dispatches of {self.kernels_total} kernels, {self.total_gpu_us:.1f} us GPU time" + (f"; run {self.run_id}" if self.run_id else "")]
+        lines.append(f"{'':2}{'kernel':<44} {'calls':>6} {'total us':>10} {'avg us':>9} {'median':>9} {'share':>6}  grid / block  regs")
+        for k in self.kernels:
+            regs = "" if k.vgprs is None else f"v{k.vgprs:.0f}" + (f" a{k.agprs:.0f}" if k.agprs else "") + (f" s{k.sgprs:.0f}" if k.sgprs is not None else "") + (f" lds{k.lds_bytes:.0f}" if k.lds_bytes else "")
+            lines.append(f"{'* ' if k.target else '  '}{k.name[:44]:<44} {k.calls:>6} {k.total_us:>10.1f} {k.avg_us:>9.2f} {k.median_us:>9.2f} {k.share:>6.1%}  {k.grid} / {k.block}  {regs}")
+        if self.kernels_total > len(self.kernels):
+            lines.append(f"  ... {self.kernels_total - len(self.kernels)} more kernels")
+        if self.target_regex:
+            lines.append(f"(* = target /{self.target_regex}/)" if self.target_rows() else f"no kernel matches the target /{self.target_regex}/")
+        for row in self.counters[:6]:
+            derived = "; ".join(f"{d.name} {d.value:.3g}{d.unit}" for d in row.derived if d.value is not None)
+            lines.append(f"counters {row.kernel[:40]}: " + ", ".join(f"{k} {v:.4g}" for k, v in list(row.counters.items())[:8]) + (f" | {derived}" if derived else ""))
+        defs = {d.name: d.definition for row in self.counters for d in row.derived}
+        lines += [f"  {name} = {definition}" for name, definition in list(defs.items())[:8]]
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def _dims(frame: pd.DataFrame, prefix: str) -> str:
+    cols = [f"{prefix}_{a}" for a in "xyz"]
+    if not all(c in frame.columns for c in cols):
+        return "?"
+    shapes = {tuple(int(v) for v in row) for row in frame[cols].dropna().itertuples(index=False)}
+    if len(shapes) == 1:
+        return "x".join(map(str, next(iter(shapes))))
+    return "varies"
+
+
+def summarise(dispatches: pd.DataFrame, source: str, target_regex: str | None, origins: list[str] | None = None) -> ProfileSummary:
+    """dispatches: kernel, duration_ns, and optional grid/wg/register columns (one row per dispatch)."""
+    if dispatches.empty:
+        return ProfileSummary(source=source, kernels=[], kernels_total=0, dispatches=0, total_gpu_us=0.0, target_regex=target_regex, origins=origins or [], notes=["no kernel dispatches recorded"])
+    total = float(dispatches["duration_ns"].sum())
+    pattern = re.compile(target_regex) if target_regex else None
+    rows = []
+    for name, group in dispatches.groupby("kernel", sort=False, observed=True):
+        d = group["duration_ns"].astype(float)
+        first = group.iloc[0]
+        rows.append(KernelRow(
+            name=str(name), calls=len(group), total_us=d.sum() / 1e3, avg_us=d.mean() / 1e3, median_us=d.median() / 1e3,
+            min_us=d.min() / 1e3, max_us=d.max() / 1e3, share=d.sum() / total if total else 0.0,
+            grid=_dims(group, "grid"), block=_dims(group, "wg"),
+            vgprs=_opt(first, "vgprs"), agprs=_opt(first, "agprs"), sgprs=_opt(first, "sgprs"), lds_bytes=_opt(first, "lds_bytes"), scratch_bytes=_opt(first, "scratch_bytes"),
+            target=bool(pattern.search(str(name))) if pattern else False,
+            sources=sorted(set(group["origin"].astype(str))) if "origin" in group.columns else [],
+        ))
+    rows.sort(key=lambda r: r.total_us, reverse=True)
+    shown = rows[:MAX_KERNELS] + [r for r in rows[MAX_KERNELS:] if r.target][:3]
+    return ProfileSummary(source=source, kernels=shown, kernels_total=len(rows), dispatches=len(dispatches), total_gpu_us=total / 1e3, target_regex=target_regex, origins=origins or [])
+
+
+def _opt(row: pd.Series, column: str) -> float | None:
+    if column not in row.index:
+        return None
+    value = row[column]
+    return None if pd.isna(value) else float(value)
+
+
+class KernelDelta(BaseModel):
+    name: str
+    a_avg_us: float | None
+    b_avg_us: float | None
+    change: float | None
+    a_calls: int
+    b_calls: int
+
+
+class ProfileComparison(ToolOutput):
+    a: str
+    b: str
+    kernels: list[KernelDelta]
+    total_a_us: float
+    total_b_us: float
+    notes: list[str] = []
+
+    def render(self) -> str:
+        lines = [f"{self.a} -> {self.b}: total GPU time {self.total_a_us:.1f} -> {self.total_b_us:.1f} us ({self.total_b_us / self.total_a_us - 1:+.1%})" if self.total_a_us else f"{self.a} -> {self.b}"]
+        for k in self.kernels:
+            a = f"{k.a_avg_us:.2f}" if k.a_avg_us is not None else "-"
+            b = f"{k.b_avg_us:.2f}" if k.b_avg_us is not None else "-"
+            change = f"{k.change:+.1%}" if k.change is not None else ("new" if k.a_avg_us is None else "gone")
+            calls = f" calls {k.a_calls}->{k.b_calls}" if k.a_calls != k.b_calls else ""
+            lines.append(f"  {k.name[:50]:<50} avg {a} -> {b} us  {change}{calls}")
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def compare_summaries(a: ProfileSummary, b: ProfileSummary, label_a: str, label_b: str) -> ProfileComparison:
+    by_a = {k.name: k for k in a.kernels}
+    by_b = {k.name: k for k in b.kernels}
+    names = list(dict.fromkeys([*by_a, *by_b]))
+    deltas = []
+    for name in names:
+        ka, kb = by_a.get(name), by_b.get(name)
+        change = (kb.avg_us / ka.avg_us - 1) if ka and kb and ka.avg_us else None
+        deltas.append(KernelDelta(name=name, a_avg_us=ka.avg_us if ka else None, b_avg_us=kb.avg_us if kb else None, change=change, a_calls=ka.calls if ka else 0, b_calls=kb.calls if kb else 0))
+    deltas.sort(key=lambda d: -max(d.a_avg_us or 0, d.b_avg_us or 0))
+    notes = []
+    if a.source != b.source:
+        notes.append(f"compared across sources: {a.source} vs {b.source}")
+    return ProfileComparison(a=label_a, b=label_b, kernels=deltas[:MAX_KERNELS], total_a_us=a.total_gpu_us, total_b_us=b.total_gpu_us, notes=notes)
