@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -130,6 +131,11 @@ async def diagnose(state: ServerState, tools: Iterable[tuple[str, tuple[str, ...
         ws_problem = exc.message
     exes = await toolchain.probe_all(cwd)
     gpus, notes = await gpu.list_gpus(cwd)
+    if any(e.name == "rocprofv3" and e.found for e in exes):
+        from kernel_mcp.profile import rocm as rocprof
+
+        fmt, why = await rocprof.output_format(Path(cwd))
+        notes.append(f"rocprofv3 output format in use: {fmt} ({why})")
     platform, reason = resolve_platform(configured, arch, exes, gpus)
     return DoctorResult(
         kernel_mcp_version=__version__,

@@ -87,6 +87,8 @@ STAND_IN_ROCPROF = textwrap.dedent(
     """
     import os, shutil, subprocess, sys
     args = sys.argv[1:]
+    if args == ["--help"]:
+        print("usage: rocprofv3 [options] -- app" + (" (output formats: csv rocpd)" if os.environ.get("KMCP_ROCPD") else "")); sys.exit(0)
     if args == ["--list-avail"]:
         sys.stdout.write(open(os.environ["KMCP_FIX"] + "/sdk2508-list-avail.txt").read()); sys.exit(0)
     cmd = args[args.index("--") + 1:]; opts = args[:args.index("--")]
@@ -101,6 +103,13 @@ STAND_IN_ROCPROF = textwrap.dedent(
         lines = open(os.environ["KMCP_FIX"] + "/sdk2508-counter_collection.csv").read().splitlines()
         body = [l.replace('"SQ_WAVES"', '"%s"' % pmc[0]) for l in lines[1:]]
         open(os.path.join(out, name + "_counter_collection.csv"), "w").write("\\n".join([lines[0]] + body) + "\\n")
+    elif opts[opts.index("--output-format") + 1] == "rocpd":
+        sys.path.insert(0, os.environ["KMCP_TESTS"])
+        from rocpd_builder import build
+        import csv as _csv
+        rows = [{"name": r["Kernel_Name"], "start": int(r["Start_Timestamp"]), "end": int(r["End_Timestamp"])} for r in _csv.DictReader(open(os.environ["KMCP_FIX"] + "/sdk2508-kernel_trace.csv"))]
+        from pathlib import Path
+        build(Path(out) / (name + "_results.db"), Path(os.environ["KMCP_FIX"]) / "rocpd-schema", rows)
     else:
         shutil.copy(os.environ["KMCP_FIX"] + "/sdk2508-kernel_trace.csv", os.path.join(out, name + "_kernel_trace.csv"))
     sys.exit(code)
@@ -137,6 +146,7 @@ def gpu_ws(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("KMCP_FIX", str(FIXTURES / "rocm"))
     monkeypatch.setenv("KMCP_FIX_CUDA", str(FIXTURES / "cuda"))
+    monkeypatch.setenv("KMCP_TESTS", str(Path(__file__).parent))
     monkeypatch.setenv("KERNEL_MCP_LOCK_DIR", str(tmp_path / "locks"))
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -166,6 +176,17 @@ async def test_profile_kernels_rocm_with_counter_passes(gpu_ws):
         assert bad.is_error and "SQ_WAVES" in text_of(bad)  # close matches listed
         wrong = await client.call_tool("profile_kernels", {"kernel_regex": "("})
         assert wrong.is_error
+
+
+async def test_profile_kernels_reads_rocpd_when_the_profiler_writes_it(gpu_ws, monkeypatch):
+    _toml(gpu_ws, "rocm", "gfx950")
+    monkeypatch.setenv("KMCP_ROCPD", "1")
+    async with Client(build_server(gpu_ws)) as client:
+        result = await client.call_tool("profile_kernels", {})
+        assert not result.is_error, text_of(result)
+        assert result.structured_content["source"] == "rocpd" and any("output format rocpd" in n for n in result.structured_content["notes"])
+        doctor = await client.call_tool("doctor", {})
+        assert any("rocprofv3 output format in use: rocpd" in n for n in doctor.structured_content["notes"])
 
 
 async def test_profile_kernels_cuda_and_compare(gpu_ws):

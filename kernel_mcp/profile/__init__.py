@@ -83,13 +83,22 @@ async def profile_kernels(ws: Workspace, run: Run, kernel_regex: str | None, cou
                 summary.counters = _counter_rows(long, durations, lambda c, t: ctr.derived_cuda(c, t, _peak_bw(ws))) if not long.empty else []
         else:
             out_dir = run.folder / "rocprofv3"
-            result = await runner.run(rocm.trace_argv(out_dir, cfg.command, kernel_regex), cwd=root, timeout_s=cfg.timeout_s * 2, env=env, log_dir=run.folder, log_name="rocprofv3", progress=progress)
+            fmt, why = await rocm.output_format(root)
+            result = await runner.run(rocm.trace_argv(out_dir, cfg.command, kernel_regex, fmt=fmt), cwd=root, timeout_s=cfg.timeout_s * 2, env=env, log_dir=run.folder, log_name="rocprofv3", progress=progress)
             if not result.ok:
                 raise CommandFailed(f"rocprofv3 gave {result.status()}", hint=result.stderr.tail[-400:] or None)
-            summary = summarise(rocm.read_trace_folder(out_dir), "rocprofv3", target)
+            databases = sorted(out_dir.rglob("*.db"))
+            if fmt == "rocpd" and databases:
+                from kernel_mcp.profile import rocpd
+
+                summary = rocpd.summary(databases, target, [p.name for p in databases])
+            else:
+                summary = summarise(rocm.read_trace_folder(out_dir), "rocprofv3", target)
+            notes.append(f"output format {fmt}: {why}")
             if counters or preset:
                 listing = await rocm.list_avail(root, ws.state_dir / "cache" / "rocprofv3-list-avail.txt")
-                chosen, notes = ctr.choose("rocm", preset, counters, set(listing))
+                chosen, choose_notes = ctr.choose("rocm", preset, counters, set(listing))
+                notes += choose_notes
                 frames = []
 
                 async def one_pass(group: list[str]):

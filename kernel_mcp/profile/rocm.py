@@ -31,10 +31,18 @@ async def list_avail(cwd: Path, cache: Path) -> dict[str, dict[str, str]]:
     return parse_list_avail(result.stdout.tail)
 
 
-def trace_argv(out_dir: Path, command: list[str], kernel_regex: str | None, counters: list[str] | None = None) -> list[str]:
+async def output_format(cwd: Path) -> tuple[str, str]:
+    """rocpd when this rocprofv3 can write it (ROCm 7 and later), else CSV; and why."""
+    result = await runner.run([find(), "--help"], cwd=cwd, timeout_s=60, tail_bytes=2**20)
+    if "rocpd" in (result.stdout.tail + result.stderr.tail):
+        return "rocpd", "this rocprofv3 lists rocpd among its output formats: its database is read directly"
+    return "csv", "this rocprofv3 does not offer rocpd output: CSV is read"
+
+
+def trace_argv(out_dir: Path, command: list[str], kernel_regex: str | None, counters: list[str] | None = None, fmt: str = "csv") -> list[str]:
     argv = [find()]
     argv += ["--pmc", *counters] if counters else ["--kernel-trace", "--stats"]
-    argv += ["--output-format", "csv", "-d", str(out_dir), "-o", "kmcp"]
+    argv += ["--output-format", fmt if not counters else "csv", "-d", str(out_dir), "-o", "kmcp"]
     if kernel_regex:
         argv += ["--kernel-include-regex", kernel_regex]
     return argv + ["--", *command]
