@@ -9,7 +9,7 @@ from typing import Literal
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from kernel_mcp import __version__, bench, compile as compiler, docs, doctor, hardware, ledger, profile
+from kernel_mcp import __version__, bench, compile as compiler, docs, doctor, hardware, ledger, profile, trace
 from kernel_mcp.gpu import gate
 from kernel_mcp.compile import isa_view
 from kernel_mcp.errors import InvalidInput, KernelMcpError
@@ -278,6 +278,43 @@ async def _profile_compare(args: ProfileCompareInput, ctx: ToolContext) -> profi
     return profile.profile_compare(ctx.workspace(), args.run_a, args.run_b)
 
 
+class ThreadTraceInput(ToolInput):
+    kernel_regex: str = Field(min_length=1, max_length=200, description="the kernel to trace (regular expression)")
+    dispatch: int | None = Field(default=None, ge=0, description="which launch of it to trace (default: the first)")
+    options: trace.TraceOptions = Field(default_factory=trace.TraceOptions, description="rocprofv3 --att options")
+
+
+class ThreadTraceImportInput(ToolInput):
+    path: str = Field(max_length=512, description="workspace-relative folder with ui_output_*/code.json, a stats_*.csv, or an ncu source CSV")
+    kernel: str | None = Field(default=None, max_length=200, description="kernel name to label the summary")
+
+
+class ThreadTraceCompareInput(ToolInput):
+    a: str = Field(max_length=64, description="run id of the trace before")
+    b: str = Field(max_length=64, description="run id of the trace after")
+
+
+async def _thread_trace(args: ThreadTraceInput, ctx: ToolContext) -> trace.TraceSummary:
+    import re
+
+    try:
+        re.compile(args.kernel_regex)
+    except re.error as exc:
+        raise InvalidInput(f"kernel_regex: {exc}") from None
+    ws = ctx.workspace()
+    return await trace.thread_trace(ws, ctx.new_run(args.model_dump()), args.kernel_regex, args.dispatch, args.options, ctx.progress)
+
+
+async def _thread_trace_import(args: ThreadTraceImportInput, ctx: ToolContext) -> trace.TraceSummary:
+    ws = ctx.workspace()
+    ws.resolve(args.path, must_exist=True)
+    return trace.thread_trace_import(ws, ctx.new_run(args.model_dump()), args.path, args.kernel)
+
+
+async def _thread_trace_compare(args: ThreadTraceCompareInput, ctx: ToolContext) -> trace.TraceComparison:
+    return trace.thread_trace_compare(ctx.workspace(), args.a, args.b)
+
+
 async def _doctor(args: DoctorInput, ctx: ToolContext) -> doctor.DoctorResult:
     return await doctor.diagnose(ctx.state, [(s.name, s.requires) for s in TOOLS])
 
@@ -434,6 +471,23 @@ TOOLS: list[ToolSpec] = [
         "profile_compare",
         "Two profiles side by side (by run id): per kernel average GPU time before and after, calls, and the total.",
         ProfileCompareInput, profile.ProfileComparison, _profile_compare, READ_ONLY, ("workspace",),
+    ),
+    ToolSpec(
+        "thread_trace",
+        "Instruction-level view of one kernel: rocprofv3 --att (AMD) or ncu source counters (NVIDIA) on the gated GPU. "
+        "Hottest instructions, time by category (VMEM/LDS waits, barriers, MFMA, VALU, SALU, branch, idle), the top waits "
+        "with the instruction they wait for, compile facts, and findings stated as facts.",
+        ThreadTraceInput, trace.TraceSummary, _thread_trace, RUNS_COMMANDS, ("workspace", "benchmark", "profiler", "gpu"),
+    ),
+    ToolSpec(
+        "thread_trace_import",
+        "Summarise a decoded trace made elsewhere (rocprofv3 ui_output code.json or stats CSV, or an ncu source CSV) the same way.",
+        ThreadTraceImportInput, trace.TraceSummary, _thread_trace_import, READ_ONLY, ("workspace",),
+    ),
+    ToolSpec(
+        "thread_trace_compare",
+        "Two trace summaries (by run id) before/after: what moved, by category and by hot instruction.",
+        ThreadTraceCompareInput, trace.TraceComparison, _thread_trace_compare, READ_ONLY, ("workspace",),
     ),
 ]
 

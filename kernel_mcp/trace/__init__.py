@@ -1,0 +1,152 @@
+"""thread_trace: where a kernel's instructions wait, from rocprofv3 --att (AMD) or ncu's source
+counters (NVIDIA); thread_trace_import for traces decoded elsewhere; thread_trace_compare."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from kernel_mcp import runner, toolchain
+from kernel_mcp.errors import BackendMissing, CommandFailed, InvalidInput, WorkspaceError
+from kernel_mcp.runner import ProgressFn
+from kernel_mcp.trace.analysis import TraceComparison, TraceSummary, compare, summarise
+from kernel_mcp.trace.readers import accumulate_code_json, read_code_json, read_ncu_source, read_stats_csv
+from kernel_mcp.workspace import Run, Workspace
+
+SUMMARY_FILE = "trace.json"
+
+__all__ = ["TraceComparison", "TraceOptions", "TraceSummary", "thread_trace", "thread_trace_compare", "thread_trace_import"]
+
+
+class TraceOptions(BaseModel):
+    target_cu: int | None = Field(default=None, ge=0, le=15, description="rocprofv3 --att-target-cu")
+    shader_engine_mask: str | None = Field(default=None, pattern=r"^0x[0-9a-fA-F]{1,8}$", description="--att-shader-engine-mask, e.g. 0x1")
+    simd_select: str | None = Field(default=None, pattern=r"^0x[0-9a-fA-F]$", description="--att-simd-select")
+    buffer_size: str | None = Field(default=None, pattern=r"^0x[0-9a-fA-F]{1,8}$", description="--att-buffer-size in bytes, hex")
+    serialize_all: bool = Field(default=False, description="--att-serialize-all")
+    activity: int | None = Field(default=None, ge=1, le=16, description="--att-activity (gfx9 perfcounter streaming)")
+
+
+def summarise_folder(folder: Path, kernel: str, label: str) -> TraceSummary:
+    """Every decoded dispatch under the folder (code.json preferred, else stats CSVs, else ncu source CSVs)."""
+    codes = sorted(folder.rglob("code.json"))
+    if codes:
+        program: dict = {}
+        for path in codes:
+            accumulate_code_json(path, program)
+        rows = program.values()
+        fmt = "rocprofv3 thread trace"
+        meta = [json.loads(p.read_text()) for p in (c.with_name("filenames.json") for c in codes) if p.exists()]
+        if meta and any(m.get("pc_sampling") for m in meta) and not any(m.get("thread_trace") for m in meta):
+            fmt = "rocprofv3 PC sampling"
+        summary = summarise(kernel, fmt, rows)
+        waves = sum(len(m.get("wave_filenames") or []) for m in meta)
+        summary.facts.append(f"{len(codes)} dispatch(es) decoded" + (f", {waves} wave files" if waves else ""))
+        return summary
+    stats = sorted(folder.rglob("stats_*.csv"))
+    if stats:
+        return summarise(kernel, "rocprofv3 thread trace stats", (r for p in stats for r in read_stats_csv(p)))
+    ncu = sorted(folder.rglob("*.csv"))
+    if ncu:
+        return summarise(kernel, "ncu source counters", (r for p in ncu for r in read_ncu_source(p.read_text(errors="replace"), p.name)))
+    raise InvalidInput(f"no decoded trace under {label}", hint="expected ui_output_*/code.json, stats_*.csv, or an ncu source CSV")
+
+
+def _compile_facts(ws: Workspace, kernel: str) -> list[str]:
+    """The kernel's resource usage from the latest compile of it, with its occupancy limiter."""
+    path = ws.state_dir / "compile-history.json"
+    if not path.exists():
+        return []
+    history = json.loads(path.read_text())
+    for key, k in history.items():
+        if kernel and (kernel in k.get("symbol", "") or kernel in k.get("name", "")):
+            occ = k.get("occupancy") or {}
+            regs = f"VGPR {k.get('vgprs')} AGPR {k.get('agprs')} SGPR {k.get('sgprs')}" if k.get("sgprs") is not None else f"registers {k.get('vgprs')}"
+            return [f"compile ({key.split(':')[0]}): {regs}, LDS {k.get('lds_bytes')} B, occupancy {occ.get('waves')}/{occ.get('max_waves')} limited by {', '.join(occ.get('limiter', []))}"]
+    return []
+
+
+def _keep(run: Run, summary: TraceSummary) -> TraceSummary:
+    summary.run_id = run.id
+    run.write_text(SUMMARY_FILE, summary.model_dump_json())
+    run.finish("ok", source=summary.source)
+    return summary
+
+
+async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int | None, options: TraceOptions, progress: ProgressFn | None) -> TraceSummary:
+    from kernel_mcp.gpu import gate  # imported here: summarising a trace needs neither
+    from kernel_mcp.profile import vendor_of
+
+    cfg = ws.config.benchmark
+    if cfg is None:
+        raise WorkspaceError("kernel-mcp.toml has no [benchmark] table")
+    vendor = vendor_of(ws)
+    out = run.folder / "trace"
+    async with gate.acquire(ws.config.gate, str(ws.root), progress, require_gpu=True) as lease:
+        env = {cfg.seed_env: str(secrets.randbits(62)), **lease.env}
+        if vendor == "rocm":
+            tool = toolchain.find("rocprofv3")
+            if tool is None:
+                raise BackendMissing("rocprofv3 not found", hint="install rocprofiler-sdk with the ROCprof Trace Decoder")
+            argv = [tool, "--att", "--kernel-include-regex", kernel_regex, "-d", str(out)]
+            if dispatch is not None:
+                argv += ["--kernel-iteration-range", f"[{dispatch}]"]
+            for flag, value in (("--att-target-cu", options.target_cu), ("--att-shader-engine-mask", options.shader_engine_mask),
+                                ("--att-simd-select", options.simd_select), ("--att-buffer-size", options.buffer_size), ("--att-activity", options.activity)):
+                if value is not None:
+                    argv += [flag, str(value)]
+            if options.serialize_all:
+                argv += ["--att-serialize-all", "True"]
+            result = await runner.run([*argv, "--", *cfg.command], cwd=ws.root, timeout_s=cfg.timeout_s * 4, env=env, log_dir=run.folder, log_name="rocprofv3-att", progress=progress)
+        else:
+            tool = toolchain.find("ncu")
+            if tool is None:
+                raise BackendMissing("ncu not found", hint="install Nsight Compute")
+            out.mkdir(parents=True, exist_ok=True)
+            report = out / "trace.ncu-rep"
+            argv = [tool, "--set", "full", "--import-source", "yes", "-k", f"regex:{kernel_regex}", "-c", "1", "--target-processes", "all",
+                    "--clock-control", "none", "-o", str(report.with_suffix(""))]
+            if dispatch is not None:
+                argv += ["--launch-skip", str(dispatch)]
+            result = await runner.run([*argv, "--", *cfg.command], cwd=ws.root, timeout_s=cfg.timeout_s * 4, env=env, log_dir=run.folder, log_name="ncu-full", progress=progress)
+            if result.ok:
+                page = await runner.run([tool, "--import", str(report), "--page", "source", "--csv", "--print-source", "sass"], cwd=ws.root, timeout_s=600, tail_bytes=256 * 2**20)
+                if not page.ok:
+                    raise CommandFailed(f"ncu --import --page source gave {page.status()}", hint=page.stderr.tail[-300:] or None)
+                (out / "source_sass.csv").write_text(page.stdout.tail)
+    if not result.ok:
+        raise CommandFailed(f"the trace run gave {result.status()}", hint=(result.stderr.tail or result.stdout.tail)[-400:] or None)
+    summary = summarise_folder(out, kernel_regex, run.id)
+    summary.facts += _compile_facts(ws, kernel_regex) + [f"on {lease.describe()}"]
+    return _keep(run, summary)
+
+
+def thread_trace_import(ws: Workspace, run: Run, path: str, kernel: str | None) -> TraceSummary:
+    target = ws.resolve(path, must_exist=True)
+    name = kernel or (ws.config.benchmark.target_kernel if ws.config.benchmark else target.name)
+    if target.is_dir():
+        summary = summarise_folder(target, name, path)
+    elif target.name == "code.json":
+        summary = summarise(name, "rocprofv3 thread trace", read_code_json(target))
+    elif target.name.startswith("stats_") and target.suffix == ".csv":
+        summary = summarise(name, "rocprofv3 thread trace stats", read_stats_csv(target))
+    elif target.suffix == ".csv":
+        summary = summarise(name, "ncu source counters", read_ncu_source(target.read_text(errors="replace"), target.name))
+    else:
+        raise InvalidInput(f"{path}: not a decoded trace", hint="a folder with ui_output_*/code.json, a stats_*.csv, or an ncu source CSV")
+    summary.facts += _compile_facts(ws, name)
+    return _keep(run, summary)
+
+
+def load(ws: Workspace, run_id: str) -> TraceSummary:
+    path = ws.runs.get(run_id).path(SUMMARY_FILE)
+    if not path.exists():
+        raise InvalidInput(f"run {run_id} holds no trace summary")
+    return TraceSummary.model_validate_json(path.read_text())
+
+
+def thread_trace_compare(ws: Workspace, a: str, b: str) -> TraceComparison:
+    return compare(load(ws, a), load(ws, b), a, b)
