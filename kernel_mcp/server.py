@@ -224,7 +224,8 @@ async def _experiment_evaluate(args: ExperimentEvaluateInput, ctx: ToolContext) 
 
 
 async def _experiment_keep(args: ExperimentKeepInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
-    return ledger.Ledger(ctx.workspace()).keep(args.tag, args.why)
+    ws = ctx.workspace()
+    return await ledger.Ledger(ws).keep(ctx.new_run(args.model_dump()), args.tag, args.why, ctx.progress)
 
 
 async def _experiment_revert(args: ExperimentTagInput, ctx: ToolContext) -> ledger.ExperimentAnswer:

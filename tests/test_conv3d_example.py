@@ -175,7 +175,7 @@ def test_csv_layout_with_fake_timings(tmp_path):
     bench.write_csv(path, rows, impls)
     with open(path) as f:
         header = next(csv.reader(f))
-    assert header == ["shape", "N", "C", "D", "H", "W", "us_torch",
+    assert header == ["shape", "N", "C", "D", "H", "W", "flops", "bytes", "us_torch",
                       "err_naive", "maxabs_naive", "us_naive",
                       "err_fast", "maxabs_fast", "us_fast"]
     with open(path) as f:
@@ -185,6 +185,7 @@ def test_csv_layout_with_fake_timings(tmp_path):
     assert int(got[0]["err_fast"]) == 0 and int(got[1]["err_naive"]) == 3
     assert float(got[1]["us_fast"]) == pytest.approx(125.25)
     assert float(got[0]["us_torch"]) == pytest.approx(5000.0)
+    assert int(got[0]["flops"]) == ref.flops(s1) and int(got[0]["bytes"]) == ref.min_bytes(s1)
     table = bench.format_table(rows, impls)
     assert s1.name in table and "20.0" in table  # 5000 / 250.5 speedup
     assert "2000.0!" in table  # failed check is marked
@@ -197,8 +198,12 @@ def test_kernel_mcp_toml_matches_harness():
     except ModuleNotFoundError:  # Python < 3.11
         pytest.skip("tomllib not available")
     cfg = tomllib.loads(text)
+    from kernel_mcp.workspace import parse_config
+
+    parse_config(text)  # the server's own loader accepts it
     b = cfg["benchmark"]
-    assert b["command"] == ["python", "bench.py", "--impls", "fast"]
+    assert b["command"] == ["python3", "bench.py", "--impls", "fast"]
+    assert cfg["harness"]["flops_column"] in bench.csv_columns(["fast"]) and cfg["harness"]["bytes_column"] in bench.csv_columns(["fast"])
     assert b["csv"] == "out/bench.csv"
     assert b["config_columns"] == bench.csv_columns(["fast"])[:6]
     assert b["correctness"]["column"] in bench.csv_columns(["fast"])

@@ -56,6 +56,8 @@ class BenchRun(BaseModel):
     gpu: str
     duration_s: float
     failure: str | None = None  # the command failed or wrote no usable CSV
+    impossible: list[str] = []  # rows below the roofline floor
+    floor_arch: str | None = None
 
     @property
     def all_correct(self) -> bool:
@@ -106,7 +108,10 @@ async def run_benchmark(
     started_all = time.monotonic()
     failure = None
     require_gpu = ws.config.target.platform in ("rocm", "cuda")
+    impossible: list[str] = []
+    floor_arch = None
     async with gate.acquire(ws.config.gate, str(root), progress, require_gpu=require_gpu) as lease:
+        floor, floor_arch = floor_for(ws, lease.gpu)
         for index in range(1, repeats + 1):
             seed = secrets.randbits(62)
             seeds.append(seed)
@@ -121,7 +126,9 @@ async def run_benchmark(
             try:
                 csv_path = _find_csv(target, cfg, started)
                 shutil.copyfile(csv_path, run.path(f"bench-{index}.csv"))
-                tables.append(figures(read_csv(csv_path), cfg))
+                table = figures(read_csv(csv_path), cfg, ws.config.harness, floor)
+                tables.append(table)
+                impossible += [f"run {index}: {row}" for row in table.impossible]
             except (CommandFailed, WorkspaceError) as exc:
                 failure = f"run {index}: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
                 break
@@ -132,7 +139,30 @@ async def run_benchmark(
         class_columns=first.class_columns if first else list(cfg.config_columns),
         inferred_classes=first.inferred if first else False, classes=classes, seeds=seeds, repeats=len(tables),
         gpu=lease.describe(), duration_s=time.monotonic() - started_all, failure=failure,
+        impossible=impossible, floor_arch=floor_arch,
     )
+
+
+def floor_for(ws: Workspace, gpu) -> tuple:
+    """The roofline floor (seconds from FLOPs and bytes) of the GPU that runs the benchmark."""
+    harness = ws.config.harness
+    if not harness.flops_column or not harness.bytes_column:
+        return None, None
+    from kernel_mcp.hardware import load_spec, roofline
+
+    arch = harness.floor_arch
+    if arch is None and gpu is not None:
+        if gpu.vendor == "nvidia" and "H100" in gpu.name:
+            arch = "sm_90"  # the sm_90 table is the H100's (an H200 has more bandwidth: set floor_arch only if it fits)
+        elif gpu.vendor == "amd" and gpu.arch in ("gfx942", "gfx950"):
+            arch = gpu.arch
+    arch = arch or ws.config.target.arch
+    spec = load_spec(arch)
+
+    def floor(flops: float, nbytes: float) -> float:
+        return roofline(spec, flops=flops, bytes=max(nbytes, 1.0), dtype=harness.floor_dtype, engine=harness.floor_engine).floor_seconds
+
+    return floor, arch
 
 
 class BenchAnswer(ToolOutput):

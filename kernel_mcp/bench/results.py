@@ -38,6 +38,7 @@ class TableFigures(BaseModel):
     class_columns: list[str]
     inferred: bool
     rows: int
+    impossible: list[str] = []  # rows faster than the roofline floor allows
 
     @property
     def all_correct(self) -> bool:
@@ -68,7 +69,25 @@ def infer_class_columns(frame: pd.DataFrame, cfg: BenchmarkConfig) -> list[str]:
     return chosen
 
 
-def figures(frame: pd.DataFrame, cfg: BenchmarkConfig) -> TableFigures:
+def below_floor(frame: pd.DataFrame, cfg: BenchmarkConfig, harness, floor) -> list[str]:
+    """Rows whose measured time is under the physical floor for their FLOPs and bytes."""
+    if floor is None or not harness.flops_column or not harness.bytes_column:
+        return []
+    missing = [c for c in (harness.flops_column, harness.bytes_column) if c not in frame.columns]
+    if missing:
+        raise WorkspaceError(f"the benchmark CSV lacks the harness column(s) {', '.join(missing)}")
+    out = []
+    columns = list(cfg.config_columns) or infer_class_columns(frame, cfg)
+    for _, row in frame.iterrows():
+        seconds = float(row[cfg.metric]) * harness.metric_seconds
+        least = floor(float(row[harness.flops_column]), float(row[harness.bytes_column]))
+        if seconds < least:
+            label = ",".join(f"{c}={row[c]}" for c in columns) or "a row"
+            out.append(f"{label}: {seconds * 1e6:.3g} us measured, the floor is {least * 1e6:.3g} us")
+    return out
+
+
+def figures(frame: pd.DataFrame, cfg: BenchmarkConfig, harness=None, floor=None) -> TableFigures:
     missing = [c for c in (cfg.metric, cfg.correctness.column, *cfg.config_columns) if c not in frame.columns]
     if missing:
         raise WorkspaceError(
@@ -98,4 +117,5 @@ def figures(frame: pd.DataFrame, cfg: BenchmarkConfig) -> TableFigures:
                 metric=float(math.exp(sum(math.log(v) for v in good) / len(good))) if len(good) else float("nan"),
             )
         )
-    return TableFigures(classes=classes, class_columns=columns, inferred=not cfg.config_columns, rows=len(frame))
+    impossible = below_floor(frame, cfg, harness, floor) if harness is not None else []
+    return TableFigures(classes=classes, class_columns=columns, inferred=not cfg.config_columns, rows=len(frame), impossible=impossible)

@@ -17,8 +17,10 @@ import git
 from kernel_mcp.bench import BenchRun, ClassRun, run_benchmark
 from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
 from kernel_mcp.gpu.gate import NoIdleGpu
-from kernel_mcp.ledger import gitops, performance
-from kernel_mcp.ledger.decide import MAX_REPAIRS, decide
+from kernel_mcp import toolchain
+from kernel_mcp.ledger import gitops, harness, performance
+from kernel_mcp.ledger.decide import MAX_REPAIRS, Verdict, decide
+from kernel_mcp.ledger.verify import remeasure, verify
 from kernel_mcp.ledger.models import AttemptView, ExperimentAnswer, LogAnswer, attempt_view
 from kernel_mcp.ledger.store import LedgerStore, now
 from kernel_mcp.runner import ProgressFn
@@ -82,6 +84,28 @@ class Ledger:
         with self.store.transaction():
             self.store.update_experiment(exp["tag"], status="stopped", stop_reason=reason, best_commit=sha)
 
+    def keep_metric(self) -> str:
+        """profiler when one can measure GPU kernel time here, else the benchmark's own metric."""
+        chosen = self.ws.config.harness.keep_metric
+        if chosen != "auto":
+            return chosen
+        platform = self.ws.config.target.platform
+        if platform == "offline":
+            return "csv"
+        tool = "ncu" if (platform == "cuda" or (platform == "auto" and self.ws.config.target.arch.startswith("sm_"))) else "rocprofv3"
+        return "profiler" if toolchain.find(tool) else "csv"
+
+    async def _profile(self, run: Run, workdir: Path, progress: ProgressFn | None) -> dict[str, Any]:
+        """The profiler's view of one benchmark run (GPU times, launches), when it is the keep metric."""
+        if self.keep_metric() != "profiler":
+            return {"keep_metric": "csv"}
+        from kernel_mcp import profile
+
+        prof_run = self.ws.runs.create("profile_kernels", {"for": run.id})
+        summary = await profile.profile_kernels(self.ws, prof_run, None, [], None, progress, cwd=workdir)
+        return {"keep_metric": "profiler", "profile": summary.model_dump(mode="json", include={"kernels", "source", "dispatches", "run_id"}),
+                "dispatches": summary.target_dispatches}
+
     # ---- steps ------------------------------------------------------------------------------
     async def start(self, run: Run, tag: str, carry: bool, progress: ProgressFn | None) -> ExperimentAnswer:
         gitops.check_tag(tag)
@@ -100,13 +124,19 @@ class Ledger:
         workdir = self.workdir(exp)
         performance.ensure(workdir)
         base = gitops.commit_all(wt, f"Start experiment {tag}" + (f" (carrying {len(dirty)} uncommitted changes)" if dirty else ""))
-        bench = await run_benchmark(self.ws, run, "baseline", progress=progress, cwd=workdir)
-        if not bench.all_correct:
+        protected = harness.protected_hashes(wt, subdir, workdir, self.ws.config.harness)
+        try:
+            bench = await run_benchmark(self.ws, run, "baseline", progress=progress, cwd=workdir)
+            if not bench.all_correct or bench.impossible:
+                raise KernelMcpError("the baseline is not correct (or not plausible), so nothing can be compared with it: " + (bench.failure or "; ".join(bench.impossible[:2]) or "wrong results"), hint=f"see run {run.id}")
+            prof = await self._profile(run, workdir, progress)
+        except BaseException:
             gitops.remove_worktree(repo, path, branch)
-            raise KernelMcpError("the baseline is not correct, so nothing can be compared with it: " + (bench.failure or "wrong results"), hint=f"see run {run.id}")
+            raise
         with self.store.transaction():
-            self.store.add_experiment(tag=tag, branch=branch, worktree=str(path), subdir=subdir, base_commit=base, best_commit=base, status="running")
-            attempt_id = self.store.add_attempt(tag=tag, parent_commit=base, commit_sha=base, hypothesis="baseline", figures=_figures(bench), decision="baseline", outcome="kept", evidence={"seeds": bench.seeds, "run": run.id, "carried": carried}, closed=now())
+            self.store.add_experiment(tag=tag, branch=branch, worktree=str(path), subdir=subdir, base_commit=base, best_commit=base, status="running", protected=protected)
+            attempt_id = self.store.add_attempt(tag=tag, parent_commit=base, commit_sha=base, hypothesis="baseline", figures=_figures(bench), decision="baseline", outcome="kept",
+                                                evidence={"seeds": bench.seeds, "run": run.id, "carried": carried, "protected_digest": harness.hashes_digest(protected), **prof}, closed=now())
             self.store.update_experiment(tag, best_attempt=attempt_id)
         performance.append_row(workdir, performance.Row(commit=base[:10], status="baseline", command=" ".join(self.ws.config.benchmark.command), target="all", kernel=self.ws.config.benchmark.target_kernel, metric=_summary(bench), gpu_time="-", change="-", why="unmodified code"))
         sha = gitops.commit_all(wt, f"Baseline of experiment {tag}\n\n{gitops.LEDGER_MARK}: {attempt_id}")
@@ -120,24 +150,42 @@ class Ledger:
         if exp["status"] != "running":
             raise InvalidInput(f"experiment {exp['tag']} has stopped: {exp['stop_reason']}")
         wt = self.worktree(exp)
+        workdir = self.workdir(exp)
         files = gitops.changed_files(wt, exp["best_commit"])
         digest = gitops.diff_hash(wt, exp["best_commit"])
         previous = self.store.latest_attempt(exp["tag"])
+        problems = harness.violations(wt, exp["subdir"], workdir, exp["best_commit"], exp["protected"], self.ws.config.harness)
+        if problems:
+            with self.store.transaction():
+                attempt_id = self.store.add_attempt(tag=exp["tag"], parent_commit=exp["best_commit"], diff_hash=digest, files=files, hypothesis=hypothesis,
+                                                    target_class=target, decision="refused", reasons=["the harness is frozen: " + p for p in problems], outcome="pending")
+            return self.status_answer(exp, attempt=self.store.attempt(attempt_id), run_id=run.id)
         repairs = previous["repair_count"] + 1 if previous and previous["decision"] == "repair-needed" and previous["hypothesis"] == hypothesis else 0
         try:
-            bench = await run_benchmark(self.ws, run, hypothesis, progress=progress, cwd=self.workdir(exp))
+            bench = await run_benchmark(self.ws, run, hypothesis, progress=progress, cwd=workdir)
+            prof = await self._profile(run, workdir, progress) if bench.all_correct and not bench.impossible else {"keep_metric": self.keep_metric()}
         except NoIdleGpu as exc:
             self._stop(exp, "no idle GPU for the whole waiting limit")
             raise exc
-        prev_dir = previous["evidence"].get("direction", 0) if previous and previous["decision"] in ("discard", "keep") else 0
-        verdict = decide(self.best_figures(exp), bench, target, self.ws.config.benchmark.noise_threshold, prev_dir, repairs)
+        best_attempt = self.store.attempt(exp["best_attempt"])
+        gpu_time, launch = None, []
+        if prof.get("profile") and best_attempt["evidence"].get("profile"):
+            launch = harness.launch_problems(best_attempt["evidence"]["profile"], prof["profile"])
+            gpu_time = harness.gpu_time_comparison(best_attempt["evidence"].get("dispatches") or {}, prof.get("dispatches") or {})
+        prev_dir = previous["evidence"].get("direction", 0) if previous and previous["decision"] in ("discard", "keep", "suspicious") else 0
+        if launch:
+            verdict = Verdict(decision="refused", reasons=["the profiler's dispatch list: " + p for p in launch], comparisons={})
+        else:
+            cfg = self.ws.config
+            verdict = decide(self.best_figures(exp), bench, target, cfg.benchmark.noise_threshold, prev_dir, repairs, gpu_time, cfg.harness.suspicious_factor)
         with self.store.transaction():
             attempt_id = self.store.add_attempt(
                 tag=exp["tag"], parent_commit=exp["best_commit"], diff_hash=digest, files=files, hypothesis=hypothesis,
                 target_class=target, figures=_figures(bench), comparisons={k: v.model_dump() for k, v in verdict.comparisons.items()},
                 decision=verdict.decision, reasons=verdict.reasons, regression=int(verdict.regression),
                 repair_count=repairs if verdict.decision == "repair-needed" else 0, outcome="pending",
-                evidence={"seeds": bench.seeds, "run": run.id, "direction": verdict.direction, "overall": verdict.overall.model_dump() if verdict.overall else None},
+                evidence={"seeds": bench.seeds, "run": run.id, "direction": verdict.direction, "overall": verdict.overall.model_dump() if verdict.overall else None,
+                          "gpu_time": gpu_time.model_dump() if gpu_time else None, "impossible": bench.impossible, **prof},
             )
             if verdict.regression:
                 count = exp["consecutive_regressions"] + 1
@@ -153,26 +201,50 @@ class Ledger:
             exp = self.store.experiment(exp["tag"])
         return self.status_answer(exp, attempt=self.store.attempt(attempt_id), bench=bench, run_id=run.id)
 
-    def keep(self, tag: str | None, why: str | None) -> ExperimentAnswer:
+    async def keep(self, run: Run, tag: str | None, why: str | None, progress: ProgressFn | None) -> ExperimentAnswer:
         exp = self.experiment(tag)
         wt = self.worktree(exp)
+        workdir = self.workdir(exp)
         attempt = self.store.latest_attempt(exp["tag"])
         if attempt is None or attempt["outcome"] != "pending":
             raise InvalidInput("nothing evaluated to keep", hint="call experiment_evaluate first")
-        if attempt["decision"] != "keep":
-            raise InvalidInput(f"the last evaluation decided {attempt['decision']}, not keep: " + "; ".join(attempt["reasons"]))
+        if attempt["decision"] not in ("keep", "suspicious"):
+            raise InvalidInput(f"the last evaluation decided {attempt['decision']}, not keep: " + "; ".join(attempt["reasons"][:4]))
         if gitops.diff_hash(wt, exp["best_commit"]) != attempt["diff_hash"]:
             raise InvalidInput("the worktree changed after it was evaluated", hint="evaluate again before keeping")
+        cfg = self.ws.config
+        problems = harness.violations(wt, exp["subdir"], workdir, exp["best_commit"], exp["protected"], cfg.harness)
+        if problems:
+            raise InvalidInput("keep refused, the harness is frozen: " + "; ".join(problems))
+        evidence = dict(attempt["evidence"])
+        verification = await verify(self.ws, run, workdir, progress)
+        evidence["verification"] = verification
+        if verification.get("failed"):
+            self._close(attempt, evidence, "refused at keep: " + verification["failed"])
+            raise InvalidInput("keep refused: the verification set failed: " + verification["failed"], hint=f"see run {run.id}")
+        if attempt["decision"] == "suspicious":
+            remeasured = await remeasure(self, exp, run, workdir, progress)
+            evidence["remeasured"] = remeasured
+            if not remeasured["agrees"]:
+                self._close(attempt, evidence, "refused at keep: the independent re-measurement disagrees: " + remeasured["statement"])
+                raise InvalidInput("keep refused: the independent re-measurement (fresh processes, A/B interleaved both ways) disagrees: " + remeasured["statement"])
         best = self.store.attempt(exp["best_attempt"])
-        overall = attempt["evidence"].get("overall") or {}
+        overall = evidence.get("overall") or {}
         change = f"{overall.get('change', 0):+.2%}"
-        performance.append_row(self.workdir(exp), performance.Row(
-            commit=f"attempt #{attempt['id']}", status="keep", command=" ".join(self.ws.config.benchmark.command), target=attempt["target_class"] or "all",
-            kernel=self.ws.config.benchmark.target_kernel, metric=_figures_summary(attempt["figures"]), gpu_time="-", change=change,
+        gpu = evidence.get("gpu_time")
+        performance.append_row(workdir, performance.Row(
+            commit=f"attempt #{attempt['id']}", status="keep", command=" ".join(cfg.benchmark.command), target=attempt["target_class"] or "all",
+            kernel=cfg.benchmark.target_kernel, metric=_figures_summary(attempt["figures"]), gpu_time=f"{gpu['change']:+.2%}" if gpu else "-", change=change,
             why=why or attempt["hypothesis"]))
+        hashes = exp["protected"]
         message = (f"{attempt['hypothesis']}\n\n{why or ''}\n\nKept by kernel-mcp: {attempt['target_class'] or 'all classes'} "
-                   f"{change} against {best['commit_sha'][:10]}.\n" + "\n".join(attempt["reasons"]) + f"\n\n{gitops.LEDGER_MARK}: {attempt['id']}\n")
+                   f"{change} against {best['commit_sha'][:10]}.\n" + "\n".join(attempt["reasons"]) +
+                   f"\nSeeds: {', '.join(map(str, evidence.get('seeds', [])))}\nVerification: {verification.get('summary', 'none configured')}\n"
+                   f"Protected files (sha256, digest {harness.hashes_digest(hashes)[:16]}):\n" +
+                   "\n".join(f"  {h[:16]} {rel}" for rel, h in list(sorted(hashes.items()))[:40]) +
+                   f"\n\n{gitops.LEDGER_MARK}: {attempt['id']}\n")
         with self.store.transaction():
+            self.store.update_attempt(attempt["id"], evidence=evidence)
             self.store.add_intent(exp["tag"], "keep", attempt["id"])
         _crash_point("keep-before-commit")
         sha = gitops.commit_all(wt, message)
@@ -180,7 +252,11 @@ class Ledger:
         with self.store.transaction():
             self._record_keep(exp, attempt["id"], sha)
             self.store.clear_intents(exp["tag"])
-        return self.status_answer(self.store.experiment(exp["tag"]), attempt=self.store.attempt(attempt["id"]))
+        return self.status_answer(self.store.experiment(exp["tag"]), attempt=self.store.attempt(attempt["id"]), run_id=run.id)
+
+    def _close(self, attempt: dict[str, Any], evidence: dict[str, Any], reason: str) -> None:
+        with self.store.transaction():
+            self.store.update_attempt(attempt["id"], evidence=evidence, reasons=attempt["reasons"] + [reason], decision="refused")
 
     def revert(self, tag: str | None) -> ExperimentAnswer:
         exp = self.experiment(tag)

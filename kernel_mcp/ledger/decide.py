@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from kernel_mcp.bench import BenchRun, ClassRun, Comparison, compare
 
-Decision = Literal["keep", "discard", "repair-needed", "split-suggested", "failed"]
+Decision = Literal["keep", "suspicious", "discard", "repair-needed", "split-suggested", "failed", "refused"]
 MAX_REPAIRS = 3
 
 
@@ -42,15 +42,21 @@ def matches(key: str, target: str | None) -> bool:
     return all(part in have or part == key for part in wanted)
 
 
-def decide(best: dict[str, ClassRun], cand: BenchRun, target: str | None, threshold: float, previous_direction: int, repairs_done: int) -> Verdict:
+def decide(best: dict[str, ClassRun], cand: BenchRun, target: str | None, threshold: float, previous_direction: int, repairs_done: int,
+           gpu_time: Comparison | None = None, suspicious_factor: float = 3.0) -> Verdict:
+    """`gpu_time`, when a profiler measured it, is the keep metric for the target; the CSV metric
+    then only guards the other classes."""
     if cand.failure:
         return Verdict(decision="failed", reasons=[cand.failure], comparisons={})
+    impossible = ["impossible: faster than the roofline floor allows on " + (cand.floor_arch or "this GPU") + ": " + "; ".join(cand.impossible[:3])] if cand.impossible else []
     wrong = [c for c in cand.classes if not c.correct]
     if wrong:
         listed = ", ".join(f"{c.key} ({c.failing_rows} rows, worst error {c.worst_error})" for c in wrong[:6])
         if repairs_done >= MAX_REPAIRS:
-            return Verdict(decision="discard", reasons=[f"still wrong after {MAX_REPAIRS} repairs: {listed}"], comparisons={})
-        return Verdict(decision="repair-needed", reasons=[f"wrong results in {listed}; repair {repairs_done + 1} of {MAX_REPAIRS}"], comparisons={})
+            return Verdict(decision="discard", reasons=[f"still wrong after {MAX_REPAIRS} repairs: {listed}"] + impossible, comparisons={})
+        return Verdict(decision="repair-needed", reasons=[f"wrong results in {listed}; repair {repairs_done + 1} of {MAX_REPAIRS}"] + impossible, comparisons={})
+    if impossible:
+        return Verdict(decision="refused", reasons=impossible, comparisons={})
     shared = [c for c in cand.classes if c.key in best]
     missing = sorted(set(best) - {c.key for c in cand.classes})
     if missing:
@@ -59,12 +65,18 @@ def decide(best: dict[str, ClassRun], cand: BenchRun, target: str | None, thresh
     targets = [c for c in shared if matches(c.key, target)]
     if not targets:
         return Verdict(decision="failed", reasons=[f"no class matches the target {target!r}"], comparisons=comparisons)
-    overall = compare(_geomean_series([best[c.key] for c in targets]), _geomean_series(targets), seed=len(shared))
+    script = compare(_geomean_series([best[c.key] for c in targets]), _geomean_series(targets), seed=len(shared))
+    overall = gpu_time or script
     others = [c for c in shared if c not in targets]
     slower = [k for k, cmp in comparisons.items() if cmp.significant and cmp.change >= threshold]
     slower_others = [k for k in slower if k in {c.key for c in others}] if target else slower
     what = f"target {target}" if target else "all classes (global)"
-    reasons = [f"{what}: {overall.statement()}"]
+    if gpu_time is not None:
+        reasons = [f"{what}, profiler GPU kernel time: {gpu_time.statement()}", f"benchmark metric: {script.statement()}"]
+        if script.significant and script.change <= -threshold and not (gpu_time.significant and gpu_time.change <= -threshold):
+            reasons.append("the benchmark's own timer shows a gain the profiler's GPU kernel time does not: not kept")
+    else:
+        reasons = [f"{what}: {overall.statement()}"]
     direction = -1 if overall.significant and overall.change < 0 else (1 if overall.significant and overall.change > 0 else 0)
     faster = overall.significant and overall.change <= -threshold
     small_faster = overall.significant and -threshold < overall.change < 0
@@ -77,6 +89,10 @@ def decide(best: dict[str, ClassRun], cand: BenchRun, target: str | None, thresh
         reasons.append("slower beyond noise: " + ", ".join(f"{k} {comparisons[k].statement()}" for k in slower_others[:5]))
         reasons.append("one class gains and another loses: keep the best kernel as default and add a specialised kernel with dispatch for the winners")
         return Verdict(decision="split-suggested", reasons=reasons, comparisons=comparisons, overall=overall, direction=direction)
+    if faster and overall.change <= 1 / suspicious_factor - 1:
+        reasons.append(f"a {1 / (1 + overall.change):.1f}x speedup in one step is beyond the {suspicious_factor:g}x plausibility limit: "
+                       "keeping it needs an independent re-measurement (done by experiment_keep)")
+        return Verdict(decision="suspicious", reasons=reasons, comparisons=comparisons, overall=overall, direction=direction)
     if faster:
         return Verdict(decision="keep", reasons=reasons, comparisons=comparisons, overall=overall, direction=direction)
     if overall.significant and overall.change >= threshold:

@@ -123,9 +123,13 @@ async def profile_kernels(ws: Workspace, run: Run, kernel_regex: str | None, cou
     return _keep(run, summary)
 
 
+DISPATCHES_FILE = "target_dispatches.json"
+
+
 def _keep(run: Run, summary: ProfileSummary) -> ProfileSummary:
     summary.run_id = run.id
     run.write_text(SUMMARY_FILE, summary.model_dump_json())
+    run.write_json(DISPATCHES_FILE, summary.target_dispatches)
     run.finish("ok", source=summary.source)
     return summary
 
@@ -179,7 +183,11 @@ def load_summary(ws: Workspace, run_id: str) -> ProfileSummary:
     path = run.path(SUMMARY_FILE)
     if not path.exists():
         raise InvalidInput(f"run {run_id} holds no profile", hint="give the run id of a profile_kernels or profile_import call")
-    return ProfileSummary.model_validate(json.loads(path.read_text()))
+    summary = ProfileSummary.model_validate(json.loads(path.read_text()))
+    extra = run.path(DISPATCHES_FILE)
+    if extra.exists():
+        summary.target_dispatches = json.loads(extra.read_text())
+    return summary
 
 
 def profile_compare(ws: Workspace, run_a: str, run_b: str) -> ProfileComparison:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 
 import pandas as pd
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from kernel_mcp.toolkit import ToolOutput
 
 MAX_KERNELS = 15
+MAX_GROUP_SAMPLES = 5000
 
 
 class KernelRow(BaseModel):
@@ -57,6 +58,9 @@ class ProfileSummary(ToolOutput):
     origins: list[str] = []
     notes: list[str] = []
     run_id: str | None = None
+    # GPU times (ns) of the target kernel's dispatches, per kernel and grid: what the ledger compares
+    # (kept in the run's target_dispatches.json, not in answers: it can hold thousands of numbers)
+    target_dispatches: dict[str, list[float]] = Field(default_factory=dict, exclude=True)
 
     def target_rows(self) -> list[KernelRow]:
         return [k for k in self.kernels if k.target]
@@ -110,7 +114,15 @@ def summarise(dispatches: pd.DataFrame, source: str, target_regex: str | None, o
         ))
     rows.sort(key=lambda r: r.total_us, reverse=True)
     shown = rows[:MAX_KERNELS] + [r for r in rows[MAX_KERNELS:] if r.target][:3]
-    return ProfileSummary(source=source, kernels=shown, kernels_total=len(rows), dispatches=len(dispatches), total_gpu_us=total / 1e3, target_regex=target_regex, origins=origins or [])
+    groups: dict[str, list[float]] = {}
+    if pattern is not None:
+        grid_cols = [c for c in ("grid_x", "grid_y", "grid_z") if c in dispatches.columns]
+        for _, d in dispatches[dispatches["kernel"].astype(str).str.contains(pattern)].iterrows():
+            key = str(d["kernel"]) + "|" + "x".join(str(int(d[c])) for c in grid_cols)
+            group = groups.setdefault(key, [])
+            if len(group) < MAX_GROUP_SAMPLES:
+                group.append(float(d["duration_ns"]))
+    return ProfileSummary(source=source, kernels=shown, kernels_total=len(rows), dispatches=len(dispatches), total_gpu_us=total / 1e3, target_regex=target_regex, origins=origins or [], target_dispatches=groups)
 
 
 def _opt(row: pd.Series, column: str) -> float | None:

@@ -87,6 +87,26 @@ class GateConfig(_Strict):
     max_memory_used_pct: float = Field(10.0, ge=0, le=100, description="a GPU with more memory in use is not idle")
 
 
+DEFAULT_EDITABLE = ["**/*.hip", "**/*.cu", "**/*.cuh", "**/*.h", "**/*.hpp", "**/*.cpp", "**/*.cc", "**/*.c"]
+
+
+class HarnessConfig(_Strict):
+    """What an experiment may change, and what must hold before a change is kept."""
+
+    editable: list[str] = Field(default_factory=lambda: list(DEFAULT_EDITABLE), description="globs the agent may edit (kernel sources)")
+    protected: list[str] = Field(default_factory=list, description="globs protected even if they match editable; everything not editable is protected anyway")
+    verify_command: list[str] = Field(default_factory=list, description="correctness-only run on extra shapes/seeds before a keep")
+    verify_csv: str | None = Field(None, description="where verify_command writes its CSV (checked with the correctness rule)")
+    flops_column: str | None = Field(None, description="CSV column: floating-point operations of the row's kernel call")
+    bytes_column: str | None = Field(None, description="CSV column: fewest bytes the call must move")
+    metric_seconds: float = Field(1e-6, gt=0, description="seconds per unit of the metric column (1e-6 for microseconds)")
+    floor_dtype: Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"] = Field("fp32", description="arithmetic the kernel does, for its roofline floor")
+    floor_engine: Literal["vector", "matrix"] | None = Field(None, description="vector ALUs or matrix cores (default by dtype)")
+    floor_arch: Arch | None = Field(None, description="hardware table for the floor (default: the gated GPU's, else the target)")
+    suspicious_factor: float = Field(3.0, gt=1, description="a speedup over BEST beyond this in one step must be re-measured")
+    keep_metric: Literal["auto", "profiler", "csv"] = Field("auto", description="profiler GPU time (auto: when a profiler is installed) or the CSV metric")
+
+
 class ServerConfig(_Strict):
     response_budget_bytes: int = Field(4096, ge=512, le=65536, description="most text one tool answer carries")
     command_timeout_s: float = Field(600.0, gt=0, le=24 * 3600, description="timeout of [commands] entries")
@@ -99,6 +119,7 @@ class WorkspaceConfig(_Strict):
         default_factory=dict, description="named commands the agent may run by name (run_command)"
     )
     gate: GateConfig = Field(default_factory=GateConfig)
+    harness: HarnessConfig = Field(default_factory=HarnessConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
 
     @field_validator("commands")

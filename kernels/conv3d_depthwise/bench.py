@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
 # CSV and table (no GPU needed)
 # --------------------------------------------------------------------------
 def csv_columns(impls: list[str]) -> list[str]:
-    cols = ["shape", "N", "C", "D", "H", "W", "us_torch"]
+    cols = ["shape", "N", "C", "D", "H", "W", "flops", "bytes", "us_torch"]
     for name in impls:
         cols += [f"{field}_{name}" for field in ROW_FIELDS]
     return cols
@@ -134,7 +134,8 @@ def _fmt(value) -> str:
 def make_row(shape: ref.Shape, us_torch: float, results: dict[str, dict]) -> dict:
     """One CSV row. results[impl] = {"err": int, "maxabs": float, "us": float}."""
     row = {"shape": shape.name, "N": shape.N, "C": shape.C, "D": shape.D,
-           "H": shape.H, "W": shape.W, "us_torch": us_torch}
+           "H": shape.H, "W": shape.W, "flops": ref.flops(shape),
+           "bytes": ref.min_bytes(shape), "us_torch": us_torch}
     for name, res in results.items():
         for field in ROW_FIELDS:
             row[f"{field}_{name}"] = res[field]

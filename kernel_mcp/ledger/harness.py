@@ -1,0 +1,126 @@
+"""Trust checks: the frozen harness, the profiler's view of the launches, and GPU-time comparison.
+
+An optimizing agent can "win" by changing the measurement instead of the kernel. The ledger
+refuses a candidate that edits a protected file (the benchmark, the reference, the shape list,
+kernel-mcp.toml), touches anything outside the editable set, runs faster than physics allows,
+launches the target kernel fewer times than BEST, or moves the work into other kernels; and the
+keep metric is the profiler's GPU kernel time, measured outside the process under test.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import math
+import random
+import statistics
+from pathlib import Path
+
+import git
+
+from kernel_mcp.bench.stats import BOOTSTRAP_DRAWS, Comparison
+from kernel_mcp.ledger.performance import FILE_NAME as PERFORMANCE
+from kernel_mcp.workspace.config import HarnessConfig
+
+NEW_KERNEL_SHARE = 0.05  # a kernel absent from BEST taking this much GPU time is reported
+
+
+def matches(rel: str, patterns: list[str]) -> bool:
+    for pattern in patterns:
+        if fnmatch.fnmatch(rel, pattern) or (pattern.startswith("**/") and fnmatch.fnmatch(rel, pattern[3:])):
+            return True
+    return False
+
+
+def workspace_files(wt: git.Repo, subdir: str) -> list[str]:
+    """Files of the workspace in the worktree (tracked, and untracked but not ignored), workspace-relative."""
+    spec = "." if subdir == "." else subdir
+    listed = wt.git.ls_files("--cached", "--others", "--exclude-standard", "--", spec).splitlines()
+    prefix = "" if subdir == "." else subdir.rstrip("/") + "/"
+    return sorted({p[len(prefix):] for p in listed if p.startswith(prefix)})
+
+
+def is_protected(rel: str, harness: HarnessConfig) -> bool:
+    if rel == PERFORMANCE:
+        return False  # the ledger's own record
+    return matches(rel, harness.protected) or not matches(rel, harness.editable)
+
+
+def protected_hashes(wt: git.Repo, subdir: str, workdir: Path, harness: HarnessConfig) -> dict[str, str]:
+    hashes = {}
+    for rel in workspace_files(wt, subdir):
+        path = workdir / rel
+        if is_protected(rel, harness) and path.is_file():
+            hashes[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashes
+
+
+def violations(wt: git.Repo, subdir: str, workdir: Path, best: str, recorded: dict[str, str], harness: HarnessConfig) -> list[str]:
+    """Each protected file that differs from BEST, and each change outside the editable set."""
+    from kernel_mcp.ledger.gitops import changed_files
+
+    problems = []
+    now = protected_hashes(wt, subdir, workdir, harness)
+    for rel in sorted(set(recorded) | set(now)):
+        if rel not in now:
+            problems.append(f"protected file removed: {rel}")
+        elif rel not in recorded:
+            problems.append(f"file added outside the editable set: {rel}")
+        elif now[rel] != recorded[rel]:
+            problems.append(f"protected file changed: {rel}")
+    prefix = "" if subdir == "." else subdir.rstrip("/") + "/"
+    for path in changed_files(wt, best):
+        if not path.startswith(prefix):
+            problems.append(f"file outside the workspace changed: {path}")
+            continue
+        rel = path[len(prefix):]
+        if rel != PERFORMANCE and not matches(rel, harness.editable) and not any(rel in p for p in problems):
+            problems.append(f"file changed outside the editable set: {rel}")
+    return problems
+
+
+def hashes_digest(hashes: dict[str, str]) -> str:
+    return hashlib.sha256("".join(f"{k}:{v}\n" for k, v in sorted(hashes.items())).encode()).hexdigest()
+
+
+def launch_problems(best: dict, cand: dict) -> list[str]:
+    """From two profile summaries (as dicts): fewer target launches, or new kernels doing the work."""
+    problems = []
+    best_calls = sum(k["calls"] for k in best["kernels"] if k["target"])
+    cand_calls = sum(k["calls"] for k in cand["kernels"] if k["target"])
+    if best_calls and not cand_calls:
+        problems.append("the target kernel was not launched at all (the profiler saw none)")
+    elif cand_calls < best_calls:
+        problems.append(f"the target kernel was launched {cand_calls} times; BEST launched it {best_calls} times")
+    known = {k["name"] for k in best["kernels"]}
+    for k in cand["kernels"]:
+        if k["name"] not in known and not k["target"] and k["share"] >= NEW_KERNEL_SHARE:
+            problems.append(f"a kernel BEST did not launch takes {k['share']:.0%} of GPU time: {k['name'][:80]}")
+    return problems
+
+
+def gpu_time_comparison(best: dict[str, list[float]], cand: dict[str, list[float]], seed: int = 0) -> Comparison | None:
+    """Target-kernel GPU time, candidate against BEST: per (kernel, grid) group the ratio of median
+    dispatch times, combined by geometric mean; a bootstrap over dispatches gives the interval.
+    Groups are matched by grid, so a renamed template instance still compares."""
+    def by_grid(groups: dict[str, list[float]]) -> dict[str, list[float]]:
+        out: dict[str, list[float]] = {}
+        for key, values in groups.items():
+            out.setdefault(key.split("|", 1)[-1], []).extend(values)
+        return out
+
+    b, c = by_grid(best), by_grid(cand)
+    shared = [g for g in b if g in c and b[g] and c[g]]
+    if not shared:
+        return None
+
+    def combined(pick) -> float:
+        return math.exp(sum(math.log(statistics.median(pick(c[g])) / statistics.median(pick(b[g]))) for g in shared) / len(shared)) - 1
+
+    change = combined(lambda xs: xs)
+    rng = random.Random(seed)
+    draws = sorted(combined(lambda xs: rng.choices(xs, k=len(xs))) for _ in range(BOOTSTRAP_DRAWS // 4))
+    low, high = draws[int(0.025 * len(draws))], draws[int(0.975 * len(draws)) - 1]
+    best_med = math.exp(sum(math.log(statistics.median(b[g])) for g in shared) / len(shared))
+    return Comparison(change=change, low=low, high=high, significant=low > 0 or high < 0, best_median=best_med,
+                      candidate_median=best_med * (1 + change), best_runs=sum(len(b[g]) for g in shared), candidate_runs=sum(len(c[g]) for g in shared))
