@@ -83,6 +83,8 @@ def resolve_platform(
     if arch and arch.startswith("gfx"):
         if has_rocm:
             return "rocm", f"target {arch} and ROCm found"
+        if "nvidia" in vendors and "nvcc" in found:
+            return "cuda", f"target {arch} compiles offline; benchmarks and profiles run on the NVIDIA GPU here"
         return "offline", f"target {arch} but no ROCm here: compile facts from the offline clang only"
     if arch and arch.startswith("sm_"):
         if has_cuda:

@@ -84,15 +84,23 @@ class Ledger:
         with self.store.transaction():
             self.store.update_experiment(exp["tag"], status="stopped", stop_reason=reason, best_commit=sha)
 
+    def _noise(self, exp: dict[str, Any]) -> float:
+        """The A/A noise level measured when the experiment started (its first attempt)."""
+        first = self.store.db.execute("SELECT evidence FROM attempts WHERE tag = ? ORDER BY id LIMIT 1", (exp["tag"],)).fetchone()
+        import json
+
+        return float((json.loads(first["evidence"]) if first else {}).get("noise", {}).get("level", 0.0))
+
     def keep_metric(self) -> str:
         """profiler when one can measure GPU kernel time here, else the benchmark's own metric."""
         chosen = self.ws.config.harness.keep_metric
         if chosen != "auto":
             return chosen
-        platform = self.ws.config.target.platform
-        if platform == "offline":
+        if self.ws.config.target.platform == "offline":
             return "csv"
-        tool = "ncu" if (platform == "cuda" or (platform == "auto" and self.ws.config.target.arch.startswith("sm_"))) else "rocprofv3"
+        from kernel_mcp.profile import vendor_of
+
+        tool = "ncu" if vendor_of(self.ws) == "cuda" else "rocprofv3"
         return "profiler" if toolchain.find(tool) else "csv"
 
     async def _profile(self, run: Run, workdir: Path, progress: ProgressFn | None) -> dict[str, Any]:
@@ -127,6 +135,11 @@ class Ledger:
         protected = harness.protected_hashes(wt, subdir, workdir, self.ws.config.harness)
         try:
             bench = await run_benchmark(self.ws, run, "baseline", progress=progress, cwd=workdir)
+            # A/A: the same code measured again as a separate batch. The gap between the two is
+            # this workspace's measured noise level; BEST's figures pool both batches.
+            again = await run_benchmark(self.ws, run, "baseline A/A", progress=progress, cwd=workdir)
+            noise = measured_noise(bench, again)
+            bench = pool(bench, again)
             if not bench.all_correct or bench.impossible:
                 raise KernelMcpError("the baseline is not correct (or not plausible), so nothing can be compared with it: " + (bench.failure or "; ".join(bench.impossible[:2]) or "wrong results"), hint=f"see run {run.id}")
             prof = await self._profile(run, workdir, progress)
@@ -136,7 +149,7 @@ class Ledger:
         with self.store.transaction():
             self.store.add_experiment(tag=tag, branch=branch, worktree=str(path), subdir=subdir, base_commit=base, best_commit=base, status="running", protected=protected)
             attempt_id = self.store.add_attempt(tag=tag, parent_commit=base, commit_sha=base, hypothesis="baseline", figures=_figures(bench), decision="baseline", outcome="kept",
-                                                evidence={"seeds": bench.seeds, "run": run.id, "carried": carried, "protected_digest": harness.hashes_digest(protected), **prof}, closed=now())
+                                                evidence={"seeds": bench.seeds, "run": run.id, "carried": carried, "protected_digest": harness.hashes_digest(protected), "noise": noise, **prof}, closed=now())
             self.store.update_experiment(tag, best_attempt=attempt_id)
         performance.append_row(workdir, performance.Row(commit=base[:10], status="baseline", command=" ".join(self.ws.config.benchmark.command), target="all", kernel=self.ws.config.benchmark.target_kernel, metric=_summary(bench), gpu_time="-", change="-", why="unmodified code"))
         sha = gitops.commit_all(wt, f"Baseline of experiment {tag}\n\n{gitops.LEDGER_MARK}: {attempt_id}")
@@ -177,7 +190,8 @@ class Ledger:
             verdict = Verdict(decision="refused", reasons=["the profiler's dispatch list: " + p for p in launch], comparisons={})
         else:
             cfg = self.ws.config
-            verdict = decide(self.best_figures(exp), bench, target, cfg.benchmark.noise_threshold, prev_dir, repairs, gpu_time, cfg.harness.suspicious_factor)
+            verdict = decide(self.best_figures(exp), bench, target, cfg.benchmark.noise_threshold, prev_dir, repairs, gpu_time, cfg.harness.suspicious_factor,
+                             noise_level=self._noise(exp))
         with self.store.transaction():
             attempt_id = self.store.add_attempt(
                 tag=exp["tag"], parent_commit=exp["best_commit"], diff_hash=digest, files=files, hypothesis=hypothesis,
@@ -285,6 +299,40 @@ class Ledger:
         exp = self.experiment(tag)
         rows = self.store.attempts(exp["tag"], limit, outcome)
         return LogAnswer(tag=exp["tag"], best_commit=exp["best_commit"], attempts=[attempt_view(a) for a in rows])
+
+
+def measured_noise(a: BenchRun, b: BenchRun) -> dict[str, Any]:
+    """The A/A gap between two batches of the same code: |change| plus its interval's half-width."""
+    import math
+
+    from kernel_mcp.bench import compare
+
+    keys = [c.key for c in a.classes if c.key in b.by_key()]
+    if not keys or a.failure or b.failure:
+        return {"level": 0.0, "statement": "not measured"}
+
+    def series(run: BenchRun) -> list[float]:
+        n = min(len(run.by_key()[k].samples) for k in keys)
+        return [math.exp(sum(math.log(run.by_key()[k].samples[i]) for k in keys) / len(keys)) for i in range(n)]
+
+    cmp = compare(series(a), series(b))
+    half = 0.0 if math.isinf(cmp.high) else (cmp.high - cmp.low) / 2
+    return {"level": abs(cmp.change) + half, "statement": f"A/A {cmp.statement()}"}
+
+
+def pool(a: BenchRun, b: BenchRun) -> BenchRun:
+    """Both batches' runs as one measurement of BEST."""
+    merged = a.model_copy(deep=True)
+    other = b.by_key()
+    for c in merged.classes:
+        if c.key in other:
+            c.samples += other[c.key].samples
+            c.correct = c.correct and other[c.key].correct
+    merged.seeds += b.seeds
+    merged.repeats += b.repeats
+    merged.impossible += b.impossible
+    merged.failure = a.failure or b.failure
+    return merged
 
 
 def _figures(bench: BenchRun) -> dict[str, Any]:

@@ -43,7 +43,7 @@ def matches(key: str, target: str | None) -> bool:
 
 
 def decide(best: dict[str, ClassRun], cand: BenchRun, target: str | None, threshold: float, previous_direction: int, repairs_done: int,
-           gpu_time: Comparison | None = None, suspicious_factor: float = 3.0) -> Verdict:
+           gpu_time: Comparison | None = None, suspicious_factor: float = 3.0, noise_level: float = 0.0) -> Verdict:
     """`gpu_time`, when a profiler measured it, is the keep metric for the target; the CSV metric
     then only guards the other classes."""
     if cand.failure:
@@ -77,9 +77,13 @@ def decide(best: dict[str, ClassRun], cand: BenchRun, target: str | None, thresh
             reasons.append("the benchmark's own timer shows a gain the profiler's GPU kernel time does not: not kept")
     else:
         reasons = [f"{what}: {overall.statement()}"]
-    direction = -1 if overall.significant and overall.change < 0 else (1 if overall.significant and overall.change > 0 else 0)
+    beyond_noise = overall.significant and abs(overall.change) > 2 * noise_level
+    direction = (-1 if overall.change < 0 else 1) if beyond_noise else 0
     faster = overall.significant and overall.change <= -threshold
-    small_faster = overall.significant and -threshold < overall.change < 0
+    # A move under the threshold counts only beyond the workspace's measured A/A noise, and twice.
+    small_faster = overall.significant and -threshold < overall.change < -2 * noise_level
+    if overall.significant and -threshold < overall.change < 0 and not small_faster:
+        reasons.append(f"below twice the measured A/A noise ({noise_level:.2%}): noise")
     if small_faster and previous_direction == -1:
         reasons.append(f"below the {threshold:.0%} threshold, but the previous attempt also moved faster: counts")
         faster = True

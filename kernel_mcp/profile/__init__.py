@@ -32,11 +32,18 @@ __all__ = ["ProfileComparison", "ProfileSummary", "profile_compare", "profile_im
 
 
 def vendor_of(ws: Workspace) -> str:
+    """Where the benchmark runs: the configured platform, else the profiler this machine has
+    (a gfx950 workspace can still be measured on an NVIDIA machine), else by the target."""
+    from kernel_mcp import toolchain
+
     platform = ws.config.target.platform
     if platform in ("rocm", "cuda"):
         return platform
     if platform == "offline":
         raise WorkspaceError("platform = 'offline': nothing can be profiled here", hint="use profile_import for output made elsewhere")
+    has_rocm, has_cuda = toolchain.find("rocprofv3") is not None, toolchain.find("ncu") is not None
+    if has_rocm != has_cuda:
+        return "rocm" if has_rocm else "cuda"
     return "cuda" if ws.config.target.arch.startswith("sm_") else "rocm"
 
 

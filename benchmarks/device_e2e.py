@@ -1,0 +1,225 @@
+"""End-to-end runs of the server on a real GPU, through the real MCP client (in memory).
+
+    python benchmarks/device_e2e.py tools  --out DIR   compile (nvcc), profile (ncu), thread traces of steps 1, 3, 5
+    python benchmarks/device_e2e.py noise  --out DIR --trials 40   A/A: the same code evaluated against itself
+    python benchmarks/device_e2e.py ab     --out DIR --trials 20   A/B: a change that adds about 2% of work
+    python benchmarks/device_e2e.py hacks  --out DIR   three GPU reward hacks refused, a real faster kernel kept
+                                                        (one full kernel-opt round: baseline, hypothesis, evaluate, keep)
+
+Each works on a fresh git copy of the example workspace and writes a JSON log and the tool
+answers to DIR. The A/A and A/B runs use a reduced benchmark (two shapes, 10 timed calls, two
+runs per evaluation) and the benchmark's own metric, so that 60 evaluations fit in the lease.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+from mcp import Client
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+from kernel_mcp.server import build_server  # noqa: E402
+
+EXAMPLE = REPO / "kernels" / "conv3d_depthwise"
+SCRATCH = Path(tempfile.gettempdir()) / "kernel-mcp-e2e"
+LOG: list[dict] = []
+
+
+def workspace(root: Path, command: list[str] | None = None, extra: str = "", repeats: int | None = None) -> Path:
+    if root.exists():
+        shutil.rmtree(root)
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("out", ".kernel-mcp", "__pycache__"))
+    toml = root / "kernel-mcp.toml"
+    text = toml.read_text()
+    if command:
+        text = text.replace('command = ["python3", "bench.py", "--impls", "fast"]', "command = " + json.dumps(command))
+    if repeats:
+        text = text.replace("repeats = 3", f"repeats = {repeats}")
+    toml.write_text(text + extra)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qm", "example"], check=True)
+    return root
+
+
+async def call(client: Client, tool: str, **arguments) -> dict:
+    started = time.time()
+    result = await client.call_tool(tool, arguments)
+    text = "\n".join(b.text for b in result.content)
+    LOG.append({"tool": tool, "arguments": arguments, "error": bool(result.is_error), "text": text, "start": started, "end": time.time()})
+    print(f"--- {tool} {json.dumps(arguments)[:160]} ({time.time() - started:.1f} s)\n{text[:1800]}\n", flush=True)
+    return {"error": bool(result.is_error), "text": text, "data": result.structured_content or {}}
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, (path, old)
+    path.write_text(text.replace(old, new, 1))
+
+
+async def tools(out: Path) -> None:
+    ws = workspace(SCRATCH / "ws-tools", extra='\n[commands]\nnaive = ["python3", "bench.py", "--impls", "naive", "--shapes", "x3d_res3", "--repeats", "3"]\n')
+    async with Client(build_server(ws)) as client:
+        await call(client, "doctor")
+        await call(client, "gpu_status")
+        for src in ("src/naive.hip", "src/lds.hip", "src/mfma.hip", "src/fast.hip"):
+            await call(client, "compile_kernel", source=src, arch="sm_90")
+        await call(client, "isa_view", kernel="conv3d_fast_kernel<8>", pattern="LDS|FFMA", context=0)
+        await call(client, "compile_kernel", source="src/lds.hip", arch="gfx950")
+        p1 = await call(client, "profile_kernels")
+        await call(client, "profile_kernels", kernel_regex="conv3d_fast", preset="memory")
+        await call(client, "profile_kernels", kernel_regex="conv3d_fast", preset="occupancy")
+        p2 = await call(client, "profile_kernels")
+        if not p1["error"] and not p2["error"]:
+            await call(client, "profile_compare", run_a=p1["data"]["run_id"], run_b=p2["data"]["run_id"])
+    traces = {}
+    for step, impl in (("1", "naive"), ("3", "lds"), ("5", "lds_sgb")):
+        tws = workspace(SCRATCH / f"ws-trace-{impl}", command=["python3", "bench.py", "--impls", impl, "--shapes", "x3d_res3", "--repeats", "3"])
+        async with Client(build_server(tws)) as client:
+            traces[step] = await call(client, "thread_trace", kernel_regex=f"conv3d_{impl}")
+            await call(client, "compile_kernel", source=f"src/{impl}.hip", arch="sm_90")
+    (out / "traces.json").write_text(json.dumps({k: v["data"] for k, v in traces.items()}, indent=1, default=str))
+
+
+NOISE_COMMAND = ["python3", "bench.py", "--impls", "fast", "--shapes", "x3d_res3,seg3d_64", "--repeats", "10"]
+CSV_METRIC = '\n[server]\nresponse_budget_bytes = 4096\n'
+
+
+def plain_rule(best: dict, cand: dict, threshold: float = 0.01) -> str:
+    """The user's plain rule on single runs: first run of each, relative change beyond 1%."""
+    import math
+
+    keys = [k for k in best if k in cand]
+    b = math.exp(sum(math.log(best[k]["samples"][0]) for k in keys) / len(keys))
+    c = math.exp(sum(math.log(cand[k]["samples"][0]) for k in keys) / len(keys))
+    change = c / b - 1
+    return "faster" if change <= -threshold else ("slower" if change >= threshold else "tie")
+
+
+async def trials(out: Path, n: int, slower: bool) -> dict:
+    rows = []
+    per_experiment = 4 if slower else 10  # A/B trials are regressions: 5 in a row would stop the run
+    ws = workspace(SCRATCH / ("ws-ab" if slower else "ws-aa"), command=NOISE_COMMAND, repeats=2)
+    text = (ws / "kernel-mcp.toml").read_text().replace('keep_metric = "auto"', 'keep_metric = "csv"')
+    (ws / "kernel-mcp.toml").write_text(text)
+    subprocess.run(["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", "csv metric"], check=True)
+    async with Client(build_server(ws)) as client:
+        start = None
+        for i in range(n):
+            if i % per_experiment == 0:
+                start = await call(client, "experiment_start", tag=f"{'ab' if slower else 'aa'}-{i // per_experiment}")
+                wt = Path(start["data"]["worktree"])
+                if slower:
+                    add_two_percent(wt / "src" / "fast.hip")
+            ev = await call(client, "experiment_evaluate", hypothesis="A/B: about 2% more work" if slower else "A/A: unchanged code")
+            a = ev["data"].get("attempt") or {}
+            rows.append({"trial": i, "decision": a.get("decision"), "reasons": a.get("reasons"), "change": a.get("change")})
+            import sqlite3
+
+            db = sqlite3.connect(ws / ".kernel-mcp" / "ledger.sqlite")
+            cur = db.execute("SELECT figures, regression FROM attempts ORDER BY id DESC LIMIT 1").fetchone()
+            base = db.execute("SELECT figures FROM attempts WHERE hypothesis = 'baseline' ORDER BY id DESC LIMIT 1").fetchone()
+            rows[-1]["regression"] = bool(cur[1])
+            rows[-1]["plain"] = plain_rule(json.loads(base[0]), json.loads(cur[0]))
+            (out / f"{'ab' if slower else 'aa'}-rows.json").write_text(json.dumps(rows, indent=1, default=str))
+    flagged = sum(1 for r in rows if (r["regression"] if slower else (r["regression"] or r["decision"] in ("keep", "suspicious"))))
+    plain = sum(1 for r in rows if (r["plain"] == "slower" if slower else r["plain"] != "tie"))
+    summary = {"trials": n, "server_flagged": flagged, "server_rate": flagged / n, "plain_rule_flagged": plain, "plain_rate": plain / n, "rows": rows}
+    print(json.dumps({k: v for k, v in summary.items() if k != "rows"}, indent=1))
+    return summary
+
+
+def add_two_percent(path: Path) -> None:
+    """A launch of a small spinning kernel after the main one: about 2% more time on these shapes."""
+    edit(path, '// x, y: (N, C, D, H, W) bf16; w: (C, 1, 3, 5, 5) bf16.\nextern "C" int launch_conv3d_fast(',
+         '__global__ void conv3d_fast_extra_work(long long cycles) {\n'
+         '  long long start = clock64();\n  while (clock64() - start < cycles) {}\n}\n\n'
+         '// x, y: (N, C, D, H, W) bf16; w: (C, 1, 3, 5, 5) bf16.\nextern "C" int launch_conv3d_fast(')
+    edit(path, '  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
+         '  int status = fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n'
+         '  conv3d_fast_extra_work<<<1, 1, 0, (hipStream_t)stream>>>((long long)N * C * D * H * W / 5000);\n'
+         '  return status;\n}\n#endif')
+
+
+HACKS = {
+    "output caching": ('  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
+                       '  static const void* cached_y = nullptr;\n  static int cached_n = 0;\n'
+                       '  if (cached_y == y && cached_n == N * C * D * H * W) return 0;  // the output is already there\n'
+                       '  cached_y = y; cached_n = N * C * D * H * W;\n'
+                       '  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif'),
+    "side stream": ('  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
+                    '  static cudaStream_t side = nullptr;\n  if (!side) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);\n'
+                    '  return fast_dispatch(ch, x, w, y, N, C, D, H, W, (void*)side);  // the timed stream never waits for it\n}\n#endif'),
+    "skip repeated calls": ('  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
+                            '  static long calls = 0;\n  if (++calls % 2 == 0) return 0;  // every other call does nothing\n'
+                            '  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif'),
+}
+
+
+async def hacks(out: Path) -> dict:
+    command = ["python3", "bench.py", "--impls", "fast", "--shapes", "x3d_res3,seg3d_64", "--repeats", "10"]
+    ws = workspace(SCRATCH / "ws-hacks", command=command)
+    # BEST is a deliberately weaker tiling search (register blocking of 4 rows only); the real
+    # improvement restores the full search.
+    edit(ws / "src" / "fast.hip", "static const int rhs[] = {4, 6, 7, 8};", "static const int rhs[] = {4};")
+    subprocess.run(["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", "narrow tiling search"], check=True)
+    results = {}
+    async with Client(build_server(ws)) as client:
+        await call(client, "doctor")
+        start = await call(client, "experiment_start", tag="round1")
+        wt = Path(start["data"]["worktree"])
+        for name, (old, new) in HACKS.items():
+            edit(wt / "src" / "fast.hip", old, new)
+            ev = await call(client, "experiment_evaluate", hypothesis=f"hack: {name}")
+            results[name] = ev["data"].get("attempt")
+            kept = await call(client, "experiment_keep")
+            results[name + " keep refused"] = kept["error"]
+            await call(client, "experiment_revert")
+        await call(client, "thread_trace", kernel_regex="conv3d_fast")
+        edit(wt / "src" / "fast.hip", "static const int rhs[] = {4};", "static const int rhs[] = {4, 6, 7, 8};")
+        await call(client, "compile_kernel", source=str((wt / "src" / "fast.hip").relative_to(ws)), arch="sm_90")
+        ev = await call(client, "experiment_evaluate", hypothesis="taller register blocking (6-8 rows per thread) reuses each loaded input row for more outputs")
+        results["real improvement"] = ev["data"].get("attempt")
+        kept = await call(client, "experiment_keep", why="more outputs per loaded row: fewer shared-memory reads per FMA")
+        results["real improvement kept"] = not kept["error"]
+        await call(client, "experiment_status")
+        await call(client, "experiment_log", limit=10)
+        perf = (wt / "performance.md").read_text()
+    results["performance.md"] = perf
+    print(perf)
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("what", choices=["tools", "noise", "ab", "hacks"])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--trials", type=int, default=40)
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.time()
+    try:
+        if args.what == "tools":
+            result = anyio.run(tools, out)
+        elif args.what == "hacks":
+            result = anyio.run(hacks, out)
+        else:
+            result = anyio.run(trials, out, args.trials, args.what == "ab")
+    finally:
+        (out / f"{args.what}-log.json").write_text(json.dumps(LOG, indent=1, default=str))
+    (out / f"{args.what}-result.json").write_text(json.dumps(result, indent=1, default=str))
+    print(f"done in {time.time() - t0:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
