@@ -102,6 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("tools", help="list the tools with their descriptions")
 
+    p = sub.add_parser("install-skills", help="copy the Claude Code skills where Claude Code finds them")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--project", action="store_true", help="into the workspace's .claude/skills (the default)")
+    where.add_argument("--user", action="store_true", help="into your home's .claude/skills")
+    p.add_argument("--workspace", default=None)
+
     p = sub.add_parser("docs", help="the documentation index")
     docs_sub = p.add_subparsers(dest="docs_command", required=True)
     q = docs_sub.add_parser("ingest", help="add your copies of official documents (md, rst, html, pdf, AMD ISA xml)")
@@ -121,6 +127,15 @@ def main(argv: list[str] | None = None) -> int:
 
             path = init_workspace(args.folder, force=args.force)
             print(f"wrote {path}; edit its [benchmark] table, then: kernel-mcp doctor --workspace {Path(args.folder)}")
+            return 0
+        if args.command == "install-skills":
+            from kernel_mcp import skills
+
+            workspace = Path(args.workspace or default_workspace()).resolve()
+            target = (Path.home() if args.user else workspace) / ".claude" / "skills"
+            for path in skills.install(target):
+                print(f"installed {path}")
+            print(f"register the server: claude mcp add kernel-mcp -- kernel-mcp serve --workspace {workspace}")
             return 0
         if args.command == "docs":
             return docs_command(args)

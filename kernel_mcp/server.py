@@ -499,6 +499,18 @@ def build_server(workspace_dir: str | Path | None) -> MCPServer:
     for spec in TOOLS:
         register(server, state, spec)
 
+    from kernel_mcp import skills
+
+    for skill in skills.all_skills():
+        def make_prompt(skill=skill):
+            def prompt(goal: str = "") -> str:
+                extra = f"\n\nThe user's goal for this session: {goal}" if goal else ""
+                return skill.body + extra
+
+            return prompt
+
+        server.prompt(name=skill.name, description=skill.description)(make_prompt())
+
     @server.resource("kernel-mcp://runs", name="runs", description="Recent runs of this workspace", mime_type="text/plain")
     def list_runs() -> str:
         try:

@@ -1,0 +1,60 @@
+"""The Claude Code skills: front matter parses, every tool they name exists with the arguments they
+use (a renamed tool or argument breaks this test), they list as MCP prompts, and install-skills copies them."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import pytest
+from mcp import Client
+
+from kernel_mcp import skills
+from kernel_mcp.server import TOOLS, build_server
+
+from conftest import PY
+
+pytestmark = pytest.mark.anyio
+CALL = re.compile(r"\b([a-z_]+)\(([^)]*)\)")
+EXPECTED = {"kernel-trace-analysis", "kernel-opt", "kernel-scientist"}
+
+
+def test_front_matter_parses():
+    found = {s.name: s for s in skills.all_skills()}
+    assert set(found) == EXPECTED
+    for skill in found.values():
+        assert skill.folder.name == skill.name and len(skill.description) > 40 and len(skill.body) > 1000
+
+
+def test_every_named_tool_exists_with_its_arguments():
+    tools = {spec.name: set(spec.input_model.model_fields) for spec in TOOLS}
+    used = 0
+    for skill in skills.all_skills():
+        for path in skill.folder.glob("*.md"):
+            for name, args in CALL.findall(path.read_text()):
+                if name not in tools and not name.startswith(("experiment_", "profile_", "thread_trace", "docs_", "compile_", "isa_", "run_", "gpu_", "hw_")):
+                    continue
+                assert name in tools, f"{path.name} names a tool that does not exist: {name}"
+                for arg in re.findall(r"(\w+)\s*=", args):
+                    assert arg in tools[name], f"{path.name}: {name} has no argument {arg!r}"
+                used += 1
+    assert used > 40
+    names = {n for skill in skills.all_skills() for n, _ in CALL.findall(skill.body) if n in tools}
+    assert {"experiment_start", "experiment_evaluate", "experiment_keep", "experiment_revert", "profile_kernels", "thread_trace", "compile_kernel", "experiment_log"} <= names
+
+
+async def test_prompts_list_and_render(tmp_path):
+    async with Client(build_server(tmp_path)) as client:
+        prompts = {p.name for p in (await client.list_prompts()).prompts}
+        assert prompts == EXPECTED
+        got = await client.get_prompt("kernel-opt", {"goal": "make conv3d_fast faster on x3d shapes"})
+        text = got.messages[0].content.text
+        assert "experiment_evaluate" in text and "make conv3d_fast faster" in text
+
+
+def test_install_skills_project(tmp_path):
+    done = subprocess.run([PY, "-m", "kernel_mcp", "install-skills", "--project", "--workspace", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    for name in EXPECTED:
+        assert (tmp_path / ".claude" / "skills" / name / "SKILL.md").exists()
+    assert "claude mcp add kernel-mcp -- kernel-mcp serve --workspace" in done.stdout
