@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,13 +12,9 @@ SKILLS_ENV = "KERNEL_MCP_SKILLS"
 
 
 def skills_dir() -> Path:
-    configured = os.environ.get(SKILLS_ENV)
-    candidates = [Path(configured)] if configured else []
-    candidates += [Path(__file__).resolve().parents[1] / "skills", Path(sys.prefix) / "share" / "kernel-mcp" / "skills"]
-    for candidate in candidates:
-        if candidate.is_dir():
-            return candidate
-    raise KernelMcpError("the skills folder was not found", hint=f"set {SKILLS_ENV}")
+    from kernel_mcp.hardware.specs import shipped_folder
+
+    return shipped_folder("skills", SKILLS_ENV)
 
 
 @dataclass(frozen=True)

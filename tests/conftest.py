@@ -83,3 +83,20 @@ def workspace(tmp_path: Path) -> Path:
 @pytest.fixture
 def anyio_backend():
     return "asyncio"
+
+
+def install_stand_ins(tmp_path: Path, monkeypatch, programs: dict[str, str]) -> Path:
+    """Put small Python stand-in executables (and one replaying the recorded nvidia-smi report) first
+    on PATH, with a private GPU-lock folder. Stand-ins replay recorded real outputs: orchestration only."""
+    import stat
+
+    programs = {"nvidia-smi": f"import sys; sys.stdout.write(open({str(fixture('cuda/nvidia-smi-q-x.xml'))!r}).read())\n", **programs}
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    for name, body in programs.items():
+        path = bindir / name
+        path.write_text(f"#!{PY}\n{body}")
+        path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("KERNEL_MCP_LOCK_DIR", str(tmp_path / "locks"))
+    return bindir

@@ -12,7 +12,7 @@ from kernel_mcp.docs import DocsStore, ingest, open_store
 from kernel_mcp.hardware import load_spec, occupancy
 from kernel_mcp.server import build_server
 
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES
 
 pytestmark = pytest.mark.anyio
 ROCM_DOCS = FIXTURES.parent / "docs" / "rocm"

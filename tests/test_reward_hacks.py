@@ -9,8 +9,6 @@ The same checks against the real ncu on the H100 are recorded in benchmarks/RESU
 
 from __future__ import annotations
 
-import os
-import stat
 import textwrap
 from pathlib import Path
 
@@ -20,7 +18,7 @@ from mcp import Client
 
 from kernel_mcp.server import build_server
 
-from conftest import PY, fixture, toml_list
+from conftest import PY, fixture, install_stand_ins, toml_list
 
 pytestmark = pytest.mark.anyio
 
@@ -95,15 +93,8 @@ STAND_IN_NCU = textwrap.dedent('''
 
 @pytest.fixture
 def hack_ws(tmp_path, monkeypatch):
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    for name, body in (("ncu", STAND_IN_NCU), ("nvidia-smi", f"import sys; sys.stdout.write(open({str(fixture('cuda/nvidia-smi-q-x.xml'))!r}).read())\n")):
-        path = bindir / name
-        path.write_text(f"#!{PY}\n{body}")
-        path.chmod(path.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    install_stand_ins(tmp_path, monkeypatch, {"ncu": STAND_IN_NCU})
     monkeypatch.setenv("KMCP_NCU_FIXTURE", str(fixture("cuda/ncu_metrics.csv")))
-    monkeypatch.setenv("KERNEL_MCP_LOCK_DIR", str(tmp_path / "locks"))
     root = tmp_path / "repo"
     root.mkdir()
     files = {"launches.py": LAUNCHES, "reference.py": REFERENCE, "shapes.py": SHAPES, "kernel.py": KERNEL, "bench.py": BENCH, ".gitignore": "out/\n__pycache__/\n"}

@@ -10,11 +10,6 @@ rocprofiler-sdk's "Using thread trace" page (fixture sdk-using-thread-trace.rst)
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import stat
-from pathlib import Path
 
 import pytest
 from mcp import Client
@@ -24,7 +19,7 @@ from kernel_mcp.server import build_server
 from kernel_mcp.trace.analysis import summarise
 from kernel_mcp.trace.readers import read_code_json, read_ncu_source, read_stats_csv
 
-from conftest import FIXTURES, PY, fixture, toml_list
+from conftest import FIXTURES, PY, fixture, install_stand_ins, toml_list
 
 pytestmark = pytest.mark.anyio
 
@@ -106,15 +101,8 @@ sys.exit(code)
 
 @pytest.fixture
 def att_ws(tmp_path, monkeypatch):
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    for name, body in (("rocprofv3", STAND_IN_ATT), ("nvidia-smi", f"import sys; sys.stdout.write(open({str(fixture('cuda/nvidia-smi-q-x.xml'))!r}).read())\n")):
-        path = bindir / name
-        path.write_text(f"#!{PY}\n{body}")
-        path.chmod(path.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    install_stand_ins(tmp_path, monkeypatch, {"rocprofv3": STAND_IN_ATT})
     monkeypatch.setenv("KMCP_FIX", str(FIXTURES / "rocm"))
-    monkeypatch.setenv("KERNEL_MCP_LOCK_DIR", str(tmp_path / "locks"))
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "bench.py").write_text("print('ran')\n")

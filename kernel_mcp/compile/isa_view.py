@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from kernel_mcp.compile import amdgpu_asm
+from kernel_mcp.compile import amdgpu_asm, nvidia
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.toolkit import ToolOutput
 from kernel_mcp.workspace import Run, Workspace
@@ -63,17 +63,6 @@ def _pick_kernel(bodies: dict[str, list[str]], kernel: str | None) -> str:
     return chosen[0]
 
 
-def _sass_bodies(text: str) -> dict[str, list[str]]:
-    bodies: dict[str, list[str]] = {}
-    current: list[str] | None = None
-    for line in text.splitlines():
-        if m := re.match(r"^\s*Function : (\S+)", line):
-            current = bodies.setdefault(m.group(1), [])
-        elif current is not None and re.match(r"^\s*/\*[0-9a-f]{4}\*/", line):
-            current.append(re.sub(r"\s*/\*\s*0x[0-9a-f]+\s*\*/\s*$", "", line.strip()))
-    return bodies
-
-
 def view(ws: Workspace, budget: int, kernel: str | None, source_line: int | None, label: str | None,
          pattern: str | None, context: int, full: bool, offset: int, run_id: str | None) -> IsaSlice:
     run = latest_compile(ws, run_id)
@@ -81,7 +70,7 @@ def view(ws: Workspace, budget: int, kernel: str | None, source_line: int | None
     isa_text = run.path(meta["isa"]).read_text(encoding="utf-8", errors="replace")
     source = meta.get("source", "?")
     is_sass = meta["isa"].endswith(".sass")
-    bodies = _sass_bodies(isa_text) if is_sass else amdgpu_asm.kernel_bodies(isa_text)
+    bodies = nvidia.sass_listing(isa_text) if is_sass else amdgpu_asm.kernel_bodies(isa_text)
     symbol = _pick_kernel(bodies, kernel)
     if is_sass:
         numbered = [(None, line) for line in bodies[symbol]]

@@ -49,16 +49,24 @@ def parse_res_usage(text: str) -> dict[str, dict[str, int]]:
     return out
 
 
-def sass_bodies(sass: str) -> dict[str, list[str]]:
-    """function -> SASS instruction mnemonics from `cuobjdump -sass`."""
+def sass_listing(sass: str) -> dict[str, list[str]]:
+    """function -> its SASS instruction lines (address and text, encodings dropped), from `cuobjdump -sass`."""
     bodies: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in sass.splitlines():
         if m := re.match(r"^\s*Function : (\S+)", line):
             current = bodies.setdefault(m.group(1), [])
-        elif current is not None and (m := re.match(r"^\s*/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line)):
-            current.append(m.group(1))
+        elif current is not None and re.match(r"^\s*/\*[0-9a-f]{4}\*/", line):
+            current.append(re.sub(r"\s*/\*\s*0x[0-9a-f]+\s*\*/\s*$", "", line.strip()))
     return bodies
+
+
+def sass_bodies(sass: str) -> dict[str, list[str]]:
+    """function -> SASS instruction mnemonics."""
+    out = {}
+    for name, lines in sass_listing(sass).items():
+        out[name] = [m.group(1) for line in lines if (m := re.match(r"^/\*[0-9a-f]{4}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", line))]
+    return out
 
 
 def classify_sass(op: str) -> str:

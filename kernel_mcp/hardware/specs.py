@@ -25,15 +25,19 @@ KNOWN_ARCHS = ("gfx950", "gfx942", "sm_90")
 DOCS_INDEX_ENV = "KERNEL_MCP_DOCS_INDEX"
 
 
-def docs_index_dir() -> Path:
-    """The shipped documentation index: $KERNEL_MCP_DOCS_INDEX, the source tree, or the installed share/."""
-    configured = os.environ.get(DOCS_INDEX_ENV)
+def shipped_folder(name: str, env: str) -> Path:
+    """A folder shipped beside the package (docs_index/, skills/): $env, the source tree, or the installed share/."""
+    configured = os.environ.get(env)
     candidates = [Path(configured)] if configured else []
-    candidates += [Path(__file__).resolve().parents[2] / "docs_index", Path(sys.prefix) / "share" / "kernel-mcp" / "docs_index"]
+    candidates += [Path(__file__).resolve().parents[2] / name, Path(sys.prefix) / "share" / "kernel-mcp" / name]
     for candidate in candidates:
-        if (candidate / "L0.md").exists() or (candidate / "hardware").is_dir():
+        if candidate.is_dir() and any(candidate.iterdir()):
             return candidate
-    raise KernelMcpError("the documentation index (docs_index/) was not found", hint=f"set {DOCS_INDEX_ENV}")
+    raise KernelMcpError(f"the shipped folder {name}/ was not found", hint=f"set {env}")
+
+
+def docs_index_dir() -> Path:
+    return shipped_folder("docs_index", DOCS_INDEX_ENV)
 
 
 class Figure(BaseModel):

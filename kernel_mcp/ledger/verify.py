@@ -13,7 +13,6 @@ from kernel_mcp.bench import compare, run_benchmark
 from kernel_mcp.bench.results import _OPS as OPS, read_csv
 from kernel_mcp.errors import CommandFailed, KernelMcpError
 from kernel_mcp.gpu import gate
-from kernel_mcp.ledger import gitops
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run, Workspace
 
