@@ -169,6 +169,7 @@ class GpuStatusInput(ToolInput):
 class RunBenchmarkInput(ToolInput):
     label: str | None = Field(default=None, max_length=120, description="a label kept with the run")
     repeats: int | None = Field(default=None, ge=1, le=100, description="runs of the command (default: [benchmark] repeats)")
+    in_experiment: bool = Field(default=False, description="run in the latest experiment's worktree (its current code) instead of the workspace")
 
 
 Tag = Field(default=None, max_length=48, description="the experiment's run tag (default: the latest experiment)")
@@ -200,6 +201,14 @@ class ExperimentLogInput(ToolInput):
     outcome: Literal["kept", "reverted", "pending"] | None = None
 
 
+def _where(ws, in_experiment: bool):
+    """The latest experiment's worktree (where BEST and the candidate live), or the workspace itself."""
+    if not in_experiment:
+        return None
+    lg = ledger.Ledger(ws)
+    return lg.workdir(lg.experiment(None))
+
+
 async def _gpu_status(args: GpuStatusInput, ctx: ToolContext) -> gate.GpuStatus:
     ws = ctx.workspace()
     return await gate.gpu_status(ws.config.gate, str(ws.root))
@@ -208,7 +217,7 @@ async def _gpu_status(args: GpuStatusInput, ctx: ToolContext) -> gate.GpuStatus:
 async def _run_benchmark(args: RunBenchmarkInput, ctx: ToolContext) -> bench.BenchAnswer:
     ws = ctx.workspace()
     run = ctx.new_run(args.model_dump())
-    result = await bench.run_benchmark(ws, run, args.label, args.repeats, ctx.progress)
+    result = await bench.run_benchmark(ws, run, args.label, args.repeats, ctx.progress, cwd=_where(ws, args.in_experiment))
     run.finish("failed" if result.failure else "ok")
     return ledger.compare_with_best(ws, result, run.id)
 
@@ -245,6 +254,7 @@ class ProfileKernelsInput(ToolInput):
     kernel_regex: str | None = Field(default=None, max_length=200, description="profile only kernels matching this (default: all)")
     counters: list[str] = Field(default_factory=list, max_length=64, description="hardware counter names of the target")
     preset: Literal["memory", "compute", "lds", "mfma", "occupancy", "cache"] | None = Field(default=None, description="a named set of counters")
+    in_experiment: bool = Field(default=False, description="run in the latest experiment's worktree (its current code) instead of the workspace")
 
 
 class ProfileImportInput(ToolInput):
@@ -265,7 +275,7 @@ async def _profile_kernels(args: ProfileKernelsInput, ctx: ToolContext) -> profi
             re.compile(args.kernel_regex)
         except re.error as exc:
             raise InvalidInput(f"kernel_regex: {exc}") from None
-    return await profile.profile_kernels(ws, ctx.new_run(args.model_dump()), args.kernel_regex, args.counters, args.preset, ctx.progress)
+    return await profile.profile_kernels(ws, ctx.new_run(args.model_dump()), args.kernel_regex, args.counters, args.preset, ctx.progress, cwd=_where(ws, args.in_experiment))
 
 
 async def _profile_import(args: ProfileImportInput, ctx: ToolContext) -> profile.ProfileSummary:
@@ -283,6 +293,7 @@ class ThreadTraceInput(ToolInput):
     kernel_regex: str = Field(min_length=1, max_length=200, description="the kernel to trace (regular expression)")
     dispatch: int | None = Field(default=None, ge=0, description="which launch of it to trace (default: the first)")
     options: trace.TraceOptions = Field(default_factory=trace.TraceOptions, description="rocprofv3 --att options")
+    in_experiment: bool = Field(default=False, description="run in the latest experiment's worktree (its current code) instead of the workspace")
 
 
 class ThreadTraceImportInput(ToolInput):
@@ -303,7 +314,7 @@ async def _thread_trace(args: ThreadTraceInput, ctx: ToolContext) -> trace.Trace
     except re.error as exc:
         raise InvalidInput(f"kernel_regex: {exc}") from None
     ws = ctx.workspace()
-    return await trace.thread_trace(ws, ctx.new_run(args.model_dump()), args.kernel_regex, args.dispatch, args.options, ctx.progress)
+    return await trace.thread_trace(ws, ctx.new_run(args.model_dump()), args.kernel_regex, args.dispatch, args.options, ctx.progress, cwd=_where(ws, args.in_experiment))
 
 
 async def _thread_trace_import(args: ThreadTraceImportInput, ctx: ToolContext) -> trace.TraceSummary:

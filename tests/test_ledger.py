@@ -251,3 +251,14 @@ async def test_run_benchmark_reports_classes_and_change_against_best(cpu_ws):
         await call(client, "experiment_start", tag="t12")
         again = await client.call_tool("run_benchmark", {"repeats": 2})
         assert "vs BEST" in text_of(again) and "within noise" in text_of(again)
+
+
+async def test_run_benchmark_in_the_experiment_worktree(cpu_ws):
+    async with Client(build_server(cpu_ws)) as client:
+        refused = await client.call_tool("run_benchmark", {"in_experiment": True})
+        assert refused.is_error and "experiment_start first" in text_of(refused)
+        wt = (await call(client, "experiment_start", tag="t13"))["worktree"]
+        set_kernel(wt, 50.0, 100.0)
+        here = await call(client, "run_benchmark", repeats=1)
+        there = await call(client, "run_benchmark", repeats=1, in_experiment=True)
+    assert here["bench"]["classes"][0]["samples"][0] > 99 and there["bench"]["classes"][0]["samples"][0] < 51

@@ -19,8 +19,8 @@ CONFIDENCE = 0.95
 
 class Comparison(BaseModel):
     change: float  # candidate / best - 1 (negative = faster, for lower-is-better metrics)
-    low: float
-    high: float
+    low: float | None  # the 95% interval; None when one run a side leaves no spread to measure
+    high: float | None
     significant: bool
     best_median: float
     candidate_median: float
@@ -28,6 +28,8 @@ class Comparison(BaseModel):
     candidate_runs: int
 
     def statement(self) -> str:
+        if self.low is None or self.high is None:
+            return f"{self.change:+.1%} (one run a side: no interval, not significant)"
         half = (self.high - self.low) / 2
         verdict = "significant" if self.significant else "within noise"
         return f"{self.change:+.1%} ± {half:.1%}, {verdict}"
@@ -41,7 +43,7 @@ def compare(best: list[float], candidate: list[float], seed: int = 0) -> Compari
     change = cand_median / best_median - 1
     if len(best) < 2 or len(candidate) < 2:
         # One run each: no spread to speak of, so nothing can be called significant.
-        return Comparison(change=change, low=float("-inf"), high=float("inf"), significant=False, best_median=best_median,
+        return Comparison(change=change, low=None, high=None, significant=False, best_median=best_median,
                           candidate_median=cand_median, best_runs=len(best), candidate_runs=len(candidate))
     rng = random.Random(seed)
     ratios = []

@@ -316,7 +316,7 @@ def measured_noise(a: BenchRun, b: BenchRun) -> dict[str, Any]:
         return [math.exp(sum(math.log(run.by_key()[k].samples[i]) for k in keys) / len(keys)) for i in range(n)]
 
     cmp = compare(series(a), series(b))
-    half = 0.0 if math.isinf(cmp.high) else (cmp.high - cmp.low) / 2
+    half = 0.0 if cmp.high is None else (cmp.high - cmp.low) / 2
     return {"level": abs(cmp.change) + half, "statement": f"A/A {cmp.statement()}"}
 
 

@@ -35,8 +35,9 @@ def attempt_view(a: dict[str, Any]) -> AttemptView:
     overall = (a.get("evidence") or {}).get("overall")
     change = None
     if overall:
-        half = (overall["high"] - overall["low"]) / 2
-        change = f"{overall['change']:+.1%} ± {half:.1%}, {'significant' if overall['significant'] else 'within noise'}"
+        from kernel_mcp.bench.stats import Comparison
+
+        change = Comparison.model_validate(overall).statement()
     return AttemptView(
         id=a["id"], parent=a["parent_commit"], commit=a.get("commit_sha"), hypothesis=a["hypothesis"], target_class=a.get("target_class"),
         files=a.get("files") or [], decision=a["decision"], outcome=a["outcome"], reasons=a.get("reasons") or [],

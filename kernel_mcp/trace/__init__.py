@@ -76,7 +76,7 @@ def _keep(run: Run, summary: TraceSummary) -> TraceSummary:
     return summary
 
 
-async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int | None, options: TraceOptions, progress: ProgressFn | None) -> TraceSummary:
+async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int | None, options: TraceOptions, progress: ProgressFn | None, cwd: Path | None = None) -> TraceSummary:
     from kernel_mcp.gpu import gate  # imported here: summarising a trace needs neither
     from kernel_mcp.profile import vendor_of
 
@@ -85,7 +85,8 @@ async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int
         raise WorkspaceError("kernel-mcp.toml has no [benchmark] table")
     vendor = vendor_of(ws)
     out = run.folder / "trace"
-    async with gate.acquire(ws.config.gate, str(ws.root), progress, require_gpu=True) as lease:
+    root = cwd or ws.root
+    async with gate.acquire(ws.config.gate, str(root), progress, require_gpu=True) as lease:
         env = {cfg.seed_env: str(secrets.randbits(62)), **lease.env}
         if vendor == "rocm":
             tool = toolchain.find("rocprofv3")
@@ -100,7 +101,7 @@ async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int
                     argv += [flag, str(value)]
             if options.serialize_all:
                 argv += ["--att-serialize-all", "True"]
-            result = await runner.run([*argv, "--", *cfg.command], cwd=ws.root, timeout_s=cfg.timeout_s * 4, env=env, log_dir=run.folder, log_name="rocprofv3-att", progress=progress)
+            result = await runner.run([*argv, "--", *cfg.command], cwd=root, timeout_s=cfg.timeout_s * 4, env=env, log_dir=run.folder, log_name="rocprofv3-att", progress=progress)
         else:
             tool = toolchain.find("ncu")
             if tool is None:
@@ -111,7 +112,7 @@ async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int
                     "--clock-control", "none", "-o", str(report.with_suffix(""))]
             if dispatch is not None:
                 argv += ["--launch-skip", str(dispatch)]
-            result = await runner.run([*argv, "--", *cfg.command], cwd=ws.root, timeout_s=cfg.timeout_s * 4, env=env, log_dir=run.folder, log_name="ncu-full", progress=progress)
+            result = await runner.run([*argv, "--", *cfg.command], cwd=root, timeout_s=cfg.timeout_s * 4, env=env, log_dir=run.folder, log_name="ncu-full", progress=progress)
             if result.ok:
                 page = await runner.run([tool, "--import", str(report), "--page", "source", "--csv", "--print-source", "sass"], cwd=ws.root, timeout_s=600, tail_bytes=256 * 2**20)
                 if not page.ok:
