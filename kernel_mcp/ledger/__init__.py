@@ -156,7 +156,7 @@ class Ledger:
         with self.store.transaction():
             self.store.update_attempt(attempt_id, commit_sha=sha)
             self.store.update_experiment(tag, best_commit=sha)
-        return self.status_answer(self.store.experiment(tag), bench=bench, run_id=run.id)
+        return self.status_answer(self.store.experiment(tag), run_id=run.id)
 
     async def evaluate(self, run: Run, hypothesis: str, target: str | None, tag: str | None, progress: ProgressFn | None) -> ExperimentAnswer:
         exp = self.experiment(tag)
@@ -213,7 +213,7 @@ class Ledger:
             gitops.reset_to(wt, exp["best_commit"])
             self._stop(exp, f"{STOP_AFTER_REGRESSIONS} consecutive measured regressions")
             exp = self.store.experiment(exp["tag"])
-        return self.status_answer(exp, attempt=self.store.attempt(attempt_id), bench=bench, run_id=run.id)
+        return self.status_answer(exp, attempt=self.store.attempt(attempt_id), run_id=run.id)
 
     async def keep(self, run: Run, tag: str | None, why: str | None, progress: ProgressFn | None) -> ExperimentAnswer:
         exp = self.experiment(tag)
@@ -285,7 +285,7 @@ class Ledger:
         answer.notes.append(f"reset the worktree to BEST {exp['best_commit'][:10]}; discarded: {', '.join(files) or 'nothing'}")
         return answer
 
-    def status_answer(self, exp: dict[str, Any], attempt: dict[str, Any] | None = None, bench: BenchRun | None = None, run_id: str | None = None) -> ExperimentAnswer:
+    def status_answer(self, exp: dict[str, Any], attempt: dict[str, Any] | None = None, run_id: str | None = None) -> ExperimentAnswer:
         best = self.store.attempt(exp["best_attempt"]) if exp.get("best_attempt") else None
         recent = [a for a in self.store.attempts(exp["tag"], 50) if a["regression"]][:STOP_AFTER_REGRESSIONS]
         return ExperimentAnswer(

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
+from kernel_mcp.compile.amdgpu_asm import classify
 from kernel_mcp.toolkit import ToolOutput
 from kernel_mcp.trace.readers import Instr, mnemonic_of
 
@@ -32,25 +33,22 @@ LGKM = re.compile(r"^(ds_read|ds_load|s_load|s_buffer_load|ds_bpermute|ds_swizzl
 MAX_HOT = 12
 
 
+# The compile tool's instruction classes (amdgpu_asm.classify), named for where a trace's time goes.
+_TRACE_CATEGORY = {
+    "mfma": "MFMA dependency", "barrier": "barrier", "branch": "branch", "valu": "VALU", "salu": "SALU", "smem": "SALU",
+    "vmem_load": "VMEM issue", "vmem_store": "VMEM issue", "vmem_atomic": "VMEM issue",
+    "lds_read": "LDS issue", "lds_write": "LDS issue", "lds_other": "LDS issue",
+}
+
+
 def category_of(instr: Instr) -> str:
     m = instr.mnemonic
-    if m.startswith("s_waitcnt"):
-        return "VMEM wait" if "vmcnt" in instr.isa and "lgkmcnt" not in instr.isa else ("LDS/SMEM wait" if "lgkmcnt" in instr.isa else "VMEM wait")
-    if m.startswith("s_barrier"):
-        return "barrier"
-    if m.startswith(("v_mfma", "v_smfmac")):
-        return "MFMA dependency"
-    if m.startswith(("s_cbranch", "s_branch", "s_setpc")):
-        return "branch"
-    if VMEM_LOAD.match(m) or m.startswith(("global_", "buffer_", "flat_", "scratch_")):
-        return "VMEM issue"
-    if m.startswith("ds_"):
-        return "LDS issue"
-    if m.startswith("v_"):
-        return "VALU"
-    if m.startswith("s_"):
-        return "SALU"
-    return "other"
+    kind = classify(m)
+    if kind == "waitcnt":
+        return "LDS/SMEM wait" if "lgkmcnt" in instr.isa else "VMEM wait"
+    if kind == "other":
+        return "SALU" if m.startswith("s_") else "other"
+    return _TRACE_CATEGORY[kind]
 
 
 class HotInstruction(BaseModel):
