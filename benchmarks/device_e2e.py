@@ -3,6 +3,7 @@
     python benchmarks/device_e2e.py tools  --out DIR   compile (nvcc), profile (ncu), thread traces of steps 1, 3, 5
     python benchmarks/device_e2e.py noise  --out DIR --trials 40   A/A: the same code evaluated against itself
     python benchmarks/device_e2e.py ab     --out DIR --trials 20   A/B: a change that adds about 2% of work
+                                                        (calibrated first against the same build without it)
     python benchmarks/device_e2e.py hacks  --out DIR   three GPU reward hacks refused, a real faster kernel kept
                                                         (one full kernel-opt round: baseline, hypothesis, evaluate, keep)
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -119,7 +121,7 @@ async def trials(out: Path, n: int, slower: bool) -> dict:
                 start = await call(client, "experiment_start", tag=f"{'ab' if slower else 'aa'}-{i // per_experiment}")
                 wt = Path(start["data"]["worktree"])
                 if slower:
-                    add_two_percent(wt / "src" / "fast.hip")
+                    add_extra_work(wt / "src" / "fast.hip")
             ev = await call(client, "experiment_evaluate", hypothesis="A/B: about 2% more work" if slower else "A/A: unchanged code")
             a = ev["data"].get("attempt") or {}
             rows.append({"trial": i, "decision": a.get("decision"), "reasons": a.get("reasons"), "change": a.get("change")})
@@ -138,16 +140,54 @@ async def trials(out: Path, n: int, slower: bool) -> dict:
     return summary
 
 
-def add_two_percent(path: Path) -> None:
-    """A launch of a small spinning kernel after the main one: about 2% more time on these shapes."""
+EXTRA_WORK_ENV = "KMCP_EXTRA_WORK_DIVISOR"
+
+
+def add_extra_work(path: Path) -> None:
+    """The A/B change: a small spinning kernel launched after the main one.
+
+    It spins N*C*D*H*W / divisor cycles; the divisor is read once from KMCP_EXTRA_WORK_DIVISOR
+    (0: no extra launch), so that one build serves the calibration, which picks the divisor
+    that adds about 2% on the benchmark's shapes (launch gap included) before the trials.
+    """
     edit(path, '// x, y: (N, C, D, H, W) bf16; w: (C, 1, 3, 5, 5) bf16.\nextern "C" int launch_conv3d_fast(',
+         '#include <cstdlib>\n'
          '__global__ void conv3d_fast_extra_work(long long cycles) {\n'
          '  long long start = clock64();\n  while (clock64() - start < cycles) {}\n}\n\n'
          '// x, y: (N, C, D, H, W) bf16; w: (C, 1, 3, 5, 5) bf16.\nextern "C" int launch_conv3d_fast(')
     edit(path, '  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
          '  int status = fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n'
-         '  conv3d_fast_extra_work<<<1, 1, 0, (hipStream_t)stream>>>((long long)N * C * D * H * W / 5000);\n'
+         f'  static const long long divisor = getenv("{EXTRA_WORK_ENV}") ? atoll(getenv("{EXTRA_WORK_ENV}")) : 5000;\n'
+         '  if (divisor > 0)\n'
+         '    conv3d_fast_extra_work<<<1, 1, 0, (hipStream_t)stream>>>((long long)N * C * D * H * W / divisor);\n'
          '  return status;\n}\n#endif')
+
+
+def calibrate_extra_work(out: Path, target: float = 0.02, rounds: int = 3) -> dict:
+    """Measure the A/B change at several divisors against divisor 0 (same build), interleaved."""
+    import csv
+    import math
+    import statistics
+
+    ws = workspace(SCRATCH / "ws-calibrate", command=NOISE_COMMAND)
+    add_extra_work(ws / "src" / "fast.hip")
+    divisors = [0, 6000, 9000, 14000]
+    changes: dict[int, list[float]] = {d: [] for d in divisors[1:]}
+    for r in range(rounds):
+        times = {}
+        for d in divisors:
+            csv_path = out / f"calibrate-{r}-{d}.csv"
+            env = dict(os.environ, **{EXTRA_WORK_ENV: str(d)})
+            subprocess.run(NOISE_COMMAND + ["--csv", str(csv_path)], cwd=ws, env=env, check=True, capture_output=True)
+            rows = list(csv.DictReader(csv_path.open()))
+            times[d] = math.exp(sum(math.log(float(row["us_fast"])) for row in rows) / len(rows))
+        for d in divisors[1:]:
+            changes[d].append(times[d] / times[0] - 1)
+    medians = {d: statistics.median(v) for d, v in changes.items()}
+    chosen = min(medians, key=lambda d: abs(medians[d] - target))
+    result = {"target": target, "rounds": rounds, "median_change": medians, "changes": changes, "chosen_divisor": chosen}
+    print(json.dumps(result, indent=1), flush=True)
+    return result
 
 
 HACKS = {
@@ -214,7 +254,12 @@ def main() -> None:
         elif args.what == "hacks":
             result = anyio.run(hacks, out)
         else:
+            calibration = None
+            if args.what == "ab":
+                calibration = calibrate_extra_work(out)
+                os.environ[EXTRA_WORK_ENV] = str(calibration["chosen_divisor"])
             result = anyio.run(trials, out, args.trials, args.what == "ab")
+            result["calibration"] = calibration
     finally:
         (out / f"{args.what}-log.json").write_text(json.dumps(LOG, indent=1, default=str))
     (out / f"{args.what}-result.json").write_text(json.dumps(result, indent=1, default=str))
