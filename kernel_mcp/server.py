@@ -11,6 +11,7 @@ from pydantic import Field
 
 from kernel_mcp import __version__, bench, compile as compiler, docs, doctor, hardware, ledger, profile, trace
 from kernel_mcp.gpu import gate
+from kernel_mcp.ledger import many
 from kernel_mcp.compile import isa_view
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.toolkit import DESTRUCTIVE, READ_ONLY, RUNS_COMMANDS, ServerState, ToolContext, ToolInput, ToolSpec, register
@@ -186,8 +187,16 @@ class ExperimentEvaluateInput(ToolInput):
     tag: str | None = Tag
 
 
+class ExperimentEvaluateManyInput(ToolInput):
+    candidates: list[many.Candidate] = Field(min_length=1, max_length=many.MAX_CANDIDATES,
+                                             description="each a commit (sha or branch) or a unified diff against BEST, with its hypothesis")
+    target_class: str | None = Field(default=None, max_length=300, description="config class the candidates target; omit for global changes")
+    tag: str | None = Tag
+
+
 class ExperimentKeepInput(ToolInput):
     why: str | None = Field(default=None, max_length=500, description="why it worked (goes into the commit and performance.md)")
+    attempt: int | None = Field(default=None, ge=1, description="the attempt to keep (default: the latest); e.g. a winner of experiment_evaluate_many")
     tag: str | None = Tag
 
 
@@ -234,7 +243,12 @@ async def _experiment_evaluate(args: ExperimentEvaluateInput, ctx: ToolContext) 
 
 async def _experiment_keep(args: ExperimentKeepInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
     ws = ctx.workspace()
-    return await ledger.Ledger(ws).keep(ctx.new_run(args.model_dump()), args.tag, args.why, ctx.progress)
+    return await ledger.Ledger(ws).keep(ctx.new_run(args.model_dump()), args.tag, args.why, ctx.progress, attempt_id=args.attempt)
+
+
+async def _experiment_evaluate_many(args: ExperimentEvaluateManyInput, ctx: ToolContext) -> many.ManyAnswer:
+    ws = ctx.workspace()
+    return await many.evaluate_many(ledger.Ledger(ws), ctx.new_run(args.model_dump()), args.candidates, args.target_class, args.tag, ctx.progress)
 
 
 async def _experiment_revert(args: ExperimentTagInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
@@ -448,9 +462,16 @@ TOOLS: list[ToolSpec] = [
         ExperimentEvaluateInput, ledger.ExperimentAnswer, _experiment_evaluate, RUNS_COMMANDS, ("workspace", "benchmark"),
     ),
     ToolSpec(
+        "experiment_evaluate_many",
+        "Evaluate several candidates at once (commits or diffs against BEST, each with its hypothesis): each in its own worktree on its own "
+        "idle GPU (or Ray task, per [engine]), judged like experiment_evaluate; one table ranked best first, every attempt recorded. "
+        "Keep a winner with experiment_keep(attempt=...).",
+        ExperimentEvaluateManyInput, many.ManyAnswer, _experiment_evaluate_many, RUNS_COMMANDS, ("workspace", "benchmark"),
+    ),
+    ToolSpec(
         "experiment_keep",
         "Commit the evaluated change (hypothesis and figures in the message), add its row to performance.md, move BEST. "
-        "Refused unless the last evaluation decided keep and the worktree is unchanged since.",
+        "Refused unless that evaluation decided keep and the worktree is unchanged since; attempt=N keeps a batch candidate.",
         ExperimentKeepInput, ledger.ExperimentAnswer, _experiment_keep, RUNS_COMMANDS, ("workspace",),
     ),
     ToolSpec(

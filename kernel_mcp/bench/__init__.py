@@ -95,8 +95,10 @@ def merge(tables: list[TableFigures]) -> list[ClassRun]:
 async def run_benchmark(
     ws: Workspace, run: Run, label: str | None = None, repeats: int | None = None,
     progress: ProgressFn | None = None, cwd: Path | None = None, extra_env: dict[str, str] | None = None,
+    lease: gate.Lease | None = None,
 ) -> BenchRun:
-    """Run the fixed command `repeats` times on one gated GPU; `cwd` lets the ledger run it in its worktree."""
+    """Run the fixed command `repeats` times on one gated GPU; `cwd` lets the ledger run it in its
+    worktree, and `lease` a pool of candidates run it on the GPU it already holds."""
     cfg = ws.config.benchmark
     if cfg is None:
         raise WorkspaceError("kernel-mcp.toml has no [benchmark] table")
@@ -110,7 +112,7 @@ async def run_benchmark(
     require_gpu = ws.config.target.platform in ("rocm", "cuda")
     impossible: list[str] = []
     floor_arch = None
-    async with gate.acquire(ws.config.gate, str(root), progress, require_gpu=require_gpu) as lease:
+    async with gate.use(ws.config.gate, str(root), progress, require_gpu=require_gpu, lease=lease) as lease:
         floor, floor_arch = floor_for(ws, lease.gpu)
         for index in range(1, repeats + 1):
             seed = secrets.randbits(62)

@@ -158,8 +158,20 @@ def _try_lock(gpu: GpuInfo):
 
 
 @asynccontextmanager
-async def acquire(cfg: GateConfig, cwd: str, progress: ProgressFn | None = None, require_gpu: bool = False):
-    """Hold the most idle GPU for the duration of the block (see the module docstring)."""
+async def use(cfg: GateConfig, cwd: str, progress: ProgressFn | None = None, require_gpu: bool = False, lease: Lease | None = None):
+    """The caller's lease when it already holds one (a pool of candidates), else a fresh acquire."""
+    if lease is not None:
+        yield lease
+        return
+    async with acquire(cfg, cwd, progress, require_gpu) as fresh:
+        yield fresh
+
+
+@asynccontextmanager
+async def acquire(cfg: GateConfig, cwd: str, progress: ProgressFn | None = None, require_gpu: bool = False, wait: bool = True):
+    """Hold the most idle GPU for the duration of the block (see the module docstring).
+
+    `wait=False` raises NoIdleGpu at once instead of waiting (a pool taking its extra GPUs)."""
     started = time.monotonic()
     while True:
         status = await gpu_status(cfg, cwd)
@@ -179,7 +191,7 @@ async def acquire(cfg: GateConfig, cwd: str, progress: ProgressFn | None = None,
                 handle.close()
             return
         waited = time.monotonic() - started
-        if waited + cfg.interval_s > cfg.limit_s:
+        if not wait or waited + cfg.interval_s > cfg.limit_s:
             busy = "; ".join(f"[{s.gpu.index}] {s.reason}" for s in status.gpus) or "no GPU listed"
             raise NoIdleGpu(f"no idle GPU after {waited:.0f} s (limit {cfg.limit_s:.0f} s): {busy}", hint="this is a stop condition for an optimization run")
         if progress is not None:

@@ -103,16 +103,8 @@ class Ledger:
         tool = "ncu" if vendor_of(self.ws) == "cuda" else "rocprofv3"
         return "profiler" if toolchain.find(tool) else "csv"
 
-    async def _profile(self, run: Run, workdir: Path, progress: ProgressFn | None) -> dict[str, Any]:
-        """The profiler's view of one benchmark run (GPU times, launches), when it is the keep metric."""
-        if self.keep_metric() != "profiler":
-            return {"keep_metric": "csv"}
-        from kernel_mcp import profile
-
-        prof_run = self.ws.runs.create("profile_kernels", {"for": run.id})
-        summary = await profile.profile_kernels(self.ws, prof_run, None, [], None, progress, cwd=workdir)
-        return {"keep_metric": "profiler", "profile": summary.model_dump(mode="json", include={"kernels", "source", "dispatches", "run_id"}),
-                "dispatches": summary.target_dispatches}
+    async def _profile(self, run: Run, workdir: Path, progress: ProgressFn | None, lease=None) -> dict[str, Any]:
+        return await keep_profile(self.ws, self.keep_metric(), run, workdir, progress, lease)
 
     # ---- steps ------------------------------------------------------------------------------
     async def start(self, run: Run, tag: str, carry: bool, progress: ProgressFn | None) -> ExperimentAnswer:
@@ -180,27 +172,12 @@ class Ledger:
         except NoIdleGpu as exc:
             self._stop(exp, "no idle GPU for the whole waiting limit")
             raise exc
-        best_attempt = self.store.attempt(exp["best_attempt"])
-        gpu_time, launch = None, []
-        if prof.get("profile") and best_attempt["evidence"].get("profile"):
-            launch = harness.launch_problems(best_attempt["evidence"]["profile"], prof["profile"])
-            gpu_time = harness.gpu_time_comparison(best_attempt["evidence"].get("dispatches") or {}, prof.get("dispatches") or {})
-        prev_dir = previous["evidence"].get("direction", 0) if previous and previous["decision"] in ("discard", "keep", "suspicious") else 0
-        if launch:
-            verdict = Verdict(decision="refused", reasons=["the profiler's dispatch list: " + p for p in launch], comparisons={})
-        else:
-            cfg = self.ws.config
-            verdict = decide(self.best_figures(exp), bench, target, cfg.benchmark.noise_threshold, prev_dir, repairs, gpu_time, cfg.harness.suspicious_factor,
-                             noise_level=self._noise(exp))
+        # Candidates of a batch are siblings, not a line of changes: "twice in a row" skips them.
+        in_line = previous and previous["decision"] in ("discard", "keep", "suspicious") and not previous["evidence"].get("batch")
+        prev_dir = previous["evidence"].get("direction", 0) if in_line else 0
+        verdict, gpu_time = self.judge(exp, bench, prof, target, prev_dir, repairs)
         with self.store.transaction():
-            attempt_id = self.store.add_attempt(
-                tag=exp["tag"], parent_commit=exp["best_commit"], diff_hash=digest, files=files, hypothesis=hypothesis,
-                target_class=target, figures=_figures(bench), comparisons={k: v.model_dump() for k, v in verdict.comparisons.items()},
-                decision=verdict.decision, reasons=verdict.reasons, regression=int(verdict.regression),
-                repair_count=repairs if verdict.decision == "repair-needed" else 0, outcome="pending",
-                evidence={"seeds": bench.seeds, "run": run.id, "direction": verdict.direction, "overall": verdict.overall.model_dump() if verdict.overall else None,
-                          "gpu_time": gpu_time.model_dump() if gpu_time else None, "impossible": bench.impossible, **prof},
-            )
+            attempt_id = self.store.add_attempt(**self.attempt_fields(exp, bench, prof, verdict, gpu_time, hypothesis, target, files, digest, repairs, run.id))
             if verdict.regression:
                 count = exp["consecutive_regressions"] + 1
             elif verdict.decision in ("repair-needed",):
@@ -215,15 +192,48 @@ class Ledger:
             exp = self.store.experiment(exp["tag"])
         return self.status_answer(exp, attempt=self.store.attempt(attempt_id), run_id=run.id)
 
-    async def keep(self, run: Run, tag: str | None, why: str | None, progress: ProgressFn | None) -> ExperimentAnswer:
+    def judge(self, exp: dict[str, Any], bench: BenchRun, prof: dict[str, Any], target: str | None, prev_dir: int, repairs: int) -> tuple[Verdict, Any]:
+        """The keep/discard rule for one measured candidate against BEST (and BEST's profile)."""
+        best_attempt = self.store.attempt(exp["best_attempt"])
+        gpu_time, launch = None, []
+        if prof.get("profile") and best_attempt["evidence"].get("profile"):
+            launch = harness.launch_problems(best_attempt["evidence"]["profile"], prof["profile"])
+            gpu_time = harness.gpu_time_comparison(best_attempt["evidence"].get("dispatches") or {}, prof.get("dispatches") or {})
+        if launch:
+            return Verdict(decision="refused", reasons=["the profiler's dispatch list: " + p for p in launch], comparisons={}), gpu_time
+        cfg = self.ws.config
+        return decide(self.best_figures(exp), bench, target, cfg.benchmark.noise_threshold, prev_dir, repairs, gpu_time, cfg.harness.suspicious_factor,
+                      noise_level=self._noise(exp)), gpu_time
+
+    @staticmethod
+    def attempt_fields(exp: dict[str, Any], bench: BenchRun | None, prof: dict[str, Any], verdict: Verdict, gpu_time, hypothesis: str, target: str | None,
+                       files: list[str], digest: str, repairs: int, run_id: str, **extra_evidence: Any) -> dict[str, Any]:
+        """One attempt row, as evaluate and evaluate_many record it."""
+        return dict(
+            tag=exp["tag"], parent_commit=exp["best_commit"], diff_hash=digest, files=files, hypothesis=hypothesis,
+            target_class=target, figures=_figures(bench) if bench else {}, comparisons={k: v.model_dump() for k, v in verdict.comparisons.items()},
+            decision=verdict.decision, reasons=verdict.reasons, regression=int(verdict.regression),
+            repair_count=repairs if verdict.decision == "repair-needed" else 0, outcome="pending",
+            evidence={"seeds": bench.seeds if bench else [], "run": run_id, "direction": verdict.direction, "overall": verdict.overall.model_dump() if verdict.overall else None,
+                      "gpu_time": gpu_time.model_dump() if gpu_time else None, "impossible": bench.impossible if bench else [], **prof, **extra_evidence},
+        )
+
+    async def keep(self, run: Run, tag: str | None, why: str | None, progress: ProgressFn | None, attempt_id: int | None = None) -> ExperimentAnswer:
         exp = self.experiment(tag)
         wt = self.worktree(exp)
         workdir = self.workdir(exp)
-        attempt = self.store.latest_attempt(exp["tag"])
+        attempt = self.store.latest_attempt(exp["tag"]) if attempt_id is None else self.store.attempt(attempt_id)
+        if attempt_id is not None and (attempt is None or attempt["tag"] != exp["tag"]):
+            raise InvalidInput(f"experiment {exp['tag']} has no attempt #{attempt_id}", hint="experiment_log lists its attempts")
         if attempt is None or attempt["outcome"] != "pending":
-            raise InvalidInput("nothing evaluated to keep", hint="call experiment_evaluate first")
+            raise InvalidInput("nothing evaluated to keep" if attempt is None else f"attempt #{attempt['id']} is already {attempt['outcome']}",
+                               hint="call experiment_evaluate (or experiment_evaluate_many) first")
         if attempt["decision"] not in ("keep", "suspicious"):
-            raise InvalidInput(f"the last evaluation decided {attempt['decision']}, not keep: " + "; ".join(attempt["reasons"][:4]))
+            raise InvalidInput(f"attempt #{attempt['id']} was decided {attempt['decision']}, not keep: " + "; ".join(attempt["reasons"][:4]))
+        if attempt["evidence"].get("batch"):
+            from kernel_mcp.ledger.many import check_out_candidate
+
+            check_out_candidate(self, exp, attempt)
         if gitops.diff_hash(wt, exp["best_commit"]) != attempt["diff_hash"]:
             raise InvalidInput("the worktree changed after it was evaluated", hint="evaluate again before keeping")
         cfg = self.ws.config
@@ -266,6 +276,8 @@ class Ledger:
         with self.store.transaction():
             self._record_keep(exp, attempt["id"], sha)
             self.store.clear_intents(exp["tag"])
+            if attempt["evidence"].get("batch"):  # its siblings were measured against the old BEST
+                self.store.close_pending(exp["tag"], "not kept", batch=attempt["evidence"]["batch"])
         return self.status_answer(self.store.experiment(exp["tag"]), attempt=self.store.attempt(attempt["id"]), run_id=run.id)
 
     def _close(self, attempt: dict[str, Any], evidence: dict[str, Any], reason: str) -> None:
@@ -299,6 +311,18 @@ class Ledger:
         exp = self.experiment(tag)
         rows = self.store.attempts(exp["tag"], limit, outcome)
         return LogAnswer(tag=exp["tag"], best_commit=exp["best_commit"], attempts=[attempt_view(a) for a in rows])
+
+
+async def keep_profile(ws: Workspace, keep_metric: str, run: Run, workdir: Path, progress: ProgressFn | None, lease=None) -> dict[str, Any]:
+    """The profiler's view of one benchmark run (GPU times, launches), when it is the keep metric."""
+    if keep_metric != "profiler":
+        return {"keep_metric": "csv"}
+    from kernel_mcp import profile
+
+    prof_run = ws.runs.create("profile_kernels", {"for": run.id})
+    summary = await profile.profile_kernels(ws, prof_run, None, [], None, progress, cwd=workdir, lease=lease)
+    return {"keep_metric": "profiler", "profile": summary.model_dump(mode="json", include={"kernels", "source", "dispatches", "run_id"}),
+            "dispatches": summary.target_dispatches}
 
 
 def measured_noise(a: BenchRun, b: BenchRun) -> dict[str, Any]:

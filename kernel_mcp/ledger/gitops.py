@@ -120,3 +120,49 @@ def head_message(wt: git.Repo) -> str:
 def remove_worktree(repo: git.Repo, path: Path, branch: str) -> None:
     repo.git.worktree("remove", "--force", str(path))
     repo.git.branch("-D", branch)
+
+
+# ---- candidates of experiment_evaluate_many ----------------------------------------------------
+SHA = re.compile(r"^[0-9a-f]{7,40}$")
+REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
+
+
+def resolve_commit(repo: git.Repo, name: str) -> str:
+    """A commit named by sha or branch/tag name, resolved without the git CLI seeing it as an option."""
+    if not (SHA.match(name) or REF.match(name)) or ".." in name or name.endswith((".lock", "/")):
+        raise InvalidInput(f"{name!r} is not a commit sha or a branch name")
+    try:
+        return repo.commit(name).hexsha
+    except (git.BadName, ValueError, git.GitCommandError):
+        raise InvalidInput(f"no commit {name!r} in the workspace's repository") from None
+
+
+def add_detached_worktree(repo: git.Repo, path: Path, commit: str) -> git.Repo:
+    repo.git.worktree("add", "--detach", "--", str(path), commit)
+    return git.Repo(path)
+
+
+def apply_patch(wt: git.Repo, patch: str) -> None:
+    """Apply a unified diff to the worktree and its index (git refuses paths outside the tree)."""
+    try:
+        wt.git.execute(["git", "apply", "--index", "--whitespace=nowarn", "-"], istream=_Stdin(patch if patch.endswith("\n") else patch + "\n"))
+    except git.GitCommandError as exc:
+        raise InvalidInput("the patch does not apply to BEST: " + (exc.stderr or "").strip()[-300:]) from None
+
+
+def pin(repo: git.Repo, ref: str, commit: str) -> None:
+    """Keep a candidate's commit reachable (and nameable in a bundle) under refs/kernel-mcp/."""
+    repo.git.update_ref(ref, commit)
+
+
+def bundle(repo: git.Repo, refs: list[str], path: Path) -> bytes:
+    repo.git.bundle("create", str(path), *refs)
+    return path.read_bytes()
+
+
+def diff_between(wt: git.Repo, base: str, commit: str) -> str:
+    return wt.git.diff("--binary", base, commit, "--", ".", NOT_THE_ATTEMPTS)
+
+
+def prune_worktrees(repo: git.Repo) -> None:
+    repo.git.worktree("prune")

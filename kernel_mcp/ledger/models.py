@@ -86,3 +86,46 @@ class LogAnswer(ToolOutput):
         lines = [f"experiment {self.tag}: BEST {self.best_commit[:10]}; {len(self.attempts)} attempt(s), newest first"]
         lines += [a.line() for a in self.attempts]
         return "\n".join(lines)
+
+
+class CandidateRow(BaseModel):
+    rank: int = 0
+    attempt: int
+    index: int  # position in the request
+    commit: str
+    hypothesis: str
+    decision: str
+    regression: bool
+    change: str | None  # overall statement against BEST
+    sort_change: float
+    where: str  # slot and GPU (or Ray node) that measured it
+    started_s: float | None  # seconds after the batch started
+    ended_s: float | None
+    reason: str
+
+
+class ManyAnswer(ToolOutput):
+    tag: str
+    status: str
+    best_commit: str
+    batch: str
+    engine: str
+    slots: int
+    started: str
+    rows: list[CandidateRow]
+    consecutive_regressions: int
+    run_id: str
+    notes: list[str]
+
+    def render(self) -> str:
+        lines = [f"experiment {self.tag} [{self.status}]: batch {self.batch} of {len(self.rows)} candidate(s) on the {self.engine} engine, "
+                 f"{self.slots} slot(s), started {self.started}; BEST {self.best_commit[:10]}",
+                 "rank attempt decision | change vs BEST | where | start-end (s) | hypothesis"]
+        for r in self.rows:
+            span = f"{r.started_s:.1f}-{r.ended_s:.1f}" if r.started_s is not None and r.ended_s is not None else "-"
+            lines.append(f"{r.rank}. #{r.attempt} {r.decision.upper()} | {r.change or '-'} | {r.where or '-'} | {span} | {r.hypothesis[:70]}")
+            if r.decision not in ("keep", "suspicious") and r.reason:
+                lines.append(f"     {r.reason[:200]}")
+        lines.append(f"consecutive regressions {self.consecutive_regressions}/5; run {self.run_id}")
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)

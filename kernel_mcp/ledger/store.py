@@ -100,6 +100,15 @@ class LedgerStore:
         params = (tag, outcome, limit) if outcome else (tag, limit)
         return [_row(r) for r in self.db.execute(query, params).fetchall()]
 
+    def close_pending(self, tag: str, outcome: str, batch: str | None = None) -> None:
+        """Close the pending attempts of an experiment (those of one batch, when named)."""
+        query = "UPDATE attempts SET outcome = ?, closed = ? WHERE tag = ? AND outcome = 'pending'"
+        params: tuple = (outcome, now(), tag)
+        if batch is not None:
+            query += " AND json_extract(evidence, '$.batch') = ?"
+            params += (batch,)
+        self.db.execute(query, params)
+
     def latest_attempt(self, tag: str) -> dict[str, Any] | None:
         rows = self.attempts(tag, 1)
         return rows[0] if rows else None

@@ -64,7 +64,8 @@ def _counter_rows(frame: pd.DataFrame, durations: dict[str, float], derive) -> l
     return rows
 
 
-async def profile_kernels(ws: Workspace, run: Run, kernel_regex: str | None, counters: list[str], preset: str | None, progress: ProgressFn | None, cwd: Path | None = None) -> ProfileSummary:
+async def profile_kernels(ws: Workspace, run: Run, kernel_regex: str | None, counters: list[str], preset: str | None, progress: ProgressFn | None, cwd: Path | None = None,
+                          lease: gate.Lease | None = None) -> ProfileSummary:
     cfg = ws.config.benchmark
     if cfg is None:
         raise WorkspaceError("kernel-mcp.toml has no [benchmark] table")
@@ -72,7 +73,7 @@ async def profile_kernels(ws: Workspace, run: Run, kernel_regex: str | None, cou
     root = cwd or ws.root
     target = cfg.target_kernel
     notes: list[str] = []
-    async with gate.acquire(ws.config.gate, str(root), progress, require_gpu=True) as lease:
+    async with gate.use(ws.config.gate, str(root), progress, require_gpu=True, lease=lease) as lease:
         env = {cfg.seed_env: str(secrets.randbits(62)), **lease.env}
         if vendor == "cuda":
             listing = await cuda.list_metrics(root, ws.state_dir / "cache" / "ncu-metrics.txt") if (counters or preset) else None

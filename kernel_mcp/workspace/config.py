@@ -112,6 +112,17 @@ class ServerConfig(_Strict):
     command_timeout_s: float = Field(600.0, gt=0, le=24 * 3600, description="timeout of [commands] entries")
 
 
+class EngineConfig(_Strict):
+    """Where experiment_evaluate_many measures its candidates: this node's GPUs, or a Ray cluster."""
+
+    kind: Literal["local", "ray"] = Field("local", description="local: a pool over this node's idle GPUs; ray: one Ray task per candidate")
+    address: str = Field("auto", min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:/\[\]-]+$",
+                         description="the Ray cluster to join (ray only): 'auto', 'local', host:port or ray://host:port")
+    slots: int | None = Field(None, ge=1, le=256, description="candidates measured at once (local: default every idle GPU; without a GPU monitor: 1)")
+    gpus_per_candidate: float = Field(1.0, ge=0, le=8, description="GPUs a Ray task asks for (ray only)")
+    candidate_timeout_s: float | None = Field(None, gt=0, description="a candidate with no result by then is failed (ray only; default from the benchmark timeout)")
+
+
 class WorkspaceConfig(_Strict):
     target: TargetConfig = Field(default_factory=TargetConfig)
     benchmark: BenchmarkConfig | None = None
@@ -121,6 +132,7 @@ class WorkspaceConfig(_Strict):
     gate: GateConfig = Field(default_factory=GateConfig)
     harness: HarnessConfig = Field(default_factory=HarnessConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
+    engine: EngineConfig = Field(default_factory=EngineConfig)
 
     @field_validator("commands")
     @classmethod

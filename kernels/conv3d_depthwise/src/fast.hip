@@ -6,14 +6,19 @@
 // adjacent output columns of `groups` runs of RH output rows at depth
 // d0 + dl.
 //
-// 1. Fill. The (td + 2) x (TH + 4) x (TW + 8) input box (zeros outside the
+// 1. Fill. The (td + 2) x (TH + 4) x (TW + 4) input box (zeros outside the
 //    tensor) is copied to shared memory as fp32, so each value is widened
 //    once rather than at every use. A small table first records where each
 //    box row starts in global memory (or -1 outside the tensor); then each
-//    thread owns one 4-wide column group and walks box rows, issuing
-//    FAST_FILL_BATCH 8-byte loads (4 bf16 each) before storing any, so
-//    their latencies overlap. Groups land 2 columns early so that every
-//    compute window below starts 16-byte aligned.
+//    thread owns one column piece and walks box rows, issuing all of its
+//    loads (up to a batch) before storing any, so their latencies overlap
+//    and the block waits for memory about once. Box column cc holds global
+//    column w0 - 2 + cc, so that every compute window below starts 16-byte
+//    aligned. Three ways to copy a row, the widest the shape allows:
+//    - 16-byte loads (8 bf16) when W and TW are multiples of 8 and x is
+//      16-byte aligned: about 20 instructions per 8 values;
+//    - 8-byte loads (4 bf16) when W is a multiple of 4: about 14 per 4;
+//    - element loads otherwise (odd widths).
 // 2. Compute, one filter plane kd at a time, so only its 25 weights sit in
 //    registers (from shared memory): each of the thread's RH + 4 input rows
 //    is read once as an 8-wide window (two 16-byte shared loads) and feeds
@@ -22,6 +27,10 @@
 //    unrolled), so they stay in registers; results leave as 8-byte stores.
 //    About 80 registers per thread let three 256-thread blocks share an SM,
 //    so one block's fill overlaps the others' arithmetic.
+// Every runtime division (block index, table rows, thread roles) is a
+// multiply-high by a reciprocal the host computes (FastDiv): the generic
+// integer divisions they replace cost ~20 instructions each, and the block
+// setup used to be ~12% of all issued instructions.
 // The host picks (RH, segs, hch, td, groups) per shape with a cost model
 // fitted to sweeps on an H100 (see RESULTS.md); launch_conv3d_fast_with runs
 // any configuration, for new sweeps.
@@ -31,17 +40,61 @@
 #define FAST_MAX_THREADS 256
 #define FAST_WS_FLOATS 96    // weights: 3 planes of 25, each padded to 32 floats
 #define FAST_MIN_BLOCKS 3    // resident blocks per SM the register budget aims at
-#define FAST_FILL_BATCH 8    // global loads in flight per thread during the fill
+#define FAST_BATCH16 12      // 16-byte loads in flight per thread (48 registers)
+#define FAST_BATCH8 16       // 8-byte loads in flight per thread (32 registers)
+#define FAST_BATCH1 4        // box rows per batch of the element-wise fill
 #define FAST_SMEM_MAX (100 * 1024)
+
+// Fill modes (FastGeom::fill).
+#define FAST_FILL_ELEM 0
+#define FAST_FILL_8B 1
+#define FAST_FILL_16B 2
+
+// n / d for 0 <= n < 2^31 as (2n * mul) >> (32 + shift), with
+// shift = ceil(log2 d) and mul = ceil(2^(31 + shift) / d) < 2^32: exact,
+// because n * (mul * d - 2^(31 + shift)) < 2^31 * d <= 2^(31 + shift).
+// d = 1 works too (mul = 2^31, shift = 0).
+struct FastDiv {
+  unsigned mul;
+  int shift;
+};
+
+__device__ __forceinline__ int fast_div(int n, FastDiv f) {
+  const unsigned long long p = (unsigned long long)(2u * (unsigned)n) * f.mul;
+  return (int)((unsigned)(p >> 32) >> f.shift);
+}
 
 struct FastGeom {
   int segs, hch, td;          // threads along W, H, D
   int groups;                 // row groups each thread walks (TH = RH*hch*groups)
   int tiles_w, tiles_h, chunks_d;
   int rows_box;               // TH + 4
+  int nrows;                  // box rows over all planes: (td + 2) * rows_box
   int stride;                 // floats per shared row (multiple of 4, >= TW + 8)
   int table;                  // ints reserved for the row-offset table (multiple of 4)
+  int table_rows;             // table entries written: >= rows_par * fill_rows
+  int fill;                   // FAST_FILL_*
+  int items;                  // fill pieces per box row
+  int rows_par;               // box rows filled side by side: threads / items
+  int fill_rows;              // box rows per fill thread: ceil(nrows / rows_par)
+  FastDiv div_tw, div_th, div_cd, div_c;  // block index decode
+  FastDiv div_rows;           // box row -> (plane, row)
+  FastDiv div_items;          // thread -> (row slot, piece) in the fill
+  FastDiv div_segs, div_hch;  // thread -> (dl, hc, seg) in the compute
 };
+
+struct alignas(16) fast_u4 { unsigned int x, y, z, w; };
+
+// Two floats to a packed bf16 pair (first in the low half), round to
+// nearest even like pack_bf16x2; on NVIDIA one F2FP instruction for both.
+__device__ __forceinline__ unsigned int fast_pack2(float lo, float hi) {
+#if defined(KMCP_CUDA)
+  const __nv_bfloat162 p = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<const unsigned int*>(&p);
+#else
+  return pack_bf16x2(lo, hi);
+#endif
+}
 
 template <int RH>
 __global__ void __launch_bounds__(FAST_MAX_THREADS, FAST_MIN_BLOCKS)
@@ -54,91 +107,144 @@ conv3d_fast_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
   float* box = ws + FAST_WS_FLOATS + g.table + 4;  // 4 floats of slack in front
 
   const int TW = FAST_R * g.segs, TH = RH * g.hch * g.groups;
-  unsigned b = blockIdx.x;  // 32-bit decode: the host keeps blocks < 2^31
-  const int tw = (int)(b % g.tiles_w);
-  b /= g.tiles_w;
-  const int th = (int)(b % g.tiles_h);
-  b /= g.tiles_h;
-  const int dc = (int)(b % g.chunks_d);
-  const unsigned nc = b / g.chunks_d;
-  const int c = (int)(nc % (unsigned)C);
+  const int b = (int)blockIdx.x;  // the host keeps blocks < 2^31
+  const int q1 = fast_div(b, g.div_tw);
+  const int tw = b - q1 * g.tiles_w;
+  const int q2 = fast_div(q1, g.div_th);
+  const int th = q1 - q2 * g.tiles_h;
+  const int nc = fast_div(q2, g.div_cd);
+  const int dc = q2 - nc * g.chunks_d;
+  const int c = nc - fast_div(nc, g.div_c) * C;
   const int w0 = tw * TW, h0 = th * TH, d0 = dc * g.td;
   const int plane = H * W;  // the host checks D * H * W < 2^31
   const bf16* xin = x + (long long)nc * D * plane;
 
   const int tid = threadIdx.x;
   const int nthreads = blockDim.x;
-  const int nrows = (g.td + 2) * g.rows_box;  // box rows over all planes
+  const int nrows = g.nrows;
 
   // ---- 1a. weights, and where each box row starts in global memory ----
+  // (unroll 1: an unrolled loop would divide by nthreads for its trip count)
+#pragma unroll 1
   for (int t = tid; t < KMCP_TAPS; t += nthreads)
-    ws[(t / 25) * 32 + t % 25] = to_f32(w[(long long)c * KMCP_TAPS + t]);
-  for (int rr = tid; rr < g.table; rr += nthreads) {
-    const int pl = rr / g.rows_box, r = rr - pl * g.rows_box;
+    ws[(t / 25) * 32 + t % 25] = to_f32(w[c * KMCP_TAPS + t]);
+  // Entries past the last box row (up to g.table_rows) are -1 too, so the
+  // fill below loads whole batches without checking its row index.
+#pragma unroll 1
+  for (int rr = tid; rr < g.table_rows; rr += nthreads) {
+    const int pl = fast_div(rr, g.div_rows), r = rr - pl * g.rows_box;
     const int gd = d0 - 1 + pl, gh = h0 - 2 + r;
-    rowoff[rr] = (rr < nrows && gd >= 0 && gd < D && gh >= 0 && gh < H) ? gd * plane + gh * W : -1;
+    rowoff[rr] = (rr < nrows && (unsigned)gd < (unsigned)D && (unsigned)gh < (unsigned)H)
+                     ? gd * plane + gh * W : -1;
   }
   __syncthreads();
 
-  // ---- 1b. fill: box column cc holds global column w0 - 2 + cc ----
-  // Thread (row slot, q) copies 4-wide column group q (global columns
-  // w0 - 4 + 4q ..) of box rows r0, r0 + rows_par, ... Loads are issued
-  // FAST_FILL_BATCH at a time before any is stored; groups outside the
-  // tensor are zeros.
+  // ---- 1b. fill ----
+  // Thread (slot, q) copies piece q of box rows slot, slot + rows_par, ...:
+  // g.fill_rows rows (the same count for every thread), in batches whose
+  // loads are all issued before the first store. Pieces outside the tensor
+  // are zeros (predicated loads). Addresses are a 32-bit offset into this
+  // (n, c) volume on one 64-bit base, one IMAD.WIDE per load.
   {
-    const int Q = g.segs + 2;           // 4-wide column groups per box row
-    const int rows_par = nthreads / Q;  // box rows filled side by side
-    const int q = tid % Q;
-    const int gw = w0 - 4 + 4 * q;
-    float* dst0 = box + 4 * q - 2;      // group q lands on box columns 4q-2 .. 4q+1
-    if (W % 4 == 0) {
-      const bool col_in = gw >= 0 && gw < W;  // whole group inside or outside
-      const bf16* src = xin + gw;             // + row offset from the table
-      for (int r0 = (tid < rows_par * Q) ? tid / Q : nrows; r0 < nrows;
-           r0 += FAST_FILL_BATCH * rows_par) {
-        kmcp_u2 u[FAST_FILL_BATCH];
+    const int slot = fast_div(tid, g.div_items);
+    const int q = tid - slot * g.items;
+    const int rows_par = g.rows_par, nfill = g.fill_rows, stride = g.stride;
+    if (slot < rows_par) {
+      if (g.fill == FAST_FILL_16B) {
+        // Piece q is global columns w0 - 8 + 8q .. +7 (16-byte aligned), box
+        // columns 8q - 6 .. 8q + 1, stored as 2 + 4 + 2 floats so the middle
+        // store is 16-byte aligned. Pieces 0 and items - 1 only supply the
+        // two halo columns on each side (box columns 0-1 and TW+2 - TW+3).
+        const int last = g.items - 1;
+        const int gw = w0 - 8 + 8 * q;
+        const bool col_in = gw >= 0 && gw < W;  // W % 8 == 0: all 8 in or out
+        const bool st_lo = q > 0, st_mid = q > 0 && q < last, st_hi = q < last;
+        float* dst = box + 8 * q - 6 + slot * stride;
+#pragma unroll 1
+        for (int k0 = 0; k0 < nfill; k0 += FAST_BATCH16) {
+          const int n = nfill - k0;  // the same in every thread
+          const int r0 = slot + k0 * rows_par;
+          fast_u4 u[FAST_BATCH16];
 #pragma unroll
-        for (int k = 0; k < FAST_FILL_BATCH; ++k) {
-          const int off = rowoff[r0 + k * rows_par];  // -1 past the last row
-          u[k] = kmcp_u2{0u, 0u};
-          if (col_in && off >= 0)  // a predicated load, not a branch
-            u[k] = *reinterpret_cast<const kmcp_u2*>(src + off);
-        }
+          for (int k = 0; k < FAST_BATCH16; ++k) {
+            if (k < n) {
+              const int off = rowoff[r0 + k * rows_par];
+              u[k] = fast_u4{0u, 0u, 0u, 0u};
+              if (col_in && off >= 0) u[k] = *reinterpret_cast<const fast_u4*>(xin + (off + gw));
+            }
+          }
 #pragma unroll
-        for (int k = 0; k < FAST_FILL_BATCH; ++k) {
-          const int rr = r0 + k * rows_par;
-          if (rr < nrows) {
-            float* d = dst0 + rr * g.stride;
-            *reinterpret_cast<kmcp_f2*>(d) = kmcp_f2{lo_f32(u[k].x), hi_f32(u[k].x)};
-            *reinterpret_cast<kmcp_f2*>(d + 2) = kmcp_f2{lo_f32(u[k].y), hi_f32(u[k].y)};
+          for (int k = 0; k < FAST_BATCH16; ++k) {
+            if (k < n && r0 + k * rows_par < nrows) {
+              float* d = dst + (k0 + k) * rows_par * stride;
+              if (st_lo) *reinterpret_cast<kmcp_f2*>(d) = kmcp_f2{lo_f32(u[k].x), hi_f32(u[k].x)};
+              if (st_mid)
+                *reinterpret_cast<kmcp_f4*>(d + 2) =
+                    kmcp_f4{lo_f32(u[k].y), hi_f32(u[k].y), lo_f32(u[k].z), hi_f32(u[k].z)};
+              if (st_hi) *reinterpret_cast<kmcp_f2*>(d + 6) = kmcp_f2{lo_f32(u[k].w), hi_f32(u[k].w)};
+            }
           }
         }
-      }
-    } else {  // general widths: element loads, same placement
-      for (int rr = (tid < rows_par * Q) ? tid / Q : nrows; rr < nrows; rr += rows_par) {
-        const int off = rowoff[rr];
-        float t[4];
+      } else if (g.fill == FAST_FILL_8B) {
+        // Piece q is global columns w0 - 4 + 4q .. +3, box columns 4q - 2 ..
+        // 4q + 1 (piece 0 writes two floats of slack before the row).
+        const int gw = w0 - 4 + 4 * q;
+        const bool col_in = gw >= 0 && gw < W;  // W % 4 == 0: all 4 in or out
+        float* dst = box + 4 * q - 2 + slot * stride;
+#pragma unroll 1
+        for (int k0 = 0; k0 < nfill; k0 += FAST_BATCH8) {
+          const int n = nfill - k0;
+          const int r0 = slot + k0 * rows_par;
+          kmcp_u2 u[FAST_BATCH8];
 #pragma unroll
-        for (int j = 0; j < 4; ++j)
-          t[j] = (off >= 0 && gw + j >= 0 && gw + j < W) ? to_f32(xin[off + gw + j]) : 0.0f;
-        float* d = dst0 + rr * g.stride;
-        *reinterpret_cast<kmcp_f2*>(d) = kmcp_f2{t[0], t[1]};
-        *reinterpret_cast<kmcp_f2*>(d + 2) = kmcp_f2{t[2], t[3]};
+          for (int k = 0; k < FAST_BATCH8; ++k) {
+            if (k < n) {
+              const int off = rowoff[r0 + k * rows_par];
+              u[k] = kmcp_u2{0u, 0u};
+              if (col_in && off >= 0) u[k] = *reinterpret_cast<const kmcp_u2*>(xin + (off + gw));
+            }
+          }
+#pragma unroll
+          for (int k = 0; k < FAST_BATCH8; ++k) {
+            if (k < n && r0 + k * rows_par < nrows) {
+              float* d = dst + (k0 + k) * rows_par * stride;
+              *reinterpret_cast<kmcp_f2*>(d) = kmcp_f2{lo_f32(u[k].x), hi_f32(u[k].x)};
+              *reinterpret_cast<kmcp_f2*>(d + 2) = kmcp_f2{lo_f32(u[k].y), hi_f32(u[k].y)};
+            }
+          }
+        }
+      } else {  // general widths: element loads, same placement as the 8-byte fill
+        const int gw = w0 - 4 + 4 * q;
+        float* dst = box + 4 * q - 2;
+#pragma unroll 1
+        for (int rr = slot; rr < nrows; rr += rows_par) {
+          const int off = rowoff[rr];
+          float t[4];
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            t[j] = (off >= 0 && gw + j >= 0 && gw + j < W) ? to_f32(xin[off + gw + j]) : 0.0f;
+          float* d = dst + rr * stride;
+          *reinterpret_cast<kmcp_f2*>(d) = kmcp_f2{t[0], t[1]};
+          *reinterpret_cast<kmcp_f2*>(d + 2) = kmcp_f2{t[2], t[3]};
+        }
       }
     }
   }
   __syncthreads();
 
   // ---- 2./3. compute ----
-  const int seg = tid % g.segs;
-  const int hc = (tid / g.segs) % g.hch;
-  const int dl = tid / (g.segs * g.hch);
+  const int hs = fast_div(tid, g.div_segs);
+  const int seg = tid - hs * g.segs;
+  const int dl = fast_div(hs, g.div_hch);
+  const int hc = hs - dl * g.hch;
   if (dl >= g.td) return;
 
   const int plane_stride = g.rows_box * g.stride;
   const int od = d0 + dl, ow = w0 + 4 * seg;
   const bool live = od < D && ow < W;
   const bool full4 = (W % 4) == 0 && ow + 3 < W;
+  // Output row h0 of this thread's columns; group gi starts row0 rows below.
+  bf16* ybase = y + ((long long)nc * D + od) * plane + (long long)h0 * W + ow;
 
 #pragma unroll 1
   for (int gi = 0; gi < g.groups; ++gi) {
@@ -187,22 +293,21 @@ conv3d_fast_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
 
     if (live) {
       const int oh0 = h0 + row0;
-      bf16* yrow = y + ((long long)nc * D + od) * plane + (long long)oh0 * W + ow;
+      bf16* yrow = ybase + (long long)row0 * W;
+      if (full4) {
 #pragma unroll
-      for (int o = 0; o < RH; ++o) {
-        if (oh0 + o < H) {
-          bf16* dstp = yrow + (long long)o * W;
-          if (full4) {
-            kmcp_u2 pk2;
-            pk2.x = pack_bf16x2(acc[o][0], acc[o][1]);
-            pk2.y = pack_bf16x2(acc[o][2], acc[o][3]);
-            *reinterpret_cast<kmcp_u2*>(dstp) = pk2;
-          } else {
+        for (int o = 0; o < RH; ++o)
+          if (oh0 + o < H)
+            *reinterpret_cast<kmcp_u2*>(yrow + (long long)o * W) =
+                kmcp_u2{fast_pack2(acc[o][0], acc[o][1]), fast_pack2(acc[o][2], acc[o][3])};
+      } else {
+#pragma unroll
+        for (int o = 0; o < RH; ++o)
+          if (oh0 + o < H) {
 #pragma unroll
             for (int j = 0; j < FAST_R; ++j)
-              if (ow + j < W) dstp[j] = to_bf16(acc[o][j]);
+              if (ow + j < W) yrow[(long long)o * W + j] = to_bf16(acc[o][j]);
           }
-        }
       }
     }
   }
@@ -227,21 +332,65 @@ struct FastChoice {
 
 long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
 
+// The reciprocal FastDiv needs for a divisor d >= 1 (see fast_div).
+FastDiv make_div(int d) {
+  int shift = 0;
+  while ((1LL << shift) < d) ++shift;
+  FastDiv f;
+  f.mul = (unsigned)(((1ULL << (31 + shift)) + (unsigned long long)d - 1) / (unsigned long long)d);
+  f.shift = shift;
+  return f;
+}
+
+// The widest fill the shape allows (the 16-byte fill also needs a 16-byte
+// aligned x, which the launch checks), and its pieces per box row.
+int fill_mode(int W, int segs) {
+  if (W % 8 == 0 && segs % 2 == 0) return FAST_FILL_16B;
+  return W % 4 == 0 ? FAST_FILL_8B : FAST_FILL_ELEM;
+}
+int fill_items(int mode, int segs) {
+  return mode == FAST_FILL_16B ? (FAST_R * segs) / 8 + 2 : segs + 2;
+}
+// Table entries the fill reads in a mode: every fill thread walks the same
+// number of rows, so the last ones may run past the box.
+int fill_table_rows(int mode, int segs, int threads, int nrows) {
+  if (mode == FAST_FILL_ELEM) return nrows;  // that loop checks its rows
+  const int rows_par = threads / fill_items(mode, segs);
+  return rows_par * (int)ceil_div(nrows, rows_par);
+}
+void set_fill(FastGeom* g, int mode, int threads) {
+  g->fill = mode;
+  g->items = fill_items(mode, g->segs);
+  g->rows_par = threads / g->items;
+  g->fill_rows = (int)ceil_div(g->nrows, g->rows_par);
+  g->table_rows = fill_table_rows(mode, g->segs, threads, g->nrows);
+  g->div_items = make_div(g->items);
+}
+
 // Fills *out for one candidate; returns its estimated cost in issue cycles
 // per SM (lower is better), or -1 when the candidate does not fit.
 double fast_plan(int N, int C, int D, int H, int W, int sms, int rh, int segs,
                  int hch, int td, int groups, FastChoice* out) {
   const int threads = segs * hch * td;
   if (threads < 1 || threads > FAST_MAX_THREADS || groups < 1) return -1.0;
-  const int rows_par = threads / (segs + 2);
-  if (rows_par < 1) return -1.0;  // the fill needs one full box row of threads
+  // The fill needs one full box row of threads in every mode; the element
+  // and 8-byte modes use the most pieces per row (segs + 2).
+  if (threads / (segs + 2) < 1) return -1.0;
+  const int mode = fill_mode(W, segs);
+  const int items = fill_items(mode, segs);
+  const int rows_par = threads / items;
   const int TW = FAST_R * segs, TH = rh * hch * groups;
   // No more than one spare thread column / row group / depth of padding.
   if (TW >= W + FAST_R || TH >= H + rh * hch || td > D) return -1.0;
   int stride = TW + 8;
   if ((stride * rh) % 32 == 0) stride += 4;  // spread row chunks over banks
   const int nrows = (td + 2) * (TH + 4);
-  const int table = (nrows + FAST_FILL_BATCH * rows_par + 3) / 4 * 4;
+  // Room for the table of the planned fill and of the 8-byte fill the
+  // launch falls back to when x is not 16-byte aligned.
+  int trows = fill_table_rows(mode, segs, threads, nrows);
+  const int trows8 = fill_table_rows(FAST_FILL_8B, segs, threads, nrows);
+  if (W % 4 == 0 && trows8 > trows) trows = trows8;
+  const int table = (trows + 3) / 4 * 4;
   const long long smem =
       4LL * (FAST_WS_FLOATS + table + 4 + (long long)nrows * stride);
   if (smem > FAST_SMEM_MAX) return -1.0;
@@ -250,13 +399,16 @@ double fast_plan(int N, int C, int D, int H, int W, int sms, int rh, int segs,
   const long long blocks = (long long)N * C * tiles_w * tiles_h * chunks_d;
   if (blocks > 0x7fffffffLL) return -1.0;
   // Issue cycles per thread and a latency term, fitted to sweeps of all
-  // candidate configurations on an H100 (see RESULTS.md).
+  // candidate configurations on an H100 (see RESULTS.md); the fill and
+  // setup terms were rescaled by the SASS instruction counts when the fill
+  // got wider loads and the divisions became multiplies (v5).
   // Measured: the RH = 4 and 6 instances issue their FMAs ~10% / ~4% more
   // efficiently than RH = 7 and 8 (smaller unrolled bodies).
   const double fma_eff = rh <= 4 ? 0.90 : rh <= 6 ? 0.96 : 1.0;
   const double compute =
       groups * (75.0 * FAST_R * rh * fma_eff + 6.0 * (rh + 4) + 8.0 * rh + 200.0);
-  const double fill = 20.0 * ceil_div(nrows, rows_par) + 2.0 * ceil_div(table, threads) + 300.0;
+  const double per_slot = mode == FAST_FILL_16B ? 21.0 : 15.0;
+  const double fill = per_slot * ceil_div(nrows, rows_par) + 2.0 * ceil_div(table, threads) + 100.0;
   const int warps = (int)ceil_div(threads, 32);
   const double block_issue = warps * (compute + fill) / 4.0;  // 4 schedulers per SM
   // Registers per thread under __launch_bounds__(FAST_MAX_THREADS, FAST_MIN_BLOCKS).
@@ -270,12 +422,21 @@ double fast_plan(int N, int C, int D, int H, int W, int sms, int rh, int segs,
   const double cost = (double)ceil_div(blocks, (long long)sms * resident) * wave;
   if (out) {
     out->rh = rh;
-    out->g.segs = segs; out->g.hch = hch; out->g.td = td; out->g.groups = groups;
-    out->g.tiles_w = (int)tiles_w; out->g.tiles_h = (int)tiles_h;
-    out->g.chunks_d = (int)chunks_d;
-    out->g.rows_box = TH + 4;
-    out->g.stride = stride;
-    out->g.table = table;
+    FastGeom& g = out->g;
+    g.segs = segs; g.hch = hch; g.td = td; g.groups = groups;
+    g.tiles_w = (int)tiles_w; g.tiles_h = (int)tiles_h; g.chunks_d = (int)chunks_d;
+    g.rows_box = TH + 4;
+    g.nrows = nrows;
+    g.stride = stride;
+    g.table = table;
+    set_fill(&g, mode, threads);
+    g.div_tw = make_div(g.tiles_w);
+    g.div_th = make_div(g.tiles_h);
+    g.div_cd = make_div(g.chunks_d);
+    g.div_c = make_div(C);
+    g.div_rows = make_div(g.rows_box);
+    g.div_segs = make_div(segs);
+    g.div_hch = make_div(hch);
     out->threads = threads;
     out->smem = (int)smem;
   }
@@ -344,9 +505,17 @@ int fast_run(const FastChoice& ch, const void* x, const void* w, void* y,
   return (int)hipGetLastError();
 }
 
-int fast_dispatch(const FastChoice& ch, const void* x, const void* w, void* y,
+int fast_dispatch(const FastChoice& plan, const void* x, const void* w, void* y,
                   int N, int C, int D, int H, int W, void* stream) {
   hipStream_t s = (hipStream_t)stream;
+  // The wide fills need an aligned x (the plan assumed one); fall back to a
+  // narrower fill otherwise.
+  FastChoice ch = plan;
+  const unsigned long long xa = (unsigned long long)(size_t)x;
+  int mode = ch.g.fill;
+  if (mode == FAST_FILL_16B && xa % 16 != 0) mode = FAST_FILL_8B;
+  if (mode == FAST_FILL_8B && xa % 8 != 0) mode = FAST_FILL_ELEM;
+  if (mode != ch.g.fill) set_fill(&ch.g, mode, ch.threads);
   switch (ch.rh) {
     case 4: return fast_run<4>(ch, x, w, y, N, C, D, H, W, s);
     case 6: return fast_run<6>(ch, x, w, y, N, C, D, H, W, s);

@@ -1,0 +1,179 @@
+"""The Ray engine: each candidate is a Ray task that asks for one GPU, on any node of the cluster.
+
+The candidates travel as one git bundle (their pinned refs), put once in Ray's object store. A task
+fetches its candidate into a fresh clone on its node, runs the workspace's fixed benchmark (and the
+profiler, when that is the keep metric) on the GPU Ray assigned to it, and returns the figures and
+its raw files; the ledger on this node judges and records them. A task that raises, whose worker
+or node dies, or that brings nothing back within the candidate timeout is recorded as failed with
+that reason, and the others go on. Ray retries nothing: a retried benchmark would hide a crash.
+
+Every node needs kernel-mcp installed (`pip install 'kernel-mcp[ray]'`) and the workspace's
+toolchain; nothing else of this node is shared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from kernel_mcp.errors import InvalidInput
+from kernel_mcp.ledger import gitops
+from kernel_mcp.ledger.engines import SLOT_ENV, Job, Measurement, OnDone
+from kernel_mcp.runner import ProgressFn
+
+RETURNED_FILE_LIMIT = 2 << 20  # raw files larger than this stay on the worker's node (and are named)
+SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
+
+
+def _ray():
+    try:
+        import ray
+    except ImportError:
+        raise InvalidInput("[engine] kind = 'ray' needs the ray package", hint="pip install 'kernel-mcp[ray]'") from None
+    return ray
+
+
+def _connect(address: str) -> None:
+    ray = _ray()
+    if ray.is_initialized():
+        return
+    # "local" starts a private single-node instance; anything else joins an existing cluster.
+    ray.init(address=None if address == "local" else address, namespace="kernel-mcp", log_to_driver=False, include_dashboard=False)
+
+
+def _reason(exc: BaseException) -> str:
+    kind = type(exc).__name__
+    first = (str(exc).strip().splitlines() or [""])[0][:300]
+    if "WorkerCrashed" in kind or "ActorDied" in kind:
+        return f"the Ray worker running it died ({kind}): {first}"
+    if "NodeDied" in kind or "ObjectLost" in kind or "OwnerDied" in kind:
+        return f"its Ray node was lost ({kind}): {first}"
+    cause = getattr(exc, "cause", None)
+    if cause is not None:
+        return f"the task raised {type(cause).__name__}: {str(cause)[:300]}"
+    return f"{kind}: {first}"
+
+
+class RayEngine:
+    name = "ray"
+
+    def __init__(self, ledger, batch: str, keep_metric: str) -> None:
+        self.ledger = ledger
+        self.ws = ledger.ws
+        self.batch = batch
+        self.keep_metric = keep_metric
+
+    def _timeout(self) -> float:
+        cfg = self.ws.config
+        if cfg.engine.candidate_timeout_s:
+            return cfg.engine.candidate_timeout_s
+        bench = cfg.benchmark
+        # every repeat may run to its timeout, the profiler up to 4 times that, plus the clone
+        return bench.timeout_s * (bench.repeats + 4) + 120.0 if bench else 3600.0
+
+    async def measure(self, jobs: list[Job], on_done: OnDone, progress: ProgressFn | None) -> int:
+        ray = _ray()
+        cfg = self.ws.config.engine
+        await anyio.to_thread.run_sync(_connect, cfg.address)
+        repo, _ = gitops.repo_of(self.ws.root)
+        with tempfile.TemporaryDirectory(prefix="kernel-mcp-bundle-") as tmp:
+            data = gitops.bundle(repo, sorted({job.ref for job in jobs}), Path(tmp) / "candidates.bundle")
+        bundle_ref = ray.put(data)
+        task = ray.remote(num_gpus=cfg.gpus_per_candidate, max_retries=0)(measure_in_clone)
+        limiter = anyio.Semaphore(cfg.slots or len(jobs))
+        timeout = self._timeout()
+
+        async def one(job: Job) -> None:
+            async with limiter:
+                started = time.time()
+                ref = task.remote(bundle_ref, job.ref, job.commit, job.subdir, job.hypothesis, self.keep_metric, self.batch, job.index)
+                try:
+                    with anyio.fail_after(timeout):
+                        result = await asyncio.wrap_future(ref.future())
+                    measurement = self._receive(job, result)
+                except TimeoutError:
+                    ray.cancel(ref, force=True)
+                    measurement = Measurement(index=job.index, error=f"no result within {timeout:.0f} s (hung, or its node was lost)", where="ray",
+                                              started=started, ended=time.time())
+                except ray.exceptions.RayError as exc:
+                    measurement = Measurement(index=job.index, error=_reason(exc), where="ray", started=started, ended=time.time())
+            await on_done(job, measurement)
+
+        async with anyio.create_task_group() as group:
+            for job in jobs:
+                group.start_soon(one, job)
+        return cfg.slots or len(jobs)
+
+    def _receive(self, job: Job, result: dict[str, Any]) -> Measurement:
+        """Keep the task's raw files in a run on this node, then its figures as a Measurement."""
+        run = self.ws.runs.create("candidate", {"batch": self.batch, "index": job.index, "commit": job.commit, "where": result.get("where")})
+        for name, content in (result.pop("files", None) or {}).items():
+            if SAFE_NAME.match(name):
+                run.path(name).write_bytes(content)
+        return Measurement.model_validate({**result, "run_id": run.id})
+
+
+def _ray_gpu_env() -> tuple[dict[str, str], str]:
+    """The GPU Ray gave this task, pinned for the benchmark as the local gate would pin it."""
+    import ray
+
+    ids = [str(int(i)) if float(i).is_integer() else str(i) for i in ray.get_gpu_ids()]
+    node = ray.get_runtime_context().get_node_id()[:8]
+    if not ids:
+        return {}, f"Ray node {node}, no GPU assigned"
+    visible = ",".join(ids)
+    env = {"CUDA_VISIBLE_DEVICES": os.environ.get("CUDA_VISIBLE_DEVICES", visible)}
+    if shutil.which("amd-smi") or shutil.which("rocm-smi"):
+        env.update(HIP_VISIBLE_DEVICES=visible, ROCR_VISIBLE_DEVICES=visible)
+    return env, f"Ray node {node}, GPU {visible}"
+
+
+def measure_in_clone(bundle: bytes, ref: str, commit: str, subdir: str, label: str, keep_metric: str, batch: str, index: int) -> dict[str, Any]:
+    """The Ray task (runs on a worker node): clone the candidate, benchmark it, return the figures."""
+    from kernel_mcp.bench import run_benchmark
+    from kernel_mcp.gpu.gate import Lease
+    from kernel_mcp.ledger import keep_profile
+    from kernel_mcp.workspace import Workspace
+
+    if not gitops.SHA.match(commit) or not ref.startswith("refs/kernel-mcp/"):
+        raise ValueError("not a candidate of kernel-mcp")
+    started = time.time()
+    tmp = Path(tempfile.mkdtemp(prefix="kernel-mcp-candidate-"))
+    try:
+        (tmp / "candidates.bundle").write_bytes(bundle)
+        repo = tmp / "repo"
+        for argv in (["git", "init", "--quiet", str(repo)],
+                     ["git", "-C", str(repo), "fetch", "--quiet", str(tmp / "candidates.bundle"), f"{ref}:{ref}"],
+                     ["git", "-C", str(repo), "checkout", "--quiet", "--detach", commit]):
+            subprocess.run(argv, check=True, capture_output=True, timeout=600)
+        workdir = repo / subdir if subdir != "." else repo
+        ws = Workspace(workdir)
+        run = ws.runs.create("candidate", {"batch": batch, "index": index})
+        env, where = _ray_gpu_env()
+        lease = Lease(gpu=None, env=env, note=where)
+        slot = env.get("CUDA_VISIBLE_DEVICES", str(index))
+
+        async def measure() -> tuple:
+            bench = await run_benchmark(ws, run, label, cwd=workdir, lease=lease, extra_env={SLOT_ENV: slot})
+            measured = bench.all_correct and not bench.impossible and not bench.failure
+            prof = await keep_profile(ws, keep_metric, run, workdir, None, lease) if measured else {"keep_metric": keep_metric}
+            return bench, prof
+
+        bench, prof = asyncio.run(measure())
+        files: dict[str, bytes] = {}
+        for path in sorted(run.folder.rglob("*")):
+            if path.is_file() and path.stat().st_size <= RETURNED_FILE_LIMIT and sum(map(len, files.values())) < 8 * RETURNED_FILE_LIMIT:
+                files[path.relative_to(run.folder).as_posix().replace("/", "-")] = path.read_bytes()
+        return {"index": index, "bench": bench.model_dump(mode="json"), "profile": prof, "where": where,
+                "started": started, "ended": time.time(), "files": files}
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

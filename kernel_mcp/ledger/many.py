@@ -1,0 +1,185 @@
+"""experiment_evaluate_many: several candidates measured at once, each on its own GPU.
+
+A candidate is a commit (sha or branch) or a unified diff against BEST, with its hypothesis. Each
+is pinned under refs/kernel-mcp/<tag>/ (so its lineage stays reachable), checked against the frozen
+harness, and handed to the engine (engines/). As each measurement comes back it is judged against
+BEST with the same rule as experiment_evaluate and recorded in one transaction: a process killed
+mid-batch leaves the finished candidates recorded and no half-written row. Candidates are siblings,
+so each is judged on its own (the "same direction twice" rule joins a line of changes, not a batch).
+Keeping one stays a separate step: experiment_keep(attempt=...).
+"""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, model_validator
+
+from kernel_mcp.errors import InvalidInput
+from kernel_mcp.gpu.gate import NoIdleGpu
+from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, gitops, harness
+from kernel_mcp.ledger.decide import Verdict
+from kernel_mcp.ledger.engines import Job, Measurement, engine_for
+from kernel_mcp.ledger.models import CandidateRow, ManyAnswer
+from kernel_mcp.runner import ProgressFn
+from kernel_mcp.workspace import Run
+
+MAX_CANDIDATES = 32
+MAX_PATCH_BYTES = 1 << 20
+# Best first: what can be kept, then ties and losses, then what could not be judged.
+RANK = {"keep": 0, "suspicious": 1, "split-suggested": 2, "discard": 3, "repair-needed": 4, "refused": 5, "failed": 6}
+
+
+class Candidate(BaseModel):
+    commit: str | None = Field(None, max_length=200, description="a commit sha or branch holding the candidate")
+    patch: str | None = Field(None, max_length=MAX_PATCH_BYTES, description="a unified diff against BEST (git diff format)")
+    hypothesis: str = Field(min_length=3, max_length=500, description="one sentence: what should get faster, and why")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Candidate:
+        if (self.commit is None) == (self.patch is None):
+            raise ValueError("give exactly one of commit or patch")
+        return self
+
+
+def _prepare(ledger: Ledger, exp: dict[str, Any], batch: str, index: int, cand: Candidate, root: Path) -> tuple[Job, list[str]]:
+    """Pin the candidate's commit and check it out in its own worktree; returns the job and any
+    reason it must not be measured (a harness violation)."""
+    repo, _ = gitops.repo_of(ledger.ws.root)
+    best = exp["best_commit"]
+    path = root / f"c{index}"
+    if cand.commit is not None:
+        commit = gitops.resolve_commit(repo, cand.commit)
+        wt = gitops.add_detached_worktree(repo, path, commit)
+    else:
+        wt = gitops.add_detached_worktree(repo, path, best)
+        gitops.apply_patch(wt, cand.patch or "")
+        commit = gitops.commit_all(wt, f"{cand.hypothesis}\n\nCandidate {index} of batch {batch} (experiment {exp['tag']})")
+    ref = f"refs/kernel-mcp/{exp['tag']}/{batch}/{index}"
+    gitops.pin(repo, ref, commit)
+    job = Job(index=index, hypothesis=cand.hypothesis, commit=commit, ref=ref, subdir=exp["subdir"], worktree=path)
+    job.files = gitops.changed_files(wt, best)
+    job.digest = gitops.diff_hash(wt, best)
+    problems = harness.violations(wt, exp["subdir"], job.workdir, best, exp["protected"], ledger.ws.config.harness)
+    return job, ["the harness is frozen: " + p for p in problems]
+
+
+def _verdict(ledger: Ledger, exp: dict[str, Any], job: Job, m: Measurement, target: str | None) -> tuple[Verdict, Any]:
+    if m.error is not None or m.bench is None:
+        return Verdict(decision="failed", reasons=[m.error or "no measurement came back"], comparisons={}), None
+    return ledger.judge(exp, m.bench, m.profile, target, 0, 0)
+
+
+async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], target: str | None, tag: str | None,
+                        progress: ProgressFn | None) -> ManyAnswer:
+    if not 1 <= len(candidates) <= MAX_CANDIDATES:
+        raise InvalidInput(f"give 1 to {MAX_CANDIDATES} candidates")
+    exp = ledger.experiment(tag)
+    if exp["status"] != "running":
+        raise InvalidInput(f"experiment {exp['tag']} has stopped: {exp['stop_reason']}")
+    batch = time.strftime("b%Y%m%d-%H%M%S-") + secrets.token_hex(2)
+    keep_metric = ledger.keep_metric()
+    engine = engine_for(ledger, batch, keep_metric)
+    with ledger.store.transaction():  # an earlier batch's candidates were measured against this BEST too, but are superseded
+        ledger.store.close_pending(exp["tag"], "superseded")
+    root = ledger.ws.state_dir / "worktrees" / f"{exp['tag']}.{batch}"
+    rows: list[CandidateRow] = []
+    batch_start = time.time()
+    jobs: list[Job] = []
+
+    async def record(job: Job, m: Measurement, refused: list[str] | None = None) -> None:
+        verdict, gpu_time = (Verdict(decision="refused", reasons=refused, comparisons={}), None) if refused else _verdict(ledger, exp, job, m, target)
+        placement = {"index": job.index, "ref": job.ref, "where": m.where, "started": m.started, "ended": m.ended, "run": m.run_id}
+        fields = Ledger.attempt_fields(exp, m.bench, m.profile or {"keep_metric": keep_metric}, verdict, gpu_time, job.hypothesis, target,
+                                       job.files, job.digest, 0, m.run_id or run.id, batch=batch, candidate=placement)
+        fields["commit_sha"] = job.commit
+        with ledger.store.transaction():
+            attempt_id = ledger.store.add_attempt(**fields)
+        overall = verdict.overall.statement() if verdict.overall else None
+        rows.append(CandidateRow(
+            attempt=attempt_id, index=job.index, commit=job.commit[:10], hypothesis=job.hypothesis[:120], decision=verdict.decision,
+            regression=verdict.regression, change=overall, sort_change=verdict.overall.change if verdict.overall else 0.0, where=m.where,
+            started_s=round(m.started - batch_start, 2) if m.started else None, ended_s=round(m.ended - batch_start, 2) if m.ended else None,
+            reason=(verdict.reasons or [""])[0][:240]))
+        if progress is not None:
+            await progress(len(rows), len(candidates), f"candidate {job.index} ({job.hypothesis[:48]}): {verdict.decision}")
+
+    try:
+        for index, cand in enumerate(candidates):
+            try:
+                job, refused = _prepare(ledger, exp, batch, index, cand, root)
+            except InvalidInput as exc:
+                job = Job(index=index, hypothesis=cand.hypothesis, commit="0" * 40, ref="", subdir=exp["subdir"])
+                await record(job, Measurement(index=index, error=f"could not prepare the candidate: {exc.message}"))
+                continue
+            if refused:
+                await record(job, Measurement(index=index), refused)
+            else:
+                jobs.append(job)
+        slots = 0
+        if jobs:
+            try:
+                slots = await engine.measure(jobs, record, progress)
+            except NoIdleGpu:
+                ledger._stop(exp, "no idle GPU for the whole waiting limit")
+                raise
+    finally:
+        _remove_worktrees(ledger, root)
+    return _answer(ledger, exp["tag"], run, batch, engine.name, slots, rows, batch_start)
+
+
+def _remove_worktrees(ledger: Ledger, root: Path) -> None:
+    if root.exists():
+        shutil.rmtree(root, ignore_errors=True)
+    repo, _ = gitops.repo_of(ledger.ws.root)
+    gitops.prune_worktrees(repo)
+
+
+def _answer(ledger: Ledger, tag: str, run: Run, batch: str, engine: str, slots: int, rows: list[CandidateRow], batch_start: float) -> ManyAnswer:
+    """Rank the batch, and count its regressions: a batch where nothing held up counts every
+    measured regression toward the stop rule; one success (or tie) breaks the run."""
+    rows.sort(key=lambda r: (RANK.get(r.decision, 9), r.sort_change, r.index))
+    for rank, row in enumerate(rows, 1):
+        row.rank = rank
+    exp = ledger.store.experiment(tag)
+    regressions = sum(r.regression for r in rows)
+    held = any(r.decision in ("keep", "suspicious", "split-suggested") or (r.decision == "discard" and not r.regression) for r in rows)
+    count = 0 if held else exp["consecutive_regressions"] + regressions
+    with ledger.store.transaction():
+        ledger.store.update_experiment(tag, consecutive_regressions=count)
+    notes = []
+    if count >= STOP_AFTER_REGRESSIONS:
+        wt = ledger.worktree(exp)
+        gitops.reset_to(wt, exp["best_commit"])
+        ledger._stop(ledger.store.experiment(tag), f"{STOP_AFTER_REGRESSIONS} consecutive measured regressions")
+        notes.append("stopped: every candidate of the recent batches regressed")
+    exp = ledger.store.experiment(tag)
+    winners = [r for r in rows if r.decision in ("keep", "suspicious")]
+    if winners:
+        notes.append(f"to keep the best: experiment_keep(attempt={winners[0].attempt})")
+    return ManyAnswer(tag=tag, status=exp["status"], best_commit=exp["best_commit"], batch=batch, engine=engine, slots=slots,
+                      started=time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(batch_start)), rows=rows,
+                      consecutive_regressions=exp["consecutive_regressions"], run_id=run.id, notes=notes)
+
+
+def check_out_candidate(ledger: Ledger, exp: dict[str, Any], attempt: dict[str, Any]) -> None:
+    """Before keeping a batch candidate: put its changes into the experiment worktree.
+
+    Refused when BEST moved since it was measured, or when the worktree holds other changes that
+    were not evaluated (they are the agent's work, and only the ledger's own changes are reset)."""
+    if attempt["parent_commit"] != exp["best_commit"]:
+        raise InvalidInput(f"attempt #{attempt['id']} was measured against {attempt['parent_commit'][:10]}, but BEST is now {exp['best_commit'][:10]}",
+                           hint="evaluate it again against the new BEST")
+    wt = ledger.worktree(exp)
+    current = gitops.diff_hash(wt, exp["best_commit"])
+    if current == attempt["diff_hash"]:
+        return
+    if gitops.changed_files(wt, exp["best_commit"]):
+        raise InvalidInput("the experiment worktree has changes that were not evaluated", hint="experiment_revert them (or evaluate them) before keeping a batch candidate")
+    patch = gitops.diff_between(wt, exp["best_commit"], attempt["commit_sha"])
+    if patch:
+        gitops.apply_patch(wt, patch)
