@@ -4,6 +4,7 @@
     python benchmarks/device_e2e.py noise  --out DIR --trials 40   A/A: the same code evaluated against itself
     python benchmarks/device_e2e.py ab     --out DIR --trials 20   A/B: a change that adds about 2% of work
                                                         (calibrated first against the same build without it)
+    python benchmarks/device_e2e.py many   --out DIR   four candidates through experiment_evaluate_many (timeline per candidate)
     python benchmarks/device_e2e.py hacks  --out DIR   three GPU reward hacks refused, a real faster kernel kept
                                                         (one full kernel-opt round: baseline, hypothesis, evaluate, keep)
 
@@ -176,7 +177,7 @@ def calibrate_extra_work(out: Path, target: float = 0.02, rounds: int = 3) -> di
     for r in range(rounds):
         times = {}
         for d in divisors:
-            csv_path = out / f"calibrate-{r}-{d}.csv"
+            csv_path = SCRATCH / f"calibrate-{r}-{d}.csv"
             env = dict(os.environ, **{EXTRA_WORK_ENV: str(d)})
             subprocess.run(NOISE_COMMAND + ["--csv", str(csv_path)], cwd=ws, env=env, check=True, capture_output=True)
             rows = list(csv.DictReader(csv_path.open()))
@@ -239,9 +240,42 @@ async def hacks(out: Path) -> dict:
     return results
 
 
+async def many(out: Path) -> dict:
+    """Four conv3d candidates through experiment_evaluate_many on the local engine (one GPU: one slot)."""
+    ws = workspace(SCRATCH / "ws-many", command=NOISE_COMMAND, repeats=2)
+    async with Client(build_server(ws)) as client:
+        await call(client, "gpu_status")
+        start = await call(client, "experiment_start", tag="many")
+        wt = Path(start["data"]["worktree"])
+        src = wt / "src" / "fast.hip"
+        original = src.read_text()
+        changes = {
+            "unchanged code (a tie)": lambda: None,
+            "narrower tiling search (4-row register blocking only)": lambda: edit(src, "static const int rhs[] = {4, 6, 7, 8};", "static const int rhs[] = {4};"),
+            "fewer loads in flight during the fill (4 instead of 8)": lambda: edit(src, "#define FAST_FILL_BATCH 8", "#define FAST_FILL_BATCH 4"),
+            "an extra spinning launch after the kernel": lambda: add_extra_work(src),
+        }
+        candidates = []
+        for hypothesis, change in changes.items():
+            src.write_text(original)
+            change()
+            diff = subprocess.run(["git", "-C", str(wt), "diff"], check=True, capture_output=True, text=True).stdout
+            candidates.append({"patch": diff or "", "hypothesis": hypothesis})
+        src.write_text(original)
+        candidates[0] = {"commit": start["data"]["best_commit"], "hypothesis": candidates[0]["hypothesis"]}
+        answer = await call(client, "experiment_evaluate_many", candidates=candidates)
+        await call(client, "experiment_log", limit=10)
+    rows = answer["data"].get("rows", [])
+    spans = sorted((r["started_s"], r["ended_s"], r["hypothesis"], r["where"]) for r in rows if r["started_s"] is not None)
+    overlaps = [(a[2], b[2]) for a, b in zip(spans, spans[1:]) if b[0] < a[1]]
+    result = {"rows": rows, "timeline": spans, "overlaps": overlaps, "slots": answer["data"].get("slots")}
+    print(json.dumps({k: v for k, v in result.items() if k != "rows"}, indent=1))
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=["tools", "noise", "ab", "hacks"])
+    parser.add_argument("what", choices=["tools", "noise", "ab", "hacks", "many"])
     parser.add_argument("--out", required=True)
     parser.add_argument("--trials", type=int, default=40)
     args = parser.parse_args()
@@ -253,6 +287,8 @@ def main() -> None:
             result = anyio.run(tools, out)
         elif args.what == "hacks":
             result = anyio.run(hacks, out)
+        elif args.what == "many":
+            result = anyio.run(many, out)
         else:
             calibration = None
             if args.what == "ab":
