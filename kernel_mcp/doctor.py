@@ -118,6 +118,7 @@ def liveness(tools: Iterable[tuple[str, tuple[str, ...]]], exes: list[Executable
 async def diagnose(state: ServerState, tools: Iterable[tuple[str, tuple[str, ...]]]) -> DoctorResult:
     ws_problem = None
     ws_path = None
+    notes_first: list[str] = []
     configured = None
     arch = None
     has_benchmark = False
@@ -129,10 +130,19 @@ async def diagnose(state: ServerState, tools: Iterable[tuple[str, tuple[str, ...
         configured = ws.config.target.platform
         arch = ws.config.target.arch
         has_benchmark = ws.config.benchmark is not None
+        engine = ws.config.engine
+        if engine.kind == "ray":
+            import importlib.util
+
+            have_ray = importlib.util.find_spec("ray") is not None
+            notes_first = [f"experiment_evaluate_many engine: ray at {engine.address}" + ("" if have_ray else " - but ray is not installed: pip install 'kernel-mcp[ray]'")]
+        else:
+            notes_first = [f"experiment_evaluate_many engine: local, {engine.slots or 'one per idle GPU'} slot(s)"]
     except KernelMcpError as exc:
         ws_problem = exc.message
     exes = await toolchain.probe_all(cwd)
     gpus, notes = await gpu.list_gpus(cwd)
+    notes = notes_first + notes
     if any(e.name == "rocprofv3" and e.found for e in exes):
         from kernel_mcp.profile import rocm as rocprof
 

@@ -40,9 +40,6 @@
 #define FAST_MAX_THREADS 256
 #define FAST_WS_FLOATS 96    // weights: 3 planes of 25, each padded to 32 floats
 #define FAST_MIN_BLOCKS 3    // resident blocks per SM the register budget aims at
-#define FAST_BATCH16 12      // 16-byte loads in flight per thread (48 registers)
-#define FAST_BATCH8 16       // 8-byte loads in flight per thread (32 registers)
-#define FAST_BATCH1 4        // box rows per batch of the element-wise fill
 #define FAST_SMEM_MAX (100 * 1024)
 
 // Fill modes (FastGeom::fill).
@@ -70,7 +67,7 @@ struct FastGeom {
   int tiles_w, tiles_h, chunks_d;
   int rows_box;               // TH + 4
   int nrows;                  // box rows over all planes: (td + 2) * rows_box
-  int stride;                 // floats per shared row (multiple of 4, >= TW + 8)
+  int stride;                 // floats per shared row (multiple of 4, >= TW + 8; TW + 12 for 16-byte fills)
   int table;                  // ints reserved for the row-offset table (multiple of 4)
   int table_rows;             // table entries written: >= rows_par * fill_rows
   int fill;                   // FAST_FILL_*
@@ -96,6 +93,148 @@ __device__ __forceinline__ unsigned int fast_pack2(float lo, float hi) {
 #endif
 }
 
+// ---- fill helpers ----
+// Stores 8 floats to shared memory at p (8-byte aligned, p + 2 16-byte
+// aligned) as 2 + 4 + 2. Written out in PTX on NVIDIA: nvcc split the
+// 16-byte store of the C++ version into 4 scalar ones here.
+__device__ __forceinline__ void fast_st8(float* p, float a, float b, float c, float d,
+                                         float e, float f, float g, float h) {
+#if defined(KMCP_CUDA)
+  const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile(
+      "st.shared.v2.f32 [%0], {%1, %2};\n\t"
+      "st.shared.v4.f32 [%0+8], {%3, %4, %5, %6};\n\t"
+      "st.shared.v2.f32 [%0+24], {%7, %8};"
+      :: "r"(s), "f"(a), "f"(b), "f"(c), "f"(d), "f"(e), "f"(f), "f"(g), "f"(h) : "memory");
+#else
+  *reinterpret_cast<kmcp_f2*>(p) = kmcp_f2{a, b};
+  *reinterpret_cast<kmcp_f4*>(p + 2) = kmcp_f4{c, d, e, f};
+  *reinterpret_cast<kmcp_f2*>(p + 6) = kmcp_f2{g, h};
+#endif
+}
+
+// Read-only global loads of 16 / 8 bytes (LDG.CONSTANT on NVIDIA, which the
+// pointer laundering of fast_opaque would otherwise turn into generic loads).
+__device__ __forceinline__ fast_u4 fast_ld16(const bf16* p) {
+#if defined(KMCP_CUDA)
+  const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
+  return fast_u4{v.x, v.y, v.z, v.w};
+#else
+  return *reinterpret_cast<const fast_u4*>(p);
+#endif
+}
+__device__ __forceinline__ kmcp_u2 fast_ld8(const bf16* p) {
+#if defined(KMCP_CUDA)
+  const uint2 v = __ldg(reinterpret_cast<const uint2*>(p));
+  return kmcp_u2{v.x, v.y};
+#else
+  return *reinterpret_cast<const kmcp_u2*>(p);
+#endif
+}
+
+struct FastPiece16 {  // 8 bf16 -> box columns 8q - 6 .. 8q + 1
+  // All three stores are unconditional: the edge pieces 0 and items - 1
+  // also write 6 floats of their neighbours' columns that nothing reads
+  // (the row stride is >= TW + 12 and 8 floats of slack precede the box).
+  typedef fast_u4 raw;
+  bool col_in;
+  __device__ __forceinline__ raw load(const bf16* src, int off) const {
+    raw u = raw{0u, 0u, 0u, 0u};
+    if (col_in && off >= 0) u = fast_ld16(src + off);
+    return u;
+  }
+  __device__ __forceinline__ void store(float* d, const raw& u) const {
+    fast_st8(d, lo_f32(u.x), hi_f32(u.x), lo_f32(u.y), hi_f32(u.y),
+             lo_f32(u.z), hi_f32(u.z), lo_f32(u.w), hi_f32(u.w));
+  }
+};
+struct FastPiece8 {  // 4 bf16 -> box columns 4q - 2 .. 4q + 1
+  typedef kmcp_u2 raw;
+  bool col_in;
+  __device__ __forceinline__ raw load(const bf16* src, int off) const {
+    raw u = raw{0u, 0u};
+    if (col_in && off >= 0) u = fast_ld8(src + off);
+    return u;
+  }
+  __device__ __forceinline__ void store(float* d, const raw& u) const {
+    *reinterpret_cast<kmcp_f2*>(d) = kmcp_f2{lo_f32(u.x), hi_f32(u.x)};
+    *reinterpret_cast<kmcp_f2*>(d + 2) = kmcp_f2{lo_f32(u.y), hi_f32(u.y)};
+  }
+};
+
+// 8-byte global store of two packed bf16 pairs (st.global on NVIDIA: the
+// pointer comes from fast_opaque, which would otherwise give a generic store).
+__device__ __forceinline__ void fast_stg8(bf16* p, unsigned int a, unsigned int b) {
+#if defined(KMCP_CUDA)
+  asm volatile("st.global.v2.u32 [%0], {%1, %2};" :: "l"(p), "r"(a), "r"(b) : "memory");
+#else
+  *reinterpret_cast<kmcp_u2*>(p) = kmcp_u2{a, b};
+#endif
+}
+
+// On NVIDIA, hide how a pointer was computed, so that `p + off` stays one
+// IMAD.WIDE on a 64-bit base instead of being re-derived from x with 64-bit
+// index arithmetic (4 more instructions per load).
+template <class T>
+__device__ __forceinline__ T* fast_opaque(T* p) {
+#if defined(KMCP_CUDA)
+  asm("" : "+l"(p));
+#endif
+  return p;
+}
+
+// Loads then stores the pieces of rows slot + k * rows_par, k in
+// [k0, k0 + NB): a compile-time batch, so u[] stays in registers.
+template <int NB, class P>
+__device__ __forceinline__ void fill_load(const P& pc, typename P::raw* u, const bf16* src,
+                                          const int* tab, int rows_par) {
+#pragma unroll
+  for (int k = 0; k < NB; ++k) u[k] = pc.load(src, tab[k * rows_par]);
+}
+template <int NB, class P>
+__device__ __forceinline__ void fill_store(const P& pc, const typename P::raw* u, float* dst,
+                                           int rr, int rows_par, int nrows, int stride) {
+#pragma unroll
+  for (int k = 0; k < NB; ++k) {
+    const int r = min(rr + k * rows_par, nrows);  // row nrows is the spare one
+    pc.store(dst + r * stride, u[k]);
+  }
+}
+
+// All g.fill_rows pieces of a thread, in rounds of up to S1+S2+S3+S4: a
+// round of m pieces splits greedily into batches of S1, S2, S3 and S4 (each
+// used at most once; the same split in every thread, so the branches do not
+// diverge). All loads of a round are issued before its first store.
+template <int S1, int S2, int S3, int S4, class P>
+__device__ __forceinline__ void fill_pieces(const P& pc, const bf16* src, const int* rowoff,
+                                            float* dst, int slot, const FastGeom& g) {
+  const int rows_par = g.rows_par, nrows = g.nrows, stride = g.stride;
+#pragma unroll 1
+  for (int k0 = 0; k0 < g.fill_rows; k0 += S1 + S2 + S3 + S4) {
+    int m = min(g.fill_rows - k0, S1 + S2 + S3 + S4);
+    const bool b1 = m >= S1;
+    m -= b1 ? S1 : 0;
+    const bool b2 = m >= S2;
+    m -= b2 ? S2 : 0;
+    const bool b3 = m >= S3;
+    m -= b3 ? S3 : 0;
+    const bool b4 = m >= S4;
+    const int r1 = slot + k0 * rows_par;
+    const int r2 = r1 + (b1 ? S1 * rows_par : 0);
+    const int r3 = r2 + (b2 ? S2 * rows_par : 0);
+    const int r4 = r3 + (b3 ? S3 * rows_par : 0);
+    typename P::raw u1[S1], u2[S2], u3[S3], u4[S4];
+    if (b1) fill_load<S1>(pc, u1, src, rowoff + r1, rows_par);
+    if (b2) fill_load<S2>(pc, u2, src, rowoff + r2, rows_par);
+    if (b3) fill_load<S3>(pc, u3, src, rowoff + r3, rows_par);
+    if (b4) fill_load<S4>(pc, u4, src, rowoff + r4, rows_par);
+    if (b1) fill_store<S1>(pc, u1, dst, r1, rows_par, nrows, stride);
+    if (b2) fill_store<S2>(pc, u2, dst, r2, rows_par, nrows, stride);
+    if (b3) fill_store<S3>(pc, u3, dst, r3, rows_par, nrows, stride);
+    if (b4) fill_store<S4>(pc, u4, dst, r4, rows_par, nrows, stride);
+  }
+}
+
 template <int RH>
 __global__ void __launch_bounds__(FAST_MAX_THREADS, FAST_MIN_BLOCKS)
 conv3d_fast_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
@@ -104,7 +243,7 @@ conv3d_fast_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
   extern __shared__ kmcp_f4 fast_smem[];
   float* ws = reinterpret_cast<float*>(fast_smem);
   int* rowoff = reinterpret_cast<int*>(ws + FAST_WS_FLOATS);
-  float* box = ws + FAST_WS_FLOATS + g.table + 4;  // 4 floats of slack in front
+  float* box = ws + FAST_WS_FLOATS + g.table + 8;  // 8 floats of slack in front
 
   const int TW = FAST_R * g.segs, TH = RH * g.hch * g.groups;
   const int b = (int)blockIdx.x;  // the host keeps blocks < 2^31
@@ -141,89 +280,41 @@ conv3d_fast_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
 
   // ---- 1b. fill ----
   // Thread (slot, q) copies piece q of box rows slot, slot + rows_par, ...:
-  // g.fill_rows rows (the same count for every thread), in batches whose
-  // loads are all issued before the first store. Pieces outside the tensor
-  // are zeros (predicated loads). Addresses are a 32-bit offset into this
-  // (n, c) volume on one 64-bit base, one IMAD.WIDE per load.
+  // g.fill_rows rows, the same count for every thread (rows past the box
+  // read table entries of -1 and store into one spare row after it). All of
+  // a thread's loads are issued before its first store, so the block waits
+  // for memory once; fill_pieces() below holds the batching.
   {
     const int slot = fast_div(tid, g.div_items);
     const int q = tid - slot * g.items;
-    const int rows_par = g.rows_par, nfill = g.fill_rows, stride = g.stride;
-    if (slot < rows_par) {
+    if (slot < g.rows_par) {
       if (g.fill == FAST_FILL_16B) {
         // Piece q is global columns w0 - 8 + 8q .. +7 (16-byte aligned), box
         // columns 8q - 6 .. 8q + 1, stored as 2 + 4 + 2 floats so the middle
         // store is 16-byte aligned. Pieces 0 and items - 1 only supply the
         // two halo columns on each side (box columns 0-1 and TW+2 - TW+3).
-        const int last = g.items - 1;
         const int gw = w0 - 8 + 8 * q;
-        const bool col_in = gw >= 0 && gw < W;  // W % 8 == 0: all 8 in or out
-        const bool st_lo = q > 0, st_mid = q > 0 && q < last, st_hi = q < last;
-        float* dst = box + 8 * q - 6 + slot * stride;
-#pragma unroll 1
-        for (int k0 = 0; k0 < nfill; k0 += FAST_BATCH16) {
-          const int n = nfill - k0;  // the same in every thread
-          const int r0 = slot + k0 * rows_par;
-          fast_u4 u[FAST_BATCH16];
-#pragma unroll
-          for (int k = 0; k < FAST_BATCH16; ++k) {
-            if (k < n) {
-              const int off = rowoff[r0 + k * rows_par];
-              u[k] = fast_u4{0u, 0u, 0u, 0u};
-              if (col_in && off >= 0) u[k] = *reinterpret_cast<const fast_u4*>(xin + (off + gw));
-            }
-          }
-#pragma unroll
-          for (int k = 0; k < FAST_BATCH16; ++k) {
-            if (k < n && r0 + k * rows_par < nrows) {
-              float* d = dst + (k0 + k) * rows_par * stride;
-              if (st_lo) *reinterpret_cast<kmcp_f2*>(d) = kmcp_f2{lo_f32(u[k].x), hi_f32(u[k].x)};
-              if (st_mid)
-                *reinterpret_cast<kmcp_f4*>(d + 2) =
-                    kmcp_f4{lo_f32(u[k].y), hi_f32(u[k].y), lo_f32(u[k].z), hi_f32(u[k].z)};
-              if (st_hi) *reinterpret_cast<kmcp_f2*>(d + 6) = kmcp_f2{lo_f32(u[k].w), hi_f32(u[k].w)};
-            }
-          }
-        }
+        FastPiece16 pc;
+        pc.col_in = gw >= 0 && gw < W;  // W % 8 == 0: all 8 in or out
+        fill_pieces<6, 3, 2, 1>(pc, fast_opaque(xin + gw), rowoff, box + 8 * q - 6, slot, g);
       } else if (g.fill == FAST_FILL_8B) {
         // Piece q is global columns w0 - 4 + 4q .. +3, box columns 4q - 2 ..
         // 4q + 1 (piece 0 writes two floats of slack before the row).
         const int gw = w0 - 4 + 4 * q;
-        const bool col_in = gw >= 0 && gw < W;  // W % 4 == 0: all 4 in or out
-        float* dst = box + 4 * q - 2 + slot * stride;
-#pragma unroll 1
-        for (int k0 = 0; k0 < nfill; k0 += FAST_BATCH8) {
-          const int n = nfill - k0;
-          const int r0 = slot + k0 * rows_par;
-          kmcp_u2 u[FAST_BATCH8];
-#pragma unroll
-          for (int k = 0; k < FAST_BATCH8; ++k) {
-            if (k < n) {
-              const int off = rowoff[r0 + k * rows_par];
-              u[k] = kmcp_u2{0u, 0u};
-              if (col_in && off >= 0) u[k] = *reinterpret_cast<const kmcp_u2*>(xin + (off + gw));
-            }
-          }
-#pragma unroll
-          for (int k = 0; k < FAST_BATCH8; ++k) {
-            if (k < n && r0 + k * rows_par < nrows) {
-              float* d = dst + (k0 + k) * rows_par * stride;
-              *reinterpret_cast<kmcp_f2*>(d) = kmcp_f2{lo_f32(u[k].x), hi_f32(u[k].x)};
-              *reinterpret_cast<kmcp_f2*>(d + 2) = kmcp_f2{lo_f32(u[k].y), hi_f32(u[k].y)};
-            }
-          }
-        }
+        FastPiece8 pc;
+        pc.col_in = gw >= 0 && gw < W;  // W % 4 == 0: all 4 in or out
+        fill_pieces<8, 4, 2, 1>(pc, fast_opaque(xin + gw), rowoff, box + 4 * q - 2, slot, g);
       } else {  // general widths: element loads, same placement as the 8-byte fill
         const int gw = w0 - 4 + 4 * q;
         float* dst = box + 4 * q - 2;
 #pragma unroll 1
-        for (int rr = slot; rr < nrows; rr += rows_par) {
+        for (int rr = slot; rr < nrows; rr += g.rows_par) {
           const int off = rowoff[rr];
           float t[4];
 #pragma unroll
           for (int j = 0; j < 4; ++j)
             t[j] = (off >= 0 && gw + j >= 0 && gw + j < W) ? to_f32(xin[off + gw + j]) : 0.0f;
-          float* d = dst + rr * stride;
+          float* d = dst + rr * g.stride;
           *reinterpret_cast<kmcp_f2*>(d) = kmcp_f2{t[0], t[1]};
           *reinterpret_cast<kmcp_f2*>(d + 2) = kmcp_f2{t[2], t[3]};
         }
@@ -244,7 +335,8 @@ conv3d_fast_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
   const bool live = od < D && ow < W;
   const bool full4 = (W % 4) == 0 && ow + 3 < W;
   // Output row h0 of this thread's columns; group gi starts row0 rows below.
-  bf16* ybase = y + ((long long)nc * D + od) * plane + (long long)h0 * W + ow;
+  // (Opaque, so that the stores below step it with one IMAD.WIDE per row.)
+  bf16* const ybase = fast_opaque(y + ((long long)nc * D + od) * plane + (long long)h0 * W + ow);
 
 #pragma unroll 1
   for (int gi = 0; gi < g.groups; ++gi) {
@@ -292,21 +384,20 @@ conv3d_fast_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
     }
 
     if (live) {
-      const int oh0 = h0 + row0;
-      bf16* yrow = ybase + (long long)row0 * W;
+      const int nout = H - (h0 + row0);  // output rows left in the tensor
+      bf16* yrow = ybase + row0 * W;
       if (full4) {
 #pragma unroll
-        for (int o = 0; o < RH; ++o)
-          if (oh0 + o < H)
-            *reinterpret_cast<kmcp_u2*>(yrow + (long long)o * W) =
-                kmcp_u2{fast_pack2(acc[o][0], acc[o][1]), fast_pack2(acc[o][2], acc[o][3])};
+        for (int o = 0; o < RH; ++o, yrow += W)
+          if (o < nout)
+            fast_stg8(yrow, fast_pack2(acc[o][0], acc[o][1]), fast_pack2(acc[o][2], acc[o][3]));
       } else {
 #pragma unroll
-        for (int o = 0; o < RH; ++o)
-          if (oh0 + o < H) {
+        for (int o = 0; o < RH; ++o, yrow += W)
+          if (o < nout) {
 #pragma unroll
             for (int j = 0; j < FAST_R; ++j)
-              if (ow + j < W) yrow[(long long)o * W + j] = to_bf16(acc[o][j]);
+              if (ow + j < W) yrow[j] = to_bf16(acc[o][j]);
           }
       }
     }
@@ -382,7 +473,9 @@ double fast_plan(int N, int C, int D, int H, int W, int sms, int rh, int segs,
   const int TW = FAST_R * segs, TH = rh * hch * groups;
   // No more than one spare thread column / row group / depth of padding.
   if (TW >= W + FAST_R || TH >= H + rh * hch || td > D) return -1.0;
-  int stride = TW + 8;
+  // Row stride: TW + 4 columns are used; the fills write up to TW + 5
+  // (8-byte) or TW + 9 (16-byte pieces, see FastPiece16).
+  int stride = mode == FAST_FILL_16B ? TW + 12 : TW + 8;
   if ((stride * rh) % 32 == 0) stride += 4;  // spread row chunks over banks
   const int nrows = (td + 2) * (TH + 4);
   // Room for the table of the planned fill and of the 8-byte fill the
@@ -392,7 +485,7 @@ double fast_plan(int N, int C, int D, int H, int W, int sms, int rh, int segs,
   if (W % 4 == 0 && trows8 > trows) trows = trows8;
   const int table = (trows + 3) / 4 * 4;
   const long long smem =
-      4LL * (FAST_WS_FLOATS + table + 4 + (long long)nrows * stride);
+      4LL * (FAST_WS_FLOATS + table + 8 + (long long)(nrows + 1) * stride);  // + spare row
   if (smem > FAST_SMEM_MAX) return -1.0;
   const long long tiles_w = ceil_div(W, TW), tiles_h = ceil_div(H, TH),
                   chunks_d = ceil_div(D, td);
