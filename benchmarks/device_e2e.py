@@ -252,7 +252,9 @@ async def many(out: Path) -> dict:
         changes = {
             "unchanged code (a tie)": lambda: None,
             "narrower tiling search (4-row register blocking only)": lambda: edit(src, "static const int rhs[] = {4, 6, 7, 8};", "static const int rhs[] = {4};"),
-            "fewer loads in flight during the fill (4 instead of 8)": lambda: edit(src, "#define FAST_FILL_BATCH 8", "#define FAST_FILL_BATCH 4"),
+            "every output computed twice (double the work)": lambda: edit(
+                src, '  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
+                '  fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif'),
             "an extra spinning launch after the kernel": lambda: add_extra_work(src),
         }
         candidates = []
