@@ -192,3 +192,22 @@ async def test_suspicious_speedup_needs_an_agreeing_remeasurement(hack_ws):
         kept = await client.call_tool("experiment_keep", {})
         assert not kept.is_error, text_of(kept)  # a real speedup survives the A B B A re-measurement
     assert "Kernel-MCP-Attempt" in git.Repo(Path(wt)).head.commit.message
+
+
+MORE_WORK = [
+    ("launch the target kernel twice per call", 'launch("k_main", WORK)\n', 'launch("k_main", WORK)\n    launch("k_main", WORK)\n'),
+    # small enough (about 3% of GPU time) to pass the new-kernel check, so the GPU time must catch it
+    ("add a small helper kernel after the target", 'launch("k_main", WORK)\n', 'launch("k_main", WORK)\n    launch("k_helper", WORK * 0.05)\n'),
+]
+
+
+@pytest.mark.parametrize("name, old, new", MORE_WORK, ids=[m[0] for m in MORE_WORK])
+async def test_more_gpu_work_is_a_regression_in_gpu_time(hack_ws, name, old, new):
+    """The keep metric is the run's total target GPU time, not the time per dispatch: a second
+    launch, or a kernel BEST never launched, makes the candidate slower."""
+    async with Client(build_server(hack_ws)) as client:
+        start = await client.call_tool("experiment_start", {"tag": "more"})
+        _edit(start.structured_content["worktree"], "kernel.py", old, new)
+        attempt = await _evaluate(client, name)
+    assert attempt["decision"] == "discard" and "measured regression" in attempt["reasons"], attempt["reasons"]
+    assert "profiler GPU kernel time: +" in attempt["reasons"][0], attempt["reasons"]

@@ -198,7 +198,10 @@ class Ledger:
         gpu_time, launch = None, []
         if prof.get("profile") and best_attempt["evidence"].get("profile"):
             launch = harness.launch_problems(best_attempt["evidence"]["profile"], prof["profile"])
-            gpu_time = harness.gpu_time_comparison(best_attempt["evidence"].get("dispatches") or {}, prof.get("dispatches") or {})
+            best_ev = best_attempt["evidence"]
+            gpu_time = harness.gpu_time_comparison(
+                best_ev.get("dispatches") or {}, prof.get("dispatches") or {}, best_ev.get("dispatch_counts"), prof.get("dispatch_counts"),
+                cand_extra_ns=harness.new_kernels_ns(best_ev["profile"], prof["profile"]))
         if launch:
             return Verdict(decision="refused", reasons=["the profiler's dispatch list: " + p for p in launch], comparisons={}), gpu_time
         cfg = self.ws.config
@@ -322,7 +325,7 @@ async def keep_profile(ws: Workspace, keep_metric: str, run: Run, workdir: Path,
     prof_run = ws.runs.create("profile_kernels", {"for": run.id})
     summary = await profile.profile_kernels(ws, prof_run, None, [], None, progress, cwd=workdir, lease=lease)
     return {"keep_metric": "profiler", "profile": summary.model_dump(mode="json", include={"kernels", "source", "dispatches", "run_id"}),
-            "dispatches": summary.target_dispatches}
+            "dispatches": summary.target_dispatches, "dispatch_counts": summary.target_calls}
 
 
 def measured_noise(a: BenchRun, b: BenchRun) -> dict[str, Any]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import math
 import random
 import statistics
 from pathlib import Path
@@ -99,28 +98,38 @@ def launch_problems(best: dict, cand: dict) -> list[str]:
     return problems
 
 
-def gpu_time_comparison(best: dict[str, list[float]], cand: dict[str, list[float]], seed: int = 0) -> Comparison | None:
-    """Target-kernel GPU time, candidate against BEST: per (kernel, grid) group the ratio of median
-    dispatch times, combined by geometric mean; a bootstrap over dispatches gives the interval.
-    Groups are matched by grid, so a renamed template instance still compares."""
-    def by_grid(groups: dict[str, list[float]]) -> dict[str, list[float]]:
-        out: dict[str, list[float]] = {}
-        for key, values in groups.items():
-            out.setdefault(key.split("|", 1)[-1], []).extend(values)
-        return out
+def new_kernels_ns(best: dict, cand: dict) -> float:
+    """GPU time (ns) of the candidate's non-target kernels that BEST never launched: work moved out
+    of the target kernel still counts against the candidate."""
+    known = {k["name"] for k in best["kernels"]}
+    return sum(k["total_us"] * 1e3 for k in cand["kernels"] if k["name"] not in known and not k["target"])
 
-    b, c = by_grid(best), by_grid(cand)
-    shared = [g for g in b if g in c and b[g] and c[g]]
-    if not shared:
+
+def gpu_time_comparison(best: dict[str, list[float]], cand: dict[str, list[float]], best_counts: dict[str, int] | None = None,
+                        cand_counts: dict[str, int] | None = None, cand_extra_ns: float = 0.0, seed: int = 0) -> Comparison | None:
+    """Target-kernel GPU time of the whole benchmark run, candidate against BEST.
+
+    Per (kernel, grid) group: the median dispatch time times the number of dispatches, summed over
+    the groups (plus the candidate's new non-target kernels). A total, not a per-dispatch figure:
+    launching the kernel twice per call, or adding a helper kernel, costs what it costs, and a
+    candidate that changes the grid still compares. A bootstrap over each group's dispatches gives
+    the interval."""
+    best_counts = best_counts or {g: len(v) for g, v in best.items()}
+    cand_counts = cand_counts or {g: len(v) for g, v in cand.items()}
+
+    def total(samples: dict[str, list[float]], counts: dict[str, int], pick) -> float:
+        return sum(statistics.median(pick(v)) * counts.get(g, len(v)) for g, v in samples.items() if v)
+
+    b_total = total(best, best_counts, lambda xs: xs)
+    if b_total <= 0 or not any(cand.values()):
         return None
-
-    def combined(pick) -> float:
-        return math.exp(sum(math.log(statistics.median(pick(c[g])) / statistics.median(pick(b[g]))) for g in shared) / len(shared)) - 1
-
-    change = combined(lambda xs: xs)
+    c_total = total(cand, cand_counts, lambda xs: xs) + cand_extra_ns
     rng = random.Random(seed)
-    draws = sorted(combined(lambda xs: rng.choices(xs, k=len(xs))) for _ in range(BOOTSTRAP_DRAWS // 4))
+
+    def resample(xs: list[float]) -> list[float]:
+        return rng.choices(xs, k=len(xs))
+
+    draws = sorted((total(cand, cand_counts, resample) + cand_extra_ns) / total(best, best_counts, resample) - 1 for _ in range(BOOTSTRAP_DRAWS // 4))
     low, high = draws[int(0.025 * len(draws))], draws[int(0.975 * len(draws)) - 1]
-    best_med = math.exp(sum(math.log(statistics.median(b[g])) for g in shared) / len(shared))
-    return Comparison(change=change, low=low, high=high, significant=low > 0 or high < 0, best_median=best_med,
-                      candidate_median=best_med * (1 + change), best_runs=sum(len(b[g]) for g in shared), candidate_runs=sum(len(c[g]) for g in shared))
+    return Comparison(change=c_total / b_total - 1, low=low, high=high, significant=low > 0 or high < 0, best_median=b_total / 1e3,
+                      candidate_median=c_total / 1e3, best_runs=sum(best_counts.values()), candidate_runs=sum(cand_counts.values()))

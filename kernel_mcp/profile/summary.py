@@ -61,6 +61,7 @@ class ProfileSummary(ToolOutput):
     # GPU times (ns) of the target kernel's dispatches, per kernel and grid: what the ledger compares
     # (kept in the run's target_dispatches.json, not in answers: it can hold thousands of numbers)
     target_dispatches: dict[str, list[float]] = Field(default_factory=dict, exclude=True)
+    target_calls: dict[str, int] = Field(default_factory=dict, exclude=True)  # dispatches per group, uncapped
 
     def target_rows(self) -> list[KernelRow]:
         return [k for k in self.kernels if k.target]
@@ -115,14 +116,16 @@ def summarise(dispatches: pd.DataFrame, source: str, target_regex: str | None, o
     rows.sort(key=lambda r: r.total_us, reverse=True)
     shown = rows[:MAX_KERNELS] + [r for r in rows[MAX_KERNELS:] if r.target][:3]
     groups: dict[str, list[float]] = {}
+    counts: dict[str, int] = {}
     if pattern is not None:
         grid_cols = [c for c in ("grid_x", "grid_y", "grid_z") if c in dispatches.columns]
         for _, d in dispatches[dispatches["kernel"].astype(str).str.contains(pattern)].iterrows():
             key = str(d["kernel"]) + "|" + "x".join(str(int(d[c])) for c in grid_cols)
             group = groups.setdefault(key, [])
+            counts[key] = counts.get(key, 0) + 1
             if len(group) < MAX_GROUP_SAMPLES:
                 group.append(float(d["duration_ns"]))
-    return ProfileSummary(source=source, kernels=shown, kernels_total=len(rows), dispatches=len(dispatches), total_gpu_us=total / 1e3, target_regex=target_regex, origins=origins or [], target_dispatches=groups)
+    return ProfileSummary(source=source, kernels=shown, kernels_total=len(rows), dispatches=len(dispatches), total_gpu_us=total / 1e3, target_regex=target_regex, origins=origins or [], target_dispatches=groups, target_calls=counts)
 
 
 def _opt(row: pd.Series, column: str) -> float | None:
