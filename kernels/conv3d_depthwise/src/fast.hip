@@ -10,14 +10,15 @@
 //    tensor) is copied to shared memory as fp32, so each value is widened
 //    once rather than at every use. A small table first records where each
 //    box row starts in global memory (or -1 outside the tensor); then each
-//    thread owns one column piece and walks box rows, issuing all of its
-//    loads (up to a batch) before storing any, so their latencies overlap
-//    and the block waits for memory about once. Box column cc holds global
-//    column w0 - 2 + cc, so that every compute window below starts 16-byte
-//    aligned. Three ways to copy a row, the widest the shape allows:
-//    - 16-byte loads (8 bf16) when W and TW are multiples of 8 and x is
-//      16-byte aligned: about 20 instructions per 8 values;
-//    - 8-byte loads (4 bf16) when W is a multiple of 4: about 14 per 4;
+//    thread owns one column piece of a run of consecutive box rows and
+//    issues all of its loads before storing any, so their latencies overlap
+//    and the block waits for memory once. Box column cc holds global column
+//    w0 - 2 + cc, so that every compute window below starts 16-byte aligned.
+//    Three ways to copy a row, the widest the shape allows:
+//    - 16-byte pieces (8 bf16) when W and TW are multiples of 8 and x is
+//      16-byte aligned: ~21 SASS instructions per 8 values;
+//    - 8-byte pieces (4 bf16) when W is a multiple of 4: ~15 per 4 values
+//      (v3's fill took ~20 per 4 values, plus ~400 of setup per thread);
 //    - element loads otherwise (odd widths).
 // 2. Compute, one filter plane kd at a time, so only its 25 weights sit in
 //    registers (from shared memory): each of the thread's RH + 4 input rows
@@ -29,8 +30,10 @@
 //    so one block's fill overlaps the others' arithmetic.
 // Every runtime division (block index, table rows, thread roles) is a
 // multiply-high by a reciprocal the host computes (FastDiv): the generic
-// integer divisions they replace cost ~20 instructions each, and the block
-// setup used to be ~12% of all issued instructions.
+// integer divisions they replace cost ~20 instructions each, and v3's block
+// setup was ~12% of all issued instructions. A few NVIDIA-only helpers
+// (inline PTX, guarded by KMCP_CUDA) keep the fill and the output stores
+// free of compiler detours; the HIP build takes their plain C++ versions.
 // The host picks (RH, segs, hch, td, groups) per shape with a cost model
 // fitted to sweeps on an H100 (see RESULTS.md); launch_conv3d_fast_with runs
 // any configuration, for new sweeps.
@@ -94,22 +97,43 @@ __device__ __forceinline__ unsigned int fast_pack2(float lo, float hi) {
 }
 
 // ---- fill helpers ----
-// Stores 8 floats to shared memory at p (8-byte aligned, p + 2 16-byte
-// aligned) as 2 + 4 + 2. Written out in PTX on NVIDIA: nvcc split the
-// 16-byte store of the C++ version into 4 scalar ones here.
-__device__ __forceinline__ void fast_st8(float* p, float a, float b, float c, float d,
+// Shared-memory stores of one fill piece, skipped when !ok: 8 floats at p
+// as 2 + 4 + 2 (p 8-byte aligned, p + 2 16-byte aligned), or 4 floats as
+// 2 + 2. Written out in PTX on NVIDIA, with the condition as a predicate:
+// nvcc split the 16-byte store of the C++ version into 4 scalar ones here,
+// and turned the condition into a branch around every piece.
+__device__ __forceinline__ void fast_st8(float* p, bool ok, float a, float b, float c, float d,
                                          float e, float f, float g, float h) {
 #if defined(KMCP_CUDA)
   const unsigned s = (unsigned)__cvta_generic_to_shared(p);
   asm volatile(
-      "st.shared.v2.f32 [%0], {%1, %2};\n\t"
-      "st.shared.v4.f32 [%0+8], {%3, %4, %5, %6};\n\t"
-      "st.shared.v2.f32 [%0+24], {%7, %8};"
-      :: "r"(s), "f"(a), "f"(b), "f"(c), "f"(d), "f"(e), "f"(f), "f"(g), "f"(h) : "memory");
+      "{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %9, 0;\n\t"
+      "@q st.shared.v2.f32 [%0], {%1, %2};\n\t"
+      "@q st.shared.v4.f32 [%0+8], {%3, %4, %5, %6};\n\t"
+      "@q st.shared.v2.f32 [%0+24], {%7, %8};\n\t}"
+      :: "r"(s), "f"(a), "f"(b), "f"(c), "f"(d), "f"(e), "f"(f), "f"(g), "f"(h),
+         "r"((unsigned)ok) : "memory");
 #else
-  *reinterpret_cast<kmcp_f2*>(p) = kmcp_f2{a, b};
-  *reinterpret_cast<kmcp_f4*>(p + 2) = kmcp_f4{c, d, e, f};
-  *reinterpret_cast<kmcp_f2*>(p + 6) = kmcp_f2{g, h};
+  if (ok) {
+    *reinterpret_cast<kmcp_f2*>(p) = kmcp_f2{a, b};
+    *reinterpret_cast<kmcp_f4*>(p + 2) = kmcp_f4{c, d, e, f};
+    *reinterpret_cast<kmcp_f2*>(p + 6) = kmcp_f2{g, h};
+  }
+#endif
+}
+__device__ __forceinline__ void fast_st4(float* p, bool ok, float a, float b, float c, float d) {
+#if defined(KMCP_CUDA)
+  const unsigned s = (unsigned)__cvta_generic_to_shared(p);
+  asm volatile(
+      "{\n\t.reg .pred q;\n\tsetp.ne.u32 q, %5, 0;\n\t"
+      "@q st.shared.v2.f32 [%0], {%1, %2};\n\t"
+      "@q st.shared.v2.f32 [%0+8], {%3, %4};\n\t}"
+      :: "r"(s), "f"(a), "f"(b), "f"(c), "f"(d), "r"((unsigned)ok) : "memory");
+#else
+  if (ok) {
+    *reinterpret_cast<kmcp_f2*>(p) = kmcp_f2{a, b};
+    *reinterpret_cast<kmcp_f2*>(p + 2) = kmcp_f2{c, d};
+  }
 #endif
 }
 
@@ -143,8 +167,8 @@ struct FastPiece16 {  // 8 bf16 -> box columns 8q - 6 .. 8q + 1
     if (col_in && off >= 0) u = fast_ld16(src + off);
     return u;
   }
-  __device__ __forceinline__ void store(float* d, const raw& u) const {
-    fast_st8(d, lo_f32(u.x), hi_f32(u.x), lo_f32(u.y), hi_f32(u.y),
+  __device__ __forceinline__ void store(float* d, const raw& u, bool ok) const {
+    fast_st8(d, ok, lo_f32(u.x), hi_f32(u.x), lo_f32(u.y), hi_f32(u.y),
              lo_f32(u.z), hi_f32(u.z), lo_f32(u.w), hi_f32(u.w));
   }
 };
@@ -156,9 +180,8 @@ struct FastPiece8 {  // 4 bf16 -> box columns 4q - 2 .. 4q + 1
     if (col_in && off >= 0) u = fast_ld8(src + off);
     return u;
   }
-  __device__ __forceinline__ void store(float* d, const raw& u) const {
-    *reinterpret_cast<kmcp_f2*>(d) = kmcp_f2{lo_f32(u.x), hi_f32(u.x)};
-    *reinterpret_cast<kmcp_f2*>(d + 2) = kmcp_f2{lo_f32(u.y), hi_f32(u.y)};
+  __device__ __forceinline__ void store(float* d, const raw& u, bool ok) const {
+    fast_st4(d, ok, lo_f32(u.x), hi_f32(u.x), lo_f32(u.y), hi_f32(u.y));
   }
 };
 
@@ -183,35 +206,38 @@ __device__ __forceinline__ T* fast_opaque(T* p) {
   return p;
 }
 
-// Loads then stores the pieces of rows slot + k * rows_par, k in
-// [k0, k0 + NB): a compile-time batch, so u[] stays in registers.
+// Loads, then stores, NB pieces of consecutive box rows (a compile-time
+// batch, so u[] stays in registers and the table reads use immediate
+// offsets). Rows past the box read table entries of -1 and are not stored.
 template <int NB, class P>
 __device__ __forceinline__ void fill_load(const P& pc, typename P::raw* u, const bf16* src,
-                                          const int* tab, int rows_par) {
+                                          const int* tab) {
 #pragma unroll
-  for (int k = 0; k < NB; ++k) u[k] = pc.load(src, tab[k * rows_par]);
+  for (int k = 0; k < NB; ++k) u[k] = pc.load(src, tab[k]);
 }
 template <int NB, class P>
-__device__ __forceinline__ void fill_store(const P& pc, const typename P::raw* u, float* dst,
-                                           int rr, int rows_par, int nrows, int stride) {
+__device__ __forceinline__ void fill_store(const P& pc, const typename P::raw* u, float* d,
+                                           int r, int nrows, int stride) {
+  const int left = nrows - r;  // rows of this batch inside the box
 #pragma unroll
-  for (int k = 0; k < NB; ++k) {
-    const int r = min(rr + k * rows_par, nrows);  // row nrows is the spare one
-    pc.store(dst + r * stride, u[k]);
-  }
+  for (int k = 0; k < NB; ++k) pc.store(d + k * stride, u[k], k < left);
 }
 
-// All g.fill_rows pieces of a thread, in rounds of up to S1+S2+S3+S4: a
-// round of m pieces splits greedily into batches of S1, S2, S3 and S4 (each
-// used at most once; the same split in every thread, so the branches do not
-// diverge). All loads of a round are issued before its first store.
+// The g.fill_rows consecutive box rows slot * fill_rows, ... of a thread,
+// in rounds of up to S1+S2+S3+S4: a round of m rows splits greedily into
+// batches of S1, S2, S3 and S4 (each used at most once; the same split in
+// every thread, so these branches do not diverge). All loads of a round are
+// issued before its first store.
 template <int S1, int S2, int S3, int S4, class P>
 __device__ __forceinline__ void fill_pieces(const P& pc, const bf16* src, const int* rowoff,
                                             float* dst, int slot, const FastGeom& g) {
-  const int rows_par = g.rows_par, nrows = g.nrows, stride = g.stride;
+  const int nfill = g.fill_rows, nrows = g.nrows, stride = g.stride;
+  const int r0 = slot * nfill;
+  const int* tab = rowoff + r0;
+  float* d0 = dst + r0 * stride;
 #pragma unroll 1
-  for (int k0 = 0; k0 < g.fill_rows; k0 += S1 + S2 + S3 + S4) {
-    int m = min(g.fill_rows - k0, S1 + S2 + S3 + S4);
+  for (int k0 = 0; k0 < nfill; k0 += S1 + S2 + S3 + S4) {
+    int m = min(nfill - k0, S1 + S2 + S3 + S4);
     const bool b1 = m >= S1;
     m -= b1 ? S1 : 0;
     const bool b2 = m >= S2;
@@ -219,19 +245,18 @@ __device__ __forceinline__ void fill_pieces(const P& pc, const bf16* src, const 
     const bool b3 = m >= S3;
     m -= b3 ? S3 : 0;
     const bool b4 = m >= S4;
-    const int r1 = slot + k0 * rows_par;
-    const int r2 = r1 + (b1 ? S1 * rows_par : 0);
-    const int r3 = r2 + (b2 ? S2 * rows_par : 0);
-    const int r4 = r3 + (b3 ? S3 * rows_par : 0);
+    const int k2 = k0 + (b1 ? S1 : 0);
+    const int k3 = k2 + (b2 ? S2 : 0);
+    const int k4 = k3 + (b3 ? S3 : 0);
     typename P::raw u1[S1], u2[S2], u3[S3], u4[S4];
-    if (b1) fill_load<S1>(pc, u1, src, rowoff + r1, rows_par);
-    if (b2) fill_load<S2>(pc, u2, src, rowoff + r2, rows_par);
-    if (b3) fill_load<S3>(pc, u3, src, rowoff + r3, rows_par);
-    if (b4) fill_load<S4>(pc, u4, src, rowoff + r4, rows_par);
-    if (b1) fill_store<S1>(pc, u1, dst, r1, rows_par, nrows, stride);
-    if (b2) fill_store<S2>(pc, u2, dst, r2, rows_par, nrows, stride);
-    if (b3) fill_store<S3>(pc, u3, dst, r3, rows_par, nrows, stride);
-    if (b4) fill_store<S4>(pc, u4, dst, r4, rows_par, nrows, stride);
+    if (b1) fill_load<S1>(pc, u1, src, tab + k0);
+    if (b2) fill_load<S2>(pc, u2, src, tab + k2);
+    if (b3) fill_load<S3>(pc, u3, src, tab + k3);
+    if (b4) fill_load<S4>(pc, u4, src, tab + k4);
+    if (b1) fill_store<S1>(pc, u1, d0 + k0 * stride, r0 + k0, nrows, stride);
+    if (b2) fill_store<S2>(pc, u2, d0 + k2 * stride, r0 + k2, nrows, stride);
+    if (b3) fill_store<S3>(pc, u3, d0 + k3 * stride, r0 + k3, nrows, stride);
+    if (b4) fill_store<S4>(pc, u4, d0 + k4 * stride, r0 + k4, nrows, stride);
   }
 }
 
@@ -279,11 +304,11 @@ conv3d_fast_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
   __syncthreads();
 
   // ---- 1b. fill ----
-  // Thread (slot, q) copies piece q of box rows slot, slot + rows_par, ...:
-  // g.fill_rows rows, the same count for every thread (rows past the box
-  // read table entries of -1 and store into one spare row after it). All of
-  // a thread's loads are issued before its first store, so the block waits
-  // for memory once; fill_pieces() below holds the batching.
+  // Thread (slot, q) copies piece q of g.fill_rows consecutive box rows from
+  // slot * fill_rows on (the last threads' rows may run past the box: their
+  // table entries are -1 and they are not stored). All of a thread's loads
+  // are issued before its first store, so the block waits for memory once;
+  // fill_pieces() above holds the batching.
   {
     const int slot = fast_div(tid, g.div_items);
     const int q = tid - slot * g.items;
@@ -333,7 +358,9 @@ conv3d_fast_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
   const int plane_stride = g.rows_box * g.stride;
   const int od = d0 + dl, ow = w0 + 4 * seg;
   const bool live = od < D && ow < W;
-  const bool full4 = (W % 4) == 0 && ow + 3 < W;
+  // 8-byte output stores need W % 4 == 0 and an 8-byte aligned y.
+  const bool full4 = (W % 4) == 0 && ow + 3 < W &&
+                     (reinterpret_cast<unsigned long long>(y) & 7ull) == 0;
   // Output row h0 of this thread's columns; group gi starts row0 rows below.
   // (Opaque, so that the stores below step it with one IMAD.WIDE per row.)
   bf16* const ybase = fast_opaque(y + ((long long)nc * D + od) * plane + (long long)h0 * W + ow);
@@ -467,41 +494,48 @@ double fast_plan(int N, int C, int D, int H, int W, int sms, int rh, int segs,
   // The fill needs one full box row of threads in every mode; the element
   // and 8-byte modes use the most pieces per row (segs + 2).
   if (threads / (segs + 2) < 1) return -1.0;
-  const int mode = fill_mode(W, segs);
-  const int items = fill_items(mode, segs);
-  const int rows_par = threads / items;
   const int TW = FAST_R * segs, TH = rh * hch * groups;
   // No more than one spare thread column / row group / depth of padding.
   if (TW >= W + FAST_R || TH >= H + rh * hch || td > D) return -1.0;
-  // Row stride: TW + 4 columns are used; the fills write up to TW + 5
-  // (8-byte) or TW + 9 (16-byte pieces, see FastPiece16).
-  int stride = mode == FAST_FILL_16B ? TW + 12 : TW + 8;
-  if ((stride * rh) % 32 == 0) stride += 4;  // spread row chunks over banks
   const int nrows = (td + 2) * (TH + 4);
-  // Room for the table of the planned fill and of the 8-byte fill the
-  // launch falls back to when x is not 16-byte aligned.
-  int trows = fill_table_rows(mode, segs, threads, nrows);
-  const int trows8 = fill_table_rows(FAST_FILL_8B, segs, threads, nrows);
-  if (W % 4 == 0 && trows8 > trows) trows = trows8;
-  const int table = (trows + 3) / 4 * 4;
-  const long long smem =
-      4LL * (FAST_WS_FLOATS + table + 8 + (long long)(nrows + 1) * stride);  // + spare row
+  // The widest fill whose box fits (the 16-byte one needs 4 more floats per
+  // row, which can push a large box over the limit).
+  int mode = fill_mode(W, segs), stride = 0, table = 0;
+  long long smem = 0;
+  for (;; mode = FAST_FILL_8B) {
+    // Row stride: TW + 4 columns are used; the fills write up to TW + 5
+    // (8-byte) or TW + 9 (16-byte pieces, see FastPiece16).
+    stride = mode == FAST_FILL_16B ? TW + 12 : TW + 8;
+    if ((stride * rh) % 32 == 0) stride += 4;  // spread row chunks over banks
+    // Room for the table of this fill and of the 8-byte fill the launch
+    // falls back to when x is not 16-byte aligned.
+    int trows = fill_table_rows(mode, segs, threads, nrows);
+    const int trows8 = fill_table_rows(FAST_FILL_8B, segs, threads, nrows);
+    if (W % 4 == 0 && trows8 > trows) trows = trows8;
+    table = (trows + 3) / 4 * 4;
+    smem = 4LL * (FAST_WS_FLOATS + table + 8 + (long long)nrows * stride);
+    if (smem <= FAST_SMEM_MAX || mode != FAST_FILL_16B) break;
+  }
   if (smem > FAST_SMEM_MAX) return -1.0;
+  const int rows_par = threads / fill_items(mode, segs);
   const long long tiles_w = ceil_div(W, TW), tiles_h = ceil_div(H, TH),
                   chunks_d = ceil_div(D, td);
   const long long blocks = (long long)N * C * tiles_w * tiles_h * chunks_d;
   if (blocks > 0x7fffffffLL) return -1.0;
   // Issue cycles per thread and a latency term, fitted to sweeps of all
-  // candidate configurations on an H100 (see RESULTS.md); the fill and
-  // setup terms were rescaled by the SASS instruction counts when the fill
-  // got wider loads and the divisions became multiplies (v5).
+  // candidate configurations on an H100 (see RESULTS.md). v5 rescaled the
+  // fill and setup terms by SASS instruction counts, when the fill got wider
+  // loads and the divisions became multiplies: per fill slot (one piece of
+  // one box row) ~23 instructions for 16-byte pieces, ~17 for 8-byte ones,
+  // batching included (was 20 for every 4 columns), setup ~170 (was ~300),
+  // and ~30 less per row group for the output stores.
   // Measured: the RH = 4 and 6 instances issue their FMAs ~10% / ~4% more
   // efficiently than RH = 7 and 8 (smaller unrolled bodies).
   const double fma_eff = rh <= 4 ? 0.90 : rh <= 6 ? 0.96 : 1.0;
   const double compute =
-      groups * (75.0 * FAST_R * rh * fma_eff + 6.0 * (rh + 4) + 8.0 * rh + 200.0);
-  const double per_slot = mode == FAST_FILL_16B ? 21.0 : 15.0;
-  const double fill = per_slot * ceil_div(nrows, rows_par) + 2.0 * ceil_div(table, threads) + 100.0;
+      groups * (75.0 * FAST_R * rh * fma_eff + 6.0 * (rh + 4) + 8.0 * rh + 170.0);
+  const double per_slot = mode == FAST_FILL_16B ? 23.0 : 17.0;
+  const double fill = per_slot * ceil_div(nrows, rows_par) + 2.0 * ceil_div(table, threads) + 170.0;
   const int warps = (int)ceil_div(threads, 32);
   const double block_issue = warps * (compute + fill) / 4.0;  // 4 schedulers per SM
   // Registers per thread under __launch_bounds__(FAST_MAX_THREADS, FAST_MIN_BLOCKS).
@@ -512,7 +546,10 @@ double fast_plan(int N, int C, int D, int H, int W, int sms, int rh, int segs,
   if (resident < 1) return -1.0;
   // The fill's memory latency is exposed less the more blocks share an SM.
   const double wave = resident * block_issue + 40000.0 / (double)(resident * resident * resident);
-  const double cost = (double)ceil_div(blocks, (long long)sms * resident) * wave;
+  // Ties (several shapes of box cost the same issue slots) go to the box
+  // that reads the fewest bytes.
+  const double cost = (double)ceil_div(blocks, (long long)sms * resident) * wave +
+                      1e-3 * (double)nrows * stride;
   if (out) {
     out->rh = rh;
     FastGeom& g = out->g;
