@@ -100,3 +100,15 @@ def install_stand_ins(tmp_path: Path, monkeypatch, programs: dict[str, str]) -> 
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("KERNEL_MCP_LOCK_DIR", str(tmp_path / "locks"))
     return bindir
+
+
+def text_of(result) -> str:
+    """The text blocks of a tool result, joined."""
+    return "\n".join(block.text for block in result.content)
+
+
+async def call(client, tool, **arguments):
+    """Call a tool that must succeed; its structured result."""
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, text_of(result)
+    return result.structured_content

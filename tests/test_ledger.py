@@ -19,7 +19,7 @@ from mcp import Client
 
 from kernel_mcp.server import build_server
 
-from conftest import PY, toml_list
+from conftest import PY, call, text_of, toml_list
 
 pytestmark = pytest.mark.anyio
 
@@ -62,16 +62,6 @@ def cpu_ws(tmp_path: Path) -> Path:
     repo.git.add("-A")
     repo.git.commit("-m", "kernel and benchmark", "--author", "t <t@example.invalid>")
     return ws
-
-
-def text_of(result) -> str:
-    return "\n".join(block.text for block in result.content)
-
-
-async def call(client, tool, **arguments):
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, text_of(result)
-    return result.structured_content
 
 
 def set_kernel(worktree: str, small: float, large: float, err: int = 0, hang: bool = False) -> None:

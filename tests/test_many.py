@@ -23,7 +23,7 @@ from mcp import Client
 
 from kernel_mcp.server import build_server
 
-from conftest import PY, toml_list
+from conftest import PY, call, text_of, toml_list
 
 pytestmark = pytest.mark.anyio
 
@@ -107,16 +107,6 @@ def patch_for(text: str) -> str:
     return "".join(difflib.unified_diff(old, text.splitlines(keepends=True), "a/ws/kernel.py", "b/ws/kernel.py"))
 
 
-def text_of(result) -> str:
-    return "\n".join(block.text for block in result.content)
-
-
-async def call(client, tool, **arguments):
-    result = await client.call_tool(tool, arguments)
-    assert not result.is_error, text_of(result)
-    return result.structured_content
-
-
 def read_timeline(path: Path) -> list[tuple[str, str, float, float]]:
     """The candidates' benchmark runs (the baseline's, measured before the batch, left out)."""
     rows = []
@@ -190,14 +180,20 @@ def check_batch(result: dict, reference: dict[str, str], timeline: Path, slots: 
     assert_slots_never_shared(runs, slots)
 
 
+async def engine_batch_matches_one_by_one(tmp_path: Path, timeline: Path, engine: str, tag: str) -> tuple[Path, dict]:
+    """The same eight candidates, one by one and then as one batch on two slots: same decisions."""
+    ws = make_ws(tmp_path / "repo", engine)
+    reference = await one_by_one(ws, "seq")
+    timeline.write_text("")
+    result = await batch(ws, tag)
+    check_batch(result, reference, timeline, slots=2)
+    return ws, result
+
+
 async def test_local_engine_two_slots_matches_one_by_one(tmp_path, monkeypatch):
     timeline = tmp_path / "timeline.txt"
     monkeypatch.setenv("KMCP_TIMELINE", str(timeline))
-    ws = make_ws(tmp_path / "repo", '[engine]\nkind = "local"\nslots = 2\n')
-    reference = await one_by_one(ws, "seq")
-    timeline.write_text("")
-    result = await batch(ws, "many")
-    check_batch(result, reference, timeline, slots=2)
+    ws, result = await engine_batch_matches_one_by_one(tmp_path, timeline, '[engine]\nkind = "local"\nslots = 2\n', "many")
     assert all(r["where"].startswith(("slot 0", "slot 1")) for r in result["answer"]["rows"] if r["decision"] != "failed" or r["where"])
 
     # Keeping a winner is a separate, explicit step, and puts exactly that candidate into BEST.
@@ -276,13 +272,8 @@ def ray_cluster(tmp_path_factory):
 
 
 async def test_ray_engine_two_gpus_matches_one_by_one(tmp_path, monkeypatch, ray_cluster):
-    timeline = ray_cluster
-    monkeypatch.setenv("KMCP_TIMELINE", str(timeline))
-    ws = make_ws(tmp_path / "repo", '[engine]\nkind = "ray"\naddress = "auto"\n')
-    reference = await one_by_one(ws, "seq")
-    timeline.write_text("")
-    result = await batch(ws, "ray")
-    check_batch(result, reference, timeline, slots=2)
+    monkeypatch.setenv("KMCP_TIMELINE", str(ray_cluster))
+    ws, result = await engine_batch_matches_one_by_one(tmp_path, ray_cluster, '[engine]\nkind = "ray"\naddress = "auto"\n', "ray")
     assert all("Ray node" in r["where"] for r in result["answer"]["rows"] if r["decision"] not in ("failed",))
     runs = list((ws / ".kernel-mcp" / "runs").glob("*candidate*"))
     assert any((run / "bench-1.csv").exists() for run in runs)  # the raw files came back to this node
