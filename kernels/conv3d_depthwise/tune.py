@@ -3,7 +3,8 @@
 
     python tune.py [--shapes name,...] [--top 5] [--json PATH]
 
-For each shape, runs every candidate (RH, segs, hch, td, groups) through
+For each shape, runs every candidate (RH, segs, hch, td, groups), for both register
+budgets (RH + 400: the 64-register instance), through
 launch_conv3d_fast_with, checks each against the fp32 reference (poisoned
 output, same tolerance as bench.py) and times it like bench.py (events,
 L2 flushed between repeats, median). Prints the best candidates next to the
@@ -28,7 +29,8 @@ def ceil_div(a: int, b: int) -> int:
 
 
 def candidates(shape: ref.Shape) -> list[tuple[int, int, int, int, int]]:
-    """The first-pass search space of fast.hip's fast_choose."""
+    """The first-pass search space of fast.hip's fast_choose (plain RH; see
+    with_budgets for the register budgets)."""
     _, _, D, H, W = shape.dims
     s0 = ceil_div(W, 4)
     out = []
@@ -49,6 +51,16 @@ def candidates(shape: ref.Shape) -> list[tuple[int, int, int, int, int]]:
                         if threads % 32 == 0 and 128 <= threads <= 256:
                             out.append((rh, segs, hch, td, groups))
     return out
+
+
+CODE_64 = 400  # fast.hip's FAST_CODE_64
+
+
+def with_budgets(cands):
+    """Each candidate for both register budgets fast_choose searches: cfg[0]
+    = RH runs the 80-register instance, 400 + RH the 64-register one (see
+    launch_conv3d_fast_with)."""
+    return [(code,) + tuple(cfg[1:]) for cfg in cands for code in (cfg[0], CODE_64 + cfg[0])]
 
 
 def main(argv=None) -> int:
@@ -77,8 +89,15 @@ def main(argv=None) -> int:
         y = torch.empty_like(x)
         auto = (ctypes.c_int * 10)()
         lib.conv3d_fast_config(*shape.dims, auto)
-        auto_cfg = tuple(list(auto)[:5])
-        cands = candidates(shape)
+        auto_cfg = list(auto)[:5]
+        # cfg[0] of conv3d_fast_config is the plain RH; conv3d_fast_code adds
+        # the register budget the launcher picked (older builds: 80 registers).
+        code_fn = getattr(lib, "conv3d_fast_code", None)
+        if code_fn is not None:
+            code_fn.restype = ctypes.c_int
+            auto_cfg[0] = code_fn(*shape.dims)
+        auto_cfg = tuple(auto_cfg)
+        cands = with_budgets(candidates(shape))
         if auto_cfg not in cands:
             cands.insert(0, auto_cfg)
         rows = []
@@ -102,7 +121,7 @@ def main(argv=None) -> int:
         auto_us = next((r[0] for r in rows if r[1] == auto_cfg), float("nan"))
         wrong = sum(r[2] != 0 for r in rows)
         print(f"{shape.name}: {len(rows)} configs, {wrong} wrong; launcher's choice "
-              f"{auto_cfg} {auto_us:.1f} us; (RH, segs, hch, td, groups) fastest:")
+              f"{auto_cfg} {auto_us:.1f} us; (RH [+400: 64 regs], segs, hch, td, groups) fastest:")
         for us, cfg, err in rows[: args.top]:
             print(f"    {us:8.1f} us  {cfg}" + ("" if err == 0 else f"  WRONG ({err})"))
         results[shape.name] = [{"us": us, "cfg": cfg, "err": err} for us, cfg, err in rows]

@@ -27,14 +27,18 @@
 //    per window. Accumulators acc[RH][4] use compile-time indices (fully
 //    unrolled), so they stay in registers; results leave as 8-byte stores.
 //    About 80 registers per thread let three 256-thread blocks share an SM,
-//    so one block's fill overlaps the others' arithmetic.
+//    so one block's fill overlaps the others' arithmetic. Every RH is also
+//    built for 64 registers (four blocks): a few more instructions, but where
+//    shared memory lets a fourth block in, more fill latency is hidden
+//    (x3d_res2/res4, mnet3d_late: 3-9% faster on the H100). The host's cost
+//    model weighs both per shape.
 // Every runtime division (block index, table rows, thread roles) is a
 // multiply-high by a reciprocal the host computes (FastDiv): the generic
 // integer divisions they replace cost ~20 instructions each, and v3's block
 // setup was ~12% of all issued instructions. A few NVIDIA-only helpers
 // (inline PTX, guarded by KMCP_CUDA) keep the fill and the output stores
 // free of compiler detours; the HIP build takes their plain C++ versions.
-// The host picks (RH, segs, hch, td, groups) per shape with a cost model
+// The host picks (RH, budget, segs, hch, td, groups) per shape with a cost model
 // fitted to sweeps on an H100 (see RESULTS.md); launch_conv3d_fast_with runs
 // any configuration, for new sweeps.
 #include "portable.h"
@@ -42,7 +46,18 @@
 #define FAST_R 4             // outputs per thread along W
 #define FAST_MAX_THREADS 256
 #define FAST_WS_FLOATS 96    // weights: 3 planes of 25, each padded to 32 floats
-#define FAST_MIN_BLOCKS 3    // resident blocks per SM the register budget aims at
+// Two register budgets, each instance compiled for both: the second
+// __launch_bounds__ argument (resident 256-thread blocks per SM) caps the
+// registers per thread at 65536 / (256 * MINB), rounded down to 8.
+//   3 -> 80 registers: no spills anywhere, the tightest compute loops;
+//   4 -> 64 registers: one more block fits where shared memory allows it
+//        (more fill latency hidden), for some extra instructions (see the
+//        cost model in fast_plan).
+#define FAST_MINB_80 3
+#define FAST_MINB_64 4
+// launch_conv3d_fast_with's cfg[0]: RH alone (or 300 + RH) asks for the
+// 80-register instance, 400 + RH for the 64-register one.
+#define FAST_CODE_64 400
 #define FAST_SMEM_MAX (100 * 1024)
 
 // Fill modes (FastGeom::fill).
@@ -260,8 +275,8 @@ __device__ __forceinline__ void fill_pieces(const P& pc, const bf16* src, const 
   }
 }
 
-template <int RH>
-__global__ void __launch_bounds__(FAST_MAX_THREADS, FAST_MIN_BLOCKS)
+template <int RH, int MINB>
+__global__ void __launch_bounds__(FAST_MAX_THREADS, MINB)
 conv3d_fast_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
                    bf16* __restrict__ y, int C, int D, int H, int W,
                    FastGeom g) {
@@ -431,18 +446,23 @@ conv3d_fast_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
   }
 }
 
-// Explicit instantiations: every RH the host may pick (also keeps the
+// Explicit instantiations: every (RH, budget) the host may pick (also keeps the
 // kernels in device-only builds, where the launcher is left out).
-template __global__ void conv3d_fast_kernel<4>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
-template __global__ void conv3d_fast_kernel<6>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
-template __global__ void conv3d_fast_kernel<7>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
-template __global__ void conv3d_fast_kernel<8>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
+template __global__ void conv3d_fast_kernel<4, FAST_MINB_80>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
+template __global__ void conv3d_fast_kernel<6, FAST_MINB_80>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
+template __global__ void conv3d_fast_kernel<7, FAST_MINB_80>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
+template __global__ void conv3d_fast_kernel<8, FAST_MINB_80>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
+template __global__ void conv3d_fast_kernel<4, FAST_MINB_64>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
+template __global__ void conv3d_fast_kernel<6, FAST_MINB_64>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
+template __global__ void conv3d_fast_kernel<7, FAST_MINB_64>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
+template __global__ void conv3d_fast_kernel<8, FAST_MINB_64>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
 
 #if KMCP_HOST_LAUNCHERS
 namespace {
 
 struct FastChoice {
   int rh;
+  int minb;  // FAST_MINB_80 or FAST_MINB_64: which register budget
   FastGeom g;
   int threads;
   int smem;
@@ -487,7 +507,7 @@ void set_fill(FastGeom* g, int mode, int threads) {
 
 // Fills *out for one candidate; returns its estimated cost in issue cycles
 // per SM (lower is better), or -1 when the candidate does not fit.
-double fast_plan(int N, int C, int D, int H, int W, int sms, int rh, int segs,
+double fast_plan(int N, int C, int D, int H, int W, int sms, int rh, int minb, int segs,
                  int hch, int td, int groups, FastChoice* out) {
   const int threads = segs * hch * td;
   if (threads < 1 || threads > FAST_MAX_THREADS || groups < 1) return -1.0;
@@ -532,26 +552,44 @@ double fast_plan(int N, int C, int D, int H, int W, int sms, int rh, int segs,
   // Measured: the RH = 4 and 6 instances issue their FMAs ~10% / ~4% more
   // efficiently than RH = 7 and 8 (smaller unrolled bodies).
   const double fma_eff = rh <= 4 ? 0.90 : rh <= 6 ? 0.96 : 1.0;
-  const double compute =
-      groups * (75.0 * FAST_R * rh * fma_eff + 6.0 * (rh + 4) + 8.0 * rh + 170.0);
-  const double per_slot = mode == FAST_FILL_16B ? 23.0 : 17.0;
+  double compute = 75.0 * FAST_R * rh * fma_eff + 6.0 * (rh + 4) + 8.0 * rh + 170.0;
+  double per_slot = mode == FAST_FILL_16B ? 23.0 : 17.0;
+  if (minb == FAST_MINB_64) {
+    // The 64-register instances, from their SASS: RH = 6, 7 and 8 reload
+    // part of the plane's weights every plane (~21 more instructions per
+    // plane, 3 planes per group); the 16-byte fill spills (8 local accesses
+    // per round of 12 rows, ~1 per slot). RH = 4 issues the same count, but
+    // ran ~5% slower than the 80-register instance at equal residency
+    // (seg3d, 6 blocks either way): less room to load windows ahead.
+    compute += rh >= 6 ? 3 * 21.0 : 0.05 * compute;
+    if (mode == FAST_FILL_16B) per_slot += 1.0;
+  }
+  compute *= groups;
   const double fill = per_slot * ceil_div(nrows, rows_par) + 2.0 * ceil_div(table, threads) + 170.0;
   const int warps = (int)ceil_div(threads, 32);
   const double block_issue = warps * (compute + fill) / 4.0;  // 4 schedulers per SM
-  // Registers per thread under __launch_bounds__(FAST_MAX_THREADS, FAST_MIN_BLOCKS).
-  const int regs = 65536 / (FAST_MAX_THREADS * FAST_MIN_BLOCKS) / 8 * 8;
+  // Registers per thread under __launch_bounds__(FAST_MAX_THREADS, minb).
+  const int regs = 65536 / (FAST_MAX_THREADS * minb) / 8 * 8;
   long long resident = 65536 / (regs * 32 * warps);
   const long long by_smem = 232448 / (smem + 1024);
   resident = resident < by_smem ? resident : by_smem;
   if (resident < 1) return -1.0;
+  // Waves of `resident` blocks per SM. A last, partial wave costs the issue
+  // slots of the blocks the busiest SM still runs (ceil(rest / sms)), not a
+  // whole wave: counting whole waves made 4 blocks per SM look ~4% worse
+  // than 3 on x3d_res4 (13.1 -> 14 waves), where it measured ~9% better.
+  const long long per_wave = (long long)sms * resident;
+  const long long full = blocks / per_wave, rest = blocks - full * per_wave;
+  const double issue_waves = (double)full + (double)ceil_div(rest, sms) / (double)resident;
   // The fill's memory latency is exposed less the more blocks share an SM.
-  const double wave = resident * block_issue + 40000.0 / (double)(resident * resident * resident);
+  const double latency = 40000.0 / (double)(resident * resident * resident);
   // Ties (several shapes of box cost the same issue slots) go to the box
   // that reads the fewest bytes.
-  const double cost = (double)ceil_div(blocks, (long long)sms * resident) * wave +
-                      1e-3 * (double)nrows * stride;
+  const double cost = issue_waves * resident * block_issue +
+                      (double)ceil_div(blocks, per_wave) * latency + 1e-3 * (double)nrows * stride;
   if (out) {
     out->rh = rh;
+    out->minb = minb;
     FastGeom& g = out->g;
     g.segs = segs; g.hch = hch; g.td = td; g.groups = groups;
     g.tiles_w = (int)tiles_w; g.tiles_h = (int)tiles_h; g.chunks_d = (int)chunks_d;
@@ -575,6 +613,13 @@ double fast_plan(int N, int C, int D, int H, int W, int sms, int rh, int segs,
 
 bool fast_rh_supported(int rh) { return rh == 4 || rh == 6 || rh == 7 || rh == 8; }
 
+// cfg[0] of launch_conv3d_fast_with -> (RH, budget); false if unknown.
+bool fast_decode(int code, int* rh, int* minb) {
+  *minb = code >= FAST_CODE_64 ? FAST_MINB_64 : FAST_MINB_80;
+  *rh = code >= FAST_CODE_64 ? code - FAST_CODE_64 : code >= 300 ? code - 300 : code;
+  return fast_rh_supported(*rh) && (code < 100 || code / 100 == 3 || code / 100 == 4);
+}
+
 bool fast_choose(int N, int C, int D, int H, int W, FastChoice* best) {
   static int sms = 0;
   if (sms == 0) {
@@ -584,6 +629,27 @@ bool fast_choose(int N, int C, int D, int H, int W, FastChoice* best) {
         sms <= 0)
       sms = 100;
   }
+  // Measured exceptions: where a tune.py sweep on the H100 (132 SMs) found a
+  // configuration clearly faster than the cost model's pick, it is used for
+  // that exact shape. The model ranks the deep seg3d volumes' tiles wrongly:
+  // it charges the 3-blocks-per-SM tiles with a depth of 8 more latency than
+  // they show, and its 4x16x64 pick measured 8-12% slower than them.
+  // Everywhere else (other GPUs, AMD, other shapes) the model decides.
+#if defined(KMCP_CUDA)
+  struct Tuned { int N, C, D, H, W, code, segs, hch, td, groups; };
+  static const Tuned tuned[] = {
+      {2, 64, 64, 64, 64, FAST_CODE_64 + 8, 16, 1, 8, 2},  // seg3d_64: 139.9 us vs 152.5
+      {1, 32, 128, 128, 128, 4, 32, 1, 8, 2},              // seg3d_128: 274.9 us vs 311.6
+  };
+  if (sms == 132)
+    for (const Tuned& t : tuned)
+      if (t.N == N && t.C == C && t.D == D && t.H == H && t.W == W) {
+        int rh = 0, minb = 0;
+        if (fast_decode(t.code, &rh, &minb) &&
+            fast_plan(N, C, D, H, W, sms, rh, minb, t.segs, t.hch, t.td, t.groups, best) >= 0)
+          return true;
+      }
+#endif
   static const int rhs[] = {4, 6, 7, 8};
   double best_cost = -1.0;
   // First pass, the space the cost model was fitted on: whole warps, 128 to
@@ -591,7 +657,11 @@ bool fast_choose(int N, int C, int D, int H, int W, FastChoice* best) {
   // padding along each axis. Second pass (small or odd shapes where nothing
   // qualifies): anything that fits.
   const int s0 = (W + FAST_R - 1) / FAST_R;
+  // Both register budgets are searched; the 80-register one first, so that
+  // it wins ties (it has no spills and fewer instructions).
+  static const int budgets[] = {FAST_MINB_80, FAST_MINB_64};
   for (int strict = 1; strict >= 0 && best_cost < 0; --strict)
+    for (int minb : budgets)
     for (int rh : rhs)
       for (int td = 1; td <= 16; ++td)
         for (int hch = 1; hch <= 32; ++hch)
@@ -608,7 +678,7 @@ bool fast_choose(int N, int C, int D, int H, int W, FastChoice* best) {
                 continue;
               FastChoice cand;
               const double cost =
-                  fast_plan(N, C, D, H, W, sms, rh, segs, hch, td, groups, &cand);
+                  fast_plan(N, C, D, H, W, sms, rh, minb, segs, hch, td, groups, &cand);
               if (cost < 0) continue;
               if (best_cost < 0 || cost < best_cost) {
                 best_cost = cost;
@@ -618,19 +688,19 @@ bool fast_choose(int N, int C, int D, int H, int W, FastChoice* best) {
   return best_cost >= 0;
 }
 
-template <int RH>
+template <int RH, int MINB>
 int fast_run(const FastChoice& ch, const void* x, const void* w, void* y,
              int N, int C, int D, int H, int W, hipStream_t stream) {
   static bool raised = false;
   if (ch.smem > 48 * 1024 && !raised) {
-    hipError_t e = hipFuncSetAttribute((const void*)conv3d_fast_kernel<RH>,
+    hipError_t e = hipFuncSetAttribute((const void*)conv3d_fast_kernel<RH, MINB>,
                                        hipFuncAttributeMaxDynamicSharedMemorySize,
                                        FAST_SMEM_MAX);
     if (e != hipSuccess) return (int)e;
     raised = true;
   }
   const long long blocks = (long long)N * C * ch.g.tiles_w * ch.g.tiles_h * ch.g.chunks_d;
-  conv3d_fast_kernel<RH><<<dim3((unsigned)blocks), dim3(ch.threads), ch.smem, stream>>>(
+  conv3d_fast_kernel<RH, MINB><<<dim3((unsigned)blocks), dim3(ch.threads), ch.smem, stream>>>(
       (const bf16*)x, (const bf16*)w, (bf16*)y, C, D, H, W, ch.g);
   return (int)hipGetLastError();
 }
@@ -646,11 +716,20 @@ int fast_dispatch(const FastChoice& plan, const void* x, const void* w, void* y,
   if (mode == FAST_FILL_16B && xa % 16 != 0) mode = FAST_FILL_8B;
   if (mode == FAST_FILL_8B && xa % 8 != 0) mode = FAST_FILL_ELEM;
   if (mode != ch.g.fill) set_fill(&ch.g, mode, ch.threads);
+  if (ch.minb == FAST_MINB_64) {
+    switch (ch.rh) {
+      case 4: return fast_run<4, FAST_MINB_64>(ch, x, w, y, N, C, D, H, W, s);
+      case 6: return fast_run<6, FAST_MINB_64>(ch, x, w, y, N, C, D, H, W, s);
+      case 7: return fast_run<7, FAST_MINB_64>(ch, x, w, y, N, C, D, H, W, s);
+      case 8: return fast_run<8, FAST_MINB_64>(ch, x, w, y, N, C, D, H, W, s);
+      default: return (int)hipErrorInvalidValue;
+    }
+  }
   switch (ch.rh) {
-    case 4: return fast_run<4>(ch, x, w, y, N, C, D, H, W, s);
-    case 6: return fast_run<6>(ch, x, w, y, N, C, D, H, W, s);
-    case 7: return fast_run<7>(ch, x, w, y, N, C, D, H, W, s);
-    case 8: return fast_run<8>(ch, x, w, y, N, C, D, H, W, s);
+    case 4: return fast_run<4, FAST_MINB_80>(ch, x, w, y, N, C, D, H, W, s);
+    case 6: return fast_run<6, FAST_MINB_80>(ch, x, w, y, N, C, D, H, W, s);
+    case 7: return fast_run<7, FAST_MINB_80>(ch, x, w, y, N, C, D, H, W, s);
+    case 8: return fast_run<8, FAST_MINB_80>(ch, x, w, y, N, C, D, H, W, s);
     default: return (int)hipErrorInvalidValue;
   }
 }
@@ -664,7 +743,9 @@ bool fast_shape_ok(int N, int C, int D, int H, int W) {
 
 // Tile configuration the launcher picks for a shape, without launching.
 // cfg[0..9] = {RH, segs, hch, td, groups, threads, smem bytes, tiles_w,
-// tiles_h, chunks_d}. Returns 0, or -1 when no configuration fits.
+// tiles_h, chunks_d}. Returns 0, or -1 when no configuration fits. cfg[0]
+// is the plain RH (bench.py prints it); conv3d_fast_code gives the register
+// budget too.
 extern "C" int conv3d_fast_config(int N, int C, int D, int H, int W, int* cfg) {
   FastChoice ch;
   if (!fast_shape_ok(N, C, D, H, W) || !fast_choose(N, C, D, H, W, &ch)) return -1;
@@ -674,15 +755,26 @@ extern "C" int conv3d_fast_config(int N, int C, int D, int H, int W, int* cfg) {
   return 0;
 }
 
-// Launch with an explicit configuration {RH, segs, hch, td, groups}, for
-// tuning sweeps. Returns the launch status, or hipErrorInvalidValue when the
-// configuration does not fit this shape.
+// cfg[0] as launch_conv3d_fast_with takes it (RH for the 80-register
+// instance, 400 + RH for the 64-register one) for the configuration the
+// launcher picks, or -1 when none fits.
+extern "C" int conv3d_fast_code(int N, int C, int D, int H, int W) {
+  FastChoice ch;
+  if (!fast_shape_ok(N, C, D, H, W) || !fast_choose(N, C, D, H, W, &ch)) return -1;
+  return ch.minb == FAST_MINB_64 ? FAST_CODE_64 + ch.rh : ch.rh;
+}
+
+// Launch with an explicit configuration {RH code, segs, hch, td, groups},
+// for tuning sweeps: cfg[0] = RH (or 300 + RH) runs the 80-register
+// instance, 400 + RH the 64-register one. Returns the launch status, or
+// hipErrorInvalidValue when the configuration does not fit this shape.
 extern "C" int launch_conv3d_fast_with(const void* x, const void* w, void* y,
                                        int N, int C, int D, int H, int W,
                                        const int* cfg, void* stream) {
   FastChoice ch;
-  if (!fast_shape_ok(N, C, D, H, W) || !fast_rh_supported(cfg[0]) ||
-      fast_plan(N, C, D, H, W, 1, cfg[0], cfg[1], cfg[2], cfg[3], cfg[4], &ch) < 0)
+  int rh = 0, minb = 0;
+  if (!fast_shape_ok(N, C, D, H, W) || !fast_decode(cfg[0], &rh, &minb) ||
+      fast_plan(N, C, D, H, W, 1, rh, minb, cfg[1], cfg[2], cfg[3], cfg[4], &ch) < 0)
     return (int)hipErrorInvalidValue;
   return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);
 }
