@@ -207,7 +207,7 @@ class ExperimentTagInput(ToolInput):
 class ExperimentLogInput(ToolInput):
     tag: str | None = Tag
     limit: int = Field(default=20, ge=1, le=200)
-    outcome: Literal["kept", "reverted", "pending"] | None = None
+    outcome: Literal["kept", "reverted", "pending", "not kept", "superseded"] | None = None
 
 
 def _where(ws, in_experiment: bool):

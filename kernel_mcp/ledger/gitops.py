@@ -129,7 +129,7 @@ REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
 
 def resolve_commit(repo: git.Repo, name: str) -> str:
     """A commit named by sha or branch/tag name, resolved without the git CLI seeing it as an option."""
-    if not (SHA.match(name) or REF.match(name)) or ".." in name or name.endswith((".lock", "/")):
+    if not REF.match(name) or ".." in name or name.endswith((".lock", "/")):
         raise InvalidInput(f"{name!r} is not a commit sha or a branch name")
     try:
         return repo.commit(name).hexsha

@@ -68,7 +68,7 @@ def _prepare(ledger: Ledger, exp: dict[str, Any], batch: str, index: int, cand: 
     return job, ["the harness is frozen: " + p for p in problems]
 
 
-def _verdict(ledger: Ledger, exp: dict[str, Any], job: Job, m: Measurement, target: str | None) -> tuple[Verdict, Any]:
+def _verdict(ledger: Ledger, exp: dict[str, Any], m: Measurement, target: str | None) -> tuple[Verdict, Any]:
     if m.error is not None or m.bench is None:
         return Verdict(decision="failed", reasons=[m.error or "no measurement came back"], comparisons={}), None
     return ledger.judge(exp, m.bench, m.profile, target, 0, 0)
@@ -76,9 +76,7 @@ def _verdict(ledger: Ledger, exp: dict[str, Any], job: Job, m: Measurement, targ
 
 async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], target: str | None, tag: str | None,
                         progress: ProgressFn | None) -> ManyAnswer:
-    if not 1 <= len(candidates) <= MAX_CANDIDATES:
-        raise InvalidInput(f"give 1 to {MAX_CANDIDATES} candidates")
-    exp = ledger.experiment(tag)
+    exp = ledger.experiment(tag)  # the candidates' count and form were checked by the tool's input model
     if exp["status"] != "running":
         raise InvalidInput(f"experiment {exp['tag']} has stopped: {exp['stop_reason']}")
     batch = time.strftime("b%Y%m%d-%H%M%S-") + secrets.token_hex(2)
@@ -92,16 +90,16 @@ async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], t
     jobs: list[Job] = []
 
     async def record(job: Job, m: Measurement, refused: list[str] | None = None) -> None:
-        verdict, gpu_time = (Verdict(decision="refused", reasons=refused, comparisons={}), None) if refused else _verdict(ledger, exp, job, m, target)
+        verdict, gpu_time = (Verdict(decision="refused", reasons=refused, comparisons={}), None) if refused else _verdict(ledger, exp, m, target)
         placement = {"index": job.index, "ref": job.ref, "where": m.where, "started": m.started, "ended": m.ended, "run": m.run_id}
         fields = Ledger.attempt_fields(exp, m.bench, m.profile or {"keep_metric": keep_metric}, verdict, gpu_time, job.hypothesis, target,
                                        job.files, job.digest, 0, m.run_id or run.id, batch=batch, candidate=placement)
-        fields["commit_sha"] = job.commit
+        fields["commit_sha"] = job.commit or None  # none when the candidate could not be prepared
         with ledger.store.transaction():
             attempt_id = ledger.store.add_attempt(**fields)
         overall = verdict.overall.statement() if verdict.overall else None
         rows.append(CandidateRow(
-            attempt=attempt_id, index=job.index, commit=job.commit[:10], hypothesis=job.hypothesis[:120], decision=verdict.decision,
+            attempt=attempt_id, index=job.index, commit=job.commit[:10] or "-", hypothesis=job.hypothesis[:120], decision=verdict.decision,
             regression=verdict.regression, change=overall, sort_change=verdict.overall.change if verdict.overall else 0.0, where=m.where,
             started_s=round(m.started - batch_start, 2) if m.started else None, ended_s=round(m.ended - batch_start, 2) if m.ended else None,
             reason=(verdict.reasons or [""])[0][:240]))
@@ -113,7 +111,7 @@ async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], t
             try:
                 job, refused = _prepare(ledger, exp, batch, index, cand, root)
             except InvalidInput as exc:
-                job = Job(index=index, hypothesis=cand.hypothesis, commit="0" * 40, ref="", subdir=exp["subdir"])
+                job = Job(index=index, hypothesis=cand.hypothesis, commit="", ref="", subdir=exp["subdir"])
                 await record(job, Measurement(index=index, error=f"could not prepare the candidate: {exc.message}"))
                 continue
             if refused:

@@ -89,14 +89,10 @@ def main(argv=None) -> int:
         y = torch.empty_like(x)
         auto = (ctypes.c_int * 10)()
         lib.conv3d_fast_config(*shape.dims, auto)
-        auto_cfg = list(auto)[:5]
         # cfg[0] of conv3d_fast_config is the plain RH; conv3d_fast_code adds
-        # the register budget the launcher picked (older builds: 80 registers).
-        code_fn = getattr(lib, "conv3d_fast_code", None)
-        if code_fn is not None:
-            code_fn.restype = ctypes.c_int
-            auto_cfg[0] = code_fn(*shape.dims)
-        auto_cfg = tuple(auto_cfg)
+        # the register budget the launcher picked.
+        lib.conv3d_fast_code.restype = ctypes.c_int
+        auto_cfg = (lib.conv3d_fast_code(*shape.dims),) + tuple(list(auto)[1:5])
         cands = with_budgets(candidates(shape))
         if auto_cfg not in cands:
             cands.insert(0, auto_cfg)

@@ -55,6 +55,30 @@ class Measurement(BaseModel):
 OnDone = Callable[[Job, Measurement], Awaitable[None]]
 
 
+class EngineBase:
+    """What every engine is given: the ledger (for its workspace), the batch and the keep metric."""
+
+    name = ""
+
+    def __init__(self, ledger, batch: str, keep_metric: str) -> None:
+        self.ledger = ledger
+        self.ws = ledger.ws
+        self.batch = batch
+        self.keep_metric = keep_metric
+
+
+async def measure_candidate(ws, run, label: str, workdir: Path, lease, keep_metric: str, slot: str) -> tuple[BenchRun, dict[str, Any]]:
+    """One candidate's benchmark on the lease's GPU, then its profile when that is the keep metric
+    (only a correct, plausible run is worth profiling). Both engines measure through this."""
+    from kernel_mcp.bench import run_benchmark
+    from kernel_mcp.ledger import keep_profile
+
+    bench = await run_benchmark(ws, run, label, cwd=workdir, lease=lease, extra_env={SLOT_ENV: slot})
+    measured = bench.all_correct and not bench.impossible and not bench.failure
+    prof = await keep_profile(ws, keep_metric, run, workdir, None, lease) if measured else {"keep_metric": keep_metric}
+    return bench, prof
+
+
 class Engine(Protocol):
     name: str
 

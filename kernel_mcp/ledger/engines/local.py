@@ -14,22 +14,15 @@ from contextlib import AsyncExitStack
 
 import anyio
 
-from kernel_mcp.bench import run_benchmark
 from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.gpu import gate
 from kernel_mcp.gpu.gate import Lease, NoIdleGpu
-from kernel_mcp.ledger.engines import SLOT_ENV, Job, Measurement, OnDone
+from kernel_mcp.ledger.engines import EngineBase, Job, Measurement, OnDone, measure_candidate
 from kernel_mcp.runner import ProgressFn
 
 
-class LocalEngine:
+class LocalEngine(EngineBase):
     name = "local"
-
-    def __init__(self, ledger, batch: str, keep_metric: str) -> None:
-        self.ledger = ledger
-        self.ws = ledger.ws
-        self.batch = batch
-        self.keep_metric = keep_metric
 
     async def _leases(self, stack: AsyncExitStack, wanted: int | None, most: int, progress: ProgressFn | None) -> list[Lease]:
         cfg = self.ws.config
@@ -51,15 +44,11 @@ class LocalEngine:
         return leases
 
     async def _one(self, job: Job, slot: int, lease: Lease) -> Measurement:
-        from kernel_mcp.ledger import keep_profile
-
         started = time.time()
         run = self.ws.runs.create("candidate", {"batch": self.batch, "index": job.index, "commit": job.commit})
         where = f"slot {slot}: {lease.describe()}"
         try:
-            bench = await run_benchmark(self.ws, run, job.hypothesis, cwd=job.workdir, lease=lease, extra_env={SLOT_ENV: str(slot)})
-            measured = bench.all_correct and not bench.impossible and not bench.failure
-            prof = await keep_profile(self.ws, self.keep_metric, run, job.workdir, None, lease) if measured else {"keep_metric": self.keep_metric}
+            bench, prof = await measure_candidate(self.ws, run, job.hypothesis, job.workdir, lease, self.keep_metric, str(slot))
             return Measurement(index=job.index, bench=bench, profile=prof, where=where, started=started, ended=time.time(), run_id=run.id)
         except KernelMcpError as exc:
             return Measurement(index=job.index, error=exc.message, where=where, started=started, ended=time.time(), run_id=run.id)

@@ -27,7 +27,7 @@ import anyio
 
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.ledger import gitops
-from kernel_mcp.ledger.engines import SLOT_ENV, Job, Measurement, OnDone
+from kernel_mcp.ledger.engines import EngineBase, Job, Measurement, OnDone, measure_candidate
 from kernel_mcp.runner import ProgressFn
 
 RETURNED_FILE_LIMIT = 2 << 20  # raw files larger than this stay on the worker's node (and are named)
@@ -63,14 +63,8 @@ def _reason(exc: BaseException) -> str:
     return f"{kind}: {first}"
 
 
-class RayEngine:
+class RayEngine(EngineBase):
     name = "ray"
-
-    def __init__(self, ledger, batch: str, keep_metric: str) -> None:
-        self.ledger = ledger
-        self.ws = ledger.ws
-        self.batch = batch
-        self.keep_metric = keep_metric
 
     def _timeout(self) -> float:
         cfg = self.ws.config
@@ -139,9 +133,7 @@ def _ray_gpu_env() -> tuple[dict[str, str], str]:
 
 def measure_in_clone(bundle: bytes, ref: str, commit: str, subdir: str, label: str, keep_metric: str, batch: str, index: int) -> dict[str, Any]:
     """The Ray task (runs on a worker node): clone the candidate, benchmark it, return the figures."""
-    from kernel_mcp.bench import run_benchmark
     from kernel_mcp.gpu.gate import Lease
-    from kernel_mcp.ledger import keep_profile
     from kernel_mcp.workspace import Workspace
 
     if not gitops.SHA.match(commit) or not ref.startswith("refs/kernel-mcp/"):
@@ -161,14 +153,7 @@ def measure_in_clone(bundle: bytes, ref: str, commit: str, subdir: str, label: s
         env, where = _ray_gpu_env()
         lease = Lease(gpu=None, env=env, note=where)
         slot = env.get("CUDA_VISIBLE_DEVICES", str(index))
-
-        async def measure() -> tuple:
-            bench = await run_benchmark(ws, run, label, cwd=workdir, lease=lease, extra_env={SLOT_ENV: slot})
-            measured = bench.all_correct and not bench.impossible and not bench.failure
-            prof = await keep_profile(ws, keep_metric, run, workdir, None, lease) if measured else {"keep_metric": keep_metric}
-            return bench, prof
-
-        bench, prof = asyncio.run(measure())
+        bench, prof = asyncio.run(measure_candidate(ws, run, label, workdir, lease, keep_metric, slot))
         files: dict[str, bytes] = {}
         for path in sorted(run.folder.rglob("*")):
             if path.is_file() and path.stat().st_size <= RETURNED_FILE_LIMIT and sum(map(len, files.values())) < 8 * RETURNED_FILE_LIMIT:
