@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from kernel_mcp.errors import WorkspaceError
 
@@ -62,6 +62,7 @@ class BenchmarkConfig(_Strict):
     timeout_s: float = Field(1800.0, gt=0, le=24 * 3600, description="the benchmark is killed after this")
     repeats: int = Field(3, ge=1, le=100, description="runs of the command per evaluation, for the statistics")
     seed_env: str = Field("KERNEL_MCP_SEED", pattern=r"^[A-Z_][A-Z0-9_]*$", description="variable carrying a fresh seed to each run")
+    build_command: list[str] = Field(default_factory=list, description="run once in BEST's and the candidate's tree before any timed run, so both builds are ready first")
 
     @field_validator("target_kernel")
     @classmethod
@@ -72,7 +73,7 @@ class BenchmarkConfig(_Strict):
             raise ValueError(f"not a valid regular expression: {exc}") from None
         return value
 
-    @field_validator("command")
+    @field_validator("command", "build_command")
     @classmethod
     def _no_empty_words(cls, value: list[str]) -> list[str]:
         if any(not word for word in value):
@@ -105,6 +106,17 @@ class HarnessConfig(_Strict):
     floor_arch: Arch | None = Field(None, description="hardware table for the floor (default: the gated GPU's, else the target)")
     suspicious_factor: float = Field(3.0, gt=1, description="a speedup over BEST beyond this in one step must be re-measured")
     keep_metric: Literal["auto", "profiler", "csv"] = Field("auto", description="profiler GPU time (auto: when a profiler is installed) or the CSV metric")
+    # BEST and the candidate are measured together, in pairs of fresh runs (A B, then B A, ...),
+    # so that a drift of the GPU's speed cancels within each pair.
+    min_pairs: int = Field(3, ge=2, le=50, description="pairs of runs (BEST and candidate) before a decision may stop early")
+    max_pairs: int = Field(10, ge=2, le=100, description="pairs at most, when the outcome stays close to the threshold")
+    lock_clocks: bool = Field(False, description="on AMD, hold the GPU in the vendor's deterministic-performance mode while measuring (needs permission)")
+
+    @model_validator(mode="after")
+    def _pairs_in_order(self) -> "HarnessConfig":
+        if self.max_pairs < self.min_pairs:
+            raise ValueError(f"max_pairs ({self.max_pairs}) must be at least min_pairs ({self.min_pairs})")
+        return self
 
 
 class ServerConfig(_Strict):
