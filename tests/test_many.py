@@ -276,7 +276,7 @@ async def test_ray_engine_two_gpus_matches_one_by_one(tmp_path, monkeypatch, ray
     ws, result = await engine_batch_matches_one_by_one(tmp_path, ray_cluster, '[engine]\nkind = "ray"\naddress = "auto"\n', "ray")
     assert all("Ray node" in r["where"] for r in result["answer"]["rows"] if r["decision"] not in ("failed",))
     runs = list((ws / ".kernel-mcp" / "runs").glob("*candidate*"))
-    assert any((run / "bench-1.csv").exists() for run in runs)  # the raw files came back to this node
+    assert any((run / "candidate-1-1.csv").exists() for run in runs)  # the raw files came back to this node
 
 
 async def test_ray_worker_lost_mid_candidate_is_contained(tmp_path, monkeypatch, ray_cluster):

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from kernel_mcp import runner
 from kernel_mcp.bench.results import ClassFigures, TableFigures, figures, read_csv
-from kernel_mcp.bench.stats import Comparison, compare, spread
+from kernel_mcp.bench.stats import Comparison, compare, median, spread
 from kernel_mcp.errors import CommandFailed, WorkspaceError
 from kernel_mcp.gpu import gate
 from kernel_mcp.runner import ProgressFn
@@ -39,9 +39,7 @@ class ClassRun(BaseModel):
 
     @property
     def median(self) -> float:
-        ordered = sorted(self.samples)
-        mid = len(ordered) // 2
-        return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+        return median(self.samples)
 
 
 class BenchRun(BaseModel):
@@ -95,10 +93,11 @@ def merge(tables: list[TableFigures]) -> list[ClassRun]:
 async def run_benchmark(
     ws: Workspace, run: Run, label: str | None = None, repeats: int | None = None,
     progress: ProgressFn | None = None, cwd: Path | None = None, extra_env: dict[str, str] | None = None,
-    lease: gate.Lease | None = None,
+    lease: gate.Lease | None = None, file_prefix: str = "bench",
 ) -> BenchRun:
     """Run the fixed command `repeats` times on one gated GPU; `cwd` lets the ledger run it in its
-    worktree, and `lease` a pool of candidates run it on the GPU it already holds."""
+    worktree (or BEST's), `lease` run it on a GPU the caller already holds, and `file_prefix` keeps
+    the logs and CSVs of several calls into one run folder apart."""
     cfg = ws.config.benchmark
     if cfg is None:
         raise WorkspaceError("kernel-mcp.toml has no [benchmark] table")
@@ -121,13 +120,13 @@ async def run_benchmark(
             if progress is not None:
                 await progress(index - 1, repeats, f"benchmark run {index}/{repeats} on {lease.describe()}")
             started = time.time()
-            result = await runner.run(cfg.command, cwd=root, timeout_s=cfg.timeout_s, env=env, log_dir=run.folder, log_name=f"bench-{index}")
+            result = await runner.run(cfg.command, cwd=root, timeout_s=cfg.timeout_s, env=env, log_dir=run.folder, log_name=f"{file_prefix}-{index}")
             if not result.ok:
                 failure = f"run {index}: the benchmark {result.status()}: {result.stderr.tail.strip()[-400:]}"
                 break
             try:
                 csv_path = _find_csv(target, cfg, started)
-                shutil.copyfile(csv_path, run.path(f"bench-{index}.csv"))
+                shutil.copyfile(csv_path, run.path(f"{file_prefix}-{index}.csv"))
                 table = figures(read_csv(csv_path), cfg, ws.config.harness, floor)
                 tables.append(table)
                 impossible += [f"run {index}: {row}" for row in table.impossible]

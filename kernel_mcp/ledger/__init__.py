@@ -21,6 +21,7 @@ from kernel_mcp import toolchain
 from kernel_mcp.ledger import gitops, harness, performance
 from kernel_mcp.ledger.decide import MAX_REPAIRS, Verdict, decide
 from kernel_mcp.ledger.verify import remeasure, verify
+from kernel_mcp.ledger.paired import Together, measure_together
 from kernel_mcp.ledger.models import AttemptView, ExperimentAnswer, LogAnswer, attempt_view
 from kernel_mcp.ledger.store import LedgerStore, now
 from kernel_mcp.runner import ProgressFn
@@ -55,6 +56,21 @@ class Ledger:
     def workdir(self, exp: dict[str, Any]) -> Path:
         return Path(exp["worktree"]) / exp["subdir"] if exp["subdir"] != "." else Path(exp["worktree"])
 
+    def best_tree(self, exp: dict[str, Any], slot: int | None = None) -> Path:
+        """BEST checked out in a worktree of its own (one per slot of a batch), kept between
+        evaluations so its build stays cached; reset to BEST before every use, so nothing written
+        into it can be measured as BEST. Returns the workspace folder inside it."""
+        repo, _ = gitops.repo_of(self.ws.root)
+        path = self.ws.state_dir / "worktrees" / (f"{exp['tag']}--best" + (f"-s{slot}" if slot else ""))
+        if not (path / ".git").exists():
+            gitops.prune_worktrees(repo)
+            gitops.add_detached_worktree(repo, path, exp["best_commit"])
+        tree = git.Repo(path)
+        if tree.head.commit.hexsha != exp["best_commit"]:
+            tree.git.checkout("--detach", "--force", exp["best_commit"])
+        gitops.reset_to(tree, exp["best_commit"])
+        return path / exp["subdir"] if exp["subdir"] != "." else path
+
     def best_figures(self, exp: dict[str, Any]) -> dict[str, ClassRun]:
         attempt = self.store.attempt(exp["best_attempt"])
         return {k: ClassRun.model_validate(v) for k, v in attempt["figures"].items()}
@@ -84,13 +100,6 @@ class Ledger:
         with self.store.transaction():
             self.store.update_experiment(exp["tag"], status="stopped", stop_reason=reason, best_commit=sha)
 
-    def _noise(self, exp: dict[str, Any]) -> float:
-        """The A/A noise level measured when the experiment started (its first attempt)."""
-        first = self.store.db.execute("SELECT evidence FROM attempts WHERE tag = ? ORDER BY id LIMIT 1", (exp["tag"],)).fetchone()
-        import json
-
-        return float((json.loads(first["evidence"]) if first else {}).get("noise", {}).get("level", 0.0))
-
     def keep_metric(self) -> str:
         """profiler when one can measure GPU kernel time here, else the benchmark's own metric."""
         chosen = self.ws.config.harness.keep_metric
@@ -102,9 +111,6 @@ class Ledger:
 
         tool = "ncu" if vendor_of(self.ws) == "cuda" else "rocprofv3"
         return "profiler" if toolchain.find(tool) else "csv"
-
-    async def _profile(self, run: Run, workdir: Path, progress: ProgressFn | None, lease=None) -> dict[str, Any]:
-        return await keep_profile(self.ws, self.keep_metric(), run, workdir, progress, lease)
 
     # ---- steps ------------------------------------------------------------------------------
     async def start(self, run: Run, tag: str, carry: bool, progress: ProgressFn | None) -> ExperimentAnswer:
@@ -127,21 +133,16 @@ class Ledger:
         protected = harness.protected_hashes(wt, subdir, workdir, self.ws.config.harness)
         try:
             bench = await run_benchmark(self.ws, run, "baseline", progress=progress, cwd=workdir)
-            # A/A: the same code measured again as a separate batch. The gap between the two is
-            # this workspace's measured noise level; BEST's figures pool both batches.
-            again = await run_benchmark(self.ws, run, "baseline A/A", progress=progress, cwd=workdir)
-            noise = measured_noise(bench, again)
-            bench = pool(bench, again)
             if not bench.all_correct or bench.impossible:
                 raise KernelMcpError("the baseline is not correct (or not plausible), so nothing can be compared with it: " + (bench.failure or "; ".join(bench.impossible[:2]) or "wrong results"), hint=f"see run {run.id}")
-            prof = await self._profile(run, workdir, progress)
         except BaseException:
             gitops.remove_worktree(repo, path, branch)
             raise
         with self.store.transaction():
             self.store.add_experiment(tag=tag, branch=branch, worktree=str(path), subdir=subdir, base_commit=base, best_commit=base, status="running", protected=protected)
             attempt_id = self.store.add_attempt(tag=tag, parent_commit=base, commit_sha=base, hypothesis="baseline", figures=_figures(bench), decision="baseline", outcome="kept",
-                                                evidence={"seeds": bench.seeds, "run": run.id, "carried": carried, "protected_digest": harness.hashes_digest(protected), "noise": noise, **prof}, closed=now())
+                                                evidence={"seeds": bench.seeds, "run": run.id, "carried": carried, "protected_digest": harness.hashes_digest(protected),
+                                                          "keep_metric": self.keep_metric()}, closed=now())
             self.store.update_experiment(tag, best_attempt=attempt_id)
         performance.append_row(workdir, performance.Row(commit=base[:10], status="baseline", command=" ".join(self.ws.config.benchmark.command), target="all", kernel=self.ws.config.benchmark.target_kernel, metric=_summary(bench), gpu_time="-", change="-", why="unmodified code"))
         sha = gitops.commit_all(wt, f"Baseline of experiment {tag}\n\n{gitops.LEDGER_MARK}: {attempt_id}")
@@ -167,17 +168,16 @@ class Ledger:
             return self.status_answer(exp, attempt=self.store.attempt(attempt_id), run_id=run.id)
         repairs = previous["repair_count"] + 1 if previous and previous["decision"] == "repair-needed" and previous["hypothesis"] == hypothesis else 0
         try:
-            bench = await run_benchmark(self.ws, run, hypothesis, progress=progress, cwd=workdir)
-            prof = await self._profile(run, workdir, progress) if bench.all_correct and not bench.impossible else {"keep_metric": self.keep_metric()}
+            together = await measure_together(self.ws, run, self.best_tree(exp), workdir, self.keep_metric(), target, progress, label=hypothesis[:60])
         except NoIdleGpu as exc:
             self._stop(exp, "no idle GPU for the whole waiting limit")
             raise exc
         # Candidates of a batch are siblings, not a line of changes: "twice in a row" skips them.
         in_line = previous and previous["decision"] in ("discard", "keep", "suspicious") and not previous["evidence"].get("batch")
         prev_dir = previous["evidence"].get("direction", 0) if in_line else 0
-        verdict, gpu_time = self.judge(exp, bench, prof, target, prev_dir, repairs)
+        verdict = self.judge(exp, together, target, prev_dir, repairs)
         with self.store.transaction():
-            attempt_id = self.store.add_attempt(**self.attempt_fields(exp, bench, prof, verdict, gpu_time, hypothesis, target, files, digest, repairs, run.id))
+            attempt_id = self.store.add_attempt(**self.attempt_fields(exp, together, verdict, hypothesis, target, files, digest, repairs, run.id, self.keep_metric()))
             if verdict.regression:
                 count = exp["consecutive_regressions"] + 1
             elif verdict.decision in ("repair-needed",):
@@ -192,33 +192,41 @@ class Ledger:
             exp = self.store.experiment(exp["tag"])
         return self.status_answer(exp, attempt=self.store.attempt(attempt_id), run_id=run.id)
 
-    def judge(self, exp: dict[str, Any], bench: BenchRun, prof: dict[str, Any], target: str | None, prev_dir: int, repairs: int) -> tuple[Verdict, Any]:
-        """The keep/discard rule for one measured candidate against BEST (and BEST's profile)."""
-        best_attempt = self.store.attempt(exp["best_attempt"])
-        gpu_time, launch = None, []
-        if prof.get("profile") and best_attempt["evidence"].get("profile"):
-            launch = harness.launch_problems(best_attempt["evidence"]["profile"], prof["profile"])
-            best_ev = best_attempt["evidence"]
-            gpu_time = harness.gpu_time_comparison(
-                best_ev.get("dispatches") or {}, prof.get("dispatches") or {}, best_ev.get("dispatch_counts"), prof.get("dispatch_counts"),
-                cand_extra_ns=harness.new_kernels_ns(best_ev["profile"], prof["profile"]))
+    def judge(self, exp: dict[str, Any], together: Together, target: str | None, prev_dir: int, repairs: int) -> Verdict:
+        """The keep/discard rule for a candidate measured side by side with BEST."""
+        cand = together.candidate
+        if cand is None:
+            return Verdict(decision="failed", reasons=[together.stopped or "nothing was measured"], comparisons={})
+        best_prof, cand_prof = together.best_profile.get("profile"), together.candidate_profile.get("profile")
+        launch = harness.launch_problems(best_prof, cand_prof) if best_prof and cand_prof else []
         if launch:
-            return Verdict(decision="refused", reasons=["the profiler's dispatch list: " + p for p in launch], comparisons={}), gpu_time
+            return Verdict(decision="refused", reasons=["the profiler's dispatch list: " + p for p in launch], comparisons={})
         cfg = self.ws.config
-        return decide(self.best_figures(exp), bench, target, cfg.benchmark.noise_threshold, prev_dir, repairs, gpu_time, cfg.harness.suspicious_factor,
-                      noise_level=self._noise(exp)), gpu_time
+        verdict = decide(cand, together.comparisons, together.script, target, cfg.benchmark.noise_threshold, prev_dir, repairs,
+                         together.gpu_time, cfg.harness.suspicious_factor)
+        if self.keep_metric() == "profiler" and together.gpu_time is None and verdict.decision in ("keep", "suspicious", "split-suggested"):
+            # The profiler is the keep metric but measured nothing usable: never fall back silently.
+            return Verdict(decision="failed", reasons=verdict.reasons + ["the profiler is the keep metric but gave no target GPU time: " + together.stopped],
+                           comparisons=verdict.comparisons, overall=verdict.overall)
+        return verdict
 
     @staticmethod
-    def attempt_fields(exp: dict[str, Any], bench: BenchRun | None, prof: dict[str, Any], verdict: Verdict, gpu_time, hypothesis: str, target: str | None,
-                       files: list[str], digest: str, repairs: int, run_id: str, **extra_evidence: Any) -> dict[str, Any]:
+    def attempt_fields(exp: dict[str, Any], together: Together, verdict: Verdict, hypothesis: str, target: str | None,
+                       files: list[str], digest: str, repairs: int, run_id: str, keep_metric: str, **extra_evidence: Any) -> dict[str, Any]:
         """One attempt row, as evaluate and evaluate_many record it."""
+        bench = together.candidate
         return dict(
             tag=exp["tag"], parent_commit=exp["best_commit"], diff_hash=digest, files=files, hypothesis=hypothesis,
             target_class=target, figures=_figures(bench) if bench else {}, comparisons={k: v.model_dump() for k, v in verdict.comparisons.items()},
             decision=verdict.decision, reasons=verdict.reasons, regression=int(verdict.regression),
             repair_count=repairs if verdict.decision == "repair-needed" else 0, outcome="pending",
             evidence={"seeds": bench.seeds if bench else [], "run": run_id, "direction": verdict.direction, "overall": verdict.overall.model_dump() if verdict.overall else None,
-                      "gpu_time": gpu_time.model_dump() if gpu_time else None, "impossible": bench.impossible if bench else [], **prof, **extra_evidence},
+                      "gpu_time": together.gpu_time.model_dump() if together.gpu_time else None, "impossible": bench.impossible if bench else [],
+                      "keep_metric": keep_metric, "source": together.source, "pairs": together.pairs, "profiler_pairs": together.profiler_pairs,
+                      "stopped": together.stopped, "wall_s": round(together.wall_s, 2), "clocks": together.clocks.model_dump() if together.clocks else None,
+                      "best_figures": _figures(together.best) if together.best else {},
+                      "runs": [r.model_dump() for r in together.runs], "profile": together.candidate_profile.get("profile"),
+                      **extra_evidence},
         )
 
     async def keep(self, run: Run, tag: str | None, why: str | None, progress: ProgressFn | None, attempt_id: int | None = None) -> ExperimentAnswer:
@@ -250,7 +258,7 @@ class Ledger:
             self._close(attempt, evidence, "refused at keep: " + verification["failed"])
             raise InvalidInput("keep refused: the verification set failed: " + verification["failed"], hint=f"see run {run.id}")
         if attempt["decision"] == "suspicious":
-            remeasured = await remeasure(self, exp, run, workdir, progress)
+            remeasured = await remeasure(self, exp, run, workdir, attempt, progress)
             evidence["remeasured"] = remeasured
             if not remeasured["agrees"]:
                 self._close(attempt, evidence, "refused at keep: the independent re-measurement disagrees: " + remeasured["statement"])
@@ -316,50 +324,17 @@ class Ledger:
         return LogAnswer(tag=exp["tag"], best_commit=exp["best_commit"], attempts=[attempt_view(a) for a in rows])
 
 
-async def keep_profile(ws: Workspace, keep_metric: str, run: Run, workdir: Path, progress: ProgressFn | None, lease=None) -> dict[str, Any]:
-    """The profiler's view of one benchmark run (GPU times, launches), when it is the keep metric."""
+async def keep_profile(ws: Workspace, keep_metric: str, run: Run, workdir: Path, progress: ProgressFn | None, lease=None, locked: bool = True) -> dict[str, Any]:
+    """The profiler's view of one benchmark run (GPU times, launches), when it is the keep metric.
+    `locked`: let the profiler hold the clocks steady (ncu's base-clock control) for a keep measurement."""
     if keep_metric != "profiler":
         return {"keep_metric": "csv"}
     from kernel_mcp import profile
 
     prof_run = ws.runs.create("profile_kernels", {"for": run.id})
-    summary = await profile.profile_kernels(ws, prof_run, None, [], None, progress, cwd=workdir, lease=lease)
+    summary = await profile.profile_kernels(ws, prof_run, None, [], None, progress, cwd=workdir, lease=lease, lock_clocks=locked)
     return {"keep_metric": "profiler", "profile": summary.model_dump(mode="json", include={"kernels", "source", "dispatches", "run_id"}),
             "dispatches": summary.target_dispatches, "dispatch_counts": summary.target_calls}
-
-
-def measured_noise(a: BenchRun, b: BenchRun) -> dict[str, Any]:
-    """The A/A gap between two batches of the same code: |change| plus its interval's half-width."""
-    import math
-
-    from kernel_mcp.bench import compare
-
-    keys = [c.key for c in a.classes if c.key in b.by_key()]
-    if not keys or a.failure or b.failure:
-        return {"level": 0.0, "statement": "not measured"}
-
-    def series(run: BenchRun) -> list[float]:
-        n = min(len(run.by_key()[k].samples) for k in keys)
-        return [math.exp(sum(math.log(run.by_key()[k].samples[i]) for k in keys) / len(keys)) for i in range(n)]
-
-    cmp = compare(series(a), series(b))
-    half = 0.0 if cmp.high is None else (cmp.high - cmp.low) / 2
-    return {"level": abs(cmp.change) + half, "statement": f"A/A {cmp.statement()}"}
-
-
-def pool(a: BenchRun, b: BenchRun) -> BenchRun:
-    """Both batches' runs as one measurement of BEST."""
-    merged = a.model_copy(deep=True)
-    other = b.by_key()
-    for c in merged.classes:
-        if c.key in other:
-            c.samples += other[c.key].samples
-            c.correct = c.correct and other[c.key].correct
-    merged.seeds += b.seeds
-    merged.repeats += b.repeats
-    merged.impossible += b.impossible
-    merged.failure = a.failure or b.failure
-    return merged
 
 
 def _figures(bench: BenchRun) -> dict[str, Any]:

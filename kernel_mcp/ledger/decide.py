@@ -9,12 +9,11 @@ slower suggests a specialised kernel with dispatch. Wrong results ask for a repa
 
 from __future__ import annotations
 
-import math
 from typing import Literal
 
 from pydantic import BaseModel
 
-from kernel_mcp.bench import BenchRun, ClassRun, Comparison, compare
+from kernel_mcp.bench import BenchRun, Comparison
 
 Decision = Literal["keep", "suspicious", "discard", "repair-needed", "split-suggested", "failed", "refused"]
 MAX_REPAIRS = 3
@@ -29,11 +28,6 @@ class Verdict(BaseModel):
     direction: int = 0  # -1 faster, +1 slower, 0 none: for the same-direction-twice rule
 
 
-def _geomean_series(classes: list[ClassRun]) -> list[float]:
-    repeats = min(len(c.samples) for c in classes)
-    return [math.exp(sum(math.log(c.samples[i]) for c in classes) / len(classes)) for i in range(repeats)]
-
-
 def matches(key: str, target: str | None) -> bool:
     if not target:
         return True
@@ -42,10 +36,11 @@ def matches(key: str, target: str | None) -> bool:
     return all(part in have or part == key for part in wanted)
 
 
-def decide(best: dict[str, ClassRun], cand: BenchRun, target: str | None, threshold: float, previous_direction: int, repairs_done: int,
-           gpu_time: Comparison | None = None, suspicious_factor: float = 3.0, noise_level: float = 0.0) -> Verdict:
-    """`gpu_time`, when a profiler measured it, is the keep metric for the target; the CSV metric
-    then only guards the other classes."""
+def decide(cand: BenchRun, comparisons: dict[str, Comparison], script: Comparison | None, target: str | None, threshold: float,
+           previous_direction: int, repairs_done: int, gpu_time: Comparison | None = None, suspicious_factor: float = 3.0) -> Verdict:
+    """`comparisons` (per class) and `script` (the target classes together) come from BEST and the
+    candidate measured in pairs in the same evaluation. `gpu_time`, when a profiler measured it (in
+    pairs too), is the keep metric for the target; the CSV metric then only guards the other classes."""
     if cand.failure:
         return Verdict(decision="failed", reasons=[cand.failure], comparisons={})
     impossible = ["impossible: faster than the roofline floor allows on " + (cand.floor_arch or "this GPU") + ": " + "; ".join(cand.impossible[:3])] if cand.impossible else []
@@ -57,19 +52,15 @@ def decide(best: dict[str, ClassRun], cand: BenchRun, target: str | None, thresh
         return Verdict(decision="repair-needed", reasons=[f"wrong results in {listed}; repair {repairs_done + 1} of {MAX_REPAIRS}"] + impossible, comparisons={})
     if impossible:
         return Verdict(decision="refused", reasons=impossible, comparisons={})
-    shared = [c for c in cand.classes if c.key in best]
-    missing = sorted(set(best) - {c.key for c in cand.classes})
+    missing = sorted(set(comparisons) - {c.key for c in cand.classes}) if comparisons else []
     if missing:
         return Verdict(decision="failed", reasons=[f"classes missing from the candidate's CSV: {', '.join(missing[:6])}"], comparisons={})
-    comparisons = {c.key: compare(best[c.key].samples, c.samples, seed=i) for i, c in enumerate(shared)}
-    targets = [c for c in shared if matches(c.key, target)]
-    if not targets:
-        return Verdict(decision="failed", reasons=[f"no class matches the target {target!r}"], comparisons=comparisons)
-    script = compare(_geomean_series([best[c.key] for c in targets]), _geomean_series(targets), seed=len(shared))
+    targets = [k for k in comparisons if matches(k, target)]
+    if not targets or script is None:
+        return Verdict(decision="failed", reasons=[f"no class matches the target {target!r}" if target else "no class of BEST to compare with"], comparisons=comparisons)
     overall = gpu_time or script
-    others = [c for c in shared if c not in targets]
     slower = [k for k, cmp in comparisons.items() if cmp.significant and cmp.change >= threshold]
-    slower_others = [k for k in slower if k in {c.key for c in others}] if target else slower
+    slower_others = [k for k in slower if k not in targets] if target else slower
     what = f"target {target}" if target else "all classes (global)"
     if gpu_time is not None:
         reasons = [f"{what}, profiler GPU kernel time: {gpu_time.statement()}", f"benchmark metric: {script.statement()}"]
@@ -77,13 +68,10 @@ def decide(best: dict[str, ClassRun], cand: BenchRun, target: str | None, thresh
             reasons.append("the benchmark's own timer shows a gain the profiler's GPU kernel time does not: not kept")
     else:
         reasons = [f"{what}: {overall.statement()}"]
-    beyond_noise = overall.significant and abs(overall.change) > 2 * noise_level
-    direction = (-1 if overall.change < 0 else 1) if beyond_noise else 0
+    direction = (-1 if overall.change < 0 else 1) if overall.significant else 0
     faster = overall.significant and overall.change <= -threshold
-    # A move under the threshold counts only beyond the workspace's measured A/A noise, and twice.
-    small_faster = overall.significant and -threshold < overall.change < -2 * noise_level
-    if overall.significant and -threshold < overall.change < 0 and not small_faster:
-        reasons.append(f"below twice the measured A/A noise ({noise_level:.2%}): noise")
+    # A move under the threshold counts only when the pairs call it significant, and twice in a row.
+    small_faster = overall.significant and -threshold < overall.change < 0
     if small_faster and previous_direction == -1:
         reasons.append(f"below the {threshold:.0%} threshold, but the previous attempt also moved faster: counts")
         faster = True

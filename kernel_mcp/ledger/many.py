@@ -25,6 +25,7 @@ from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, gitops, harness
 from kernel_mcp.ledger.decide import Verdict
 from kernel_mcp.ledger.engines import Job, Measurement, engine_for
 from kernel_mcp.ledger.models import CandidateRow, ManyAnswer
+from kernel_mcp.ledger.paired import Together
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run
 
@@ -68,10 +69,10 @@ def _prepare(ledger: Ledger, exp: dict[str, Any], batch: str, index: int, cand: 
     return job, ["the harness is frozen: " + p for p in problems]
 
 
-def _verdict(ledger: Ledger, exp: dict[str, Any], m: Measurement, target: str | None) -> tuple[Verdict, Any]:
-    if m.error is not None or m.bench is None:
-        return Verdict(decision="failed", reasons=[m.error or "no measurement came back"], comparisons={}), None
-    return ledger.judge(exp, m.bench, m.profile, target, 0, 0)
+def _verdict(ledger: Ledger, exp: dict[str, Any], m: Measurement, target: str | None) -> Verdict:
+    if m.error is not None or m.together is None:
+        return Verdict(decision="failed", reasons=[m.error or "no measurement came back"], comparisons={})
+    return ledger.judge(exp, m.together, target, 0, 0)
 
 
 async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], target: str | None, tag: str | None,
@@ -81,7 +82,7 @@ async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], t
         raise InvalidInput(f"experiment {exp['tag']} has stopped: {exp['stop_reason']}")
     batch = time.strftime("b%Y%m%d-%H%M%S-") + secrets.token_hex(2)
     keep_metric = ledger.keep_metric()
-    engine = engine_for(ledger, batch, keep_metric)
+    engine = engine_for(ledger, exp, batch, keep_metric, target)
     with ledger.store.transaction():  # an earlier batch's candidates were measured against this BEST too, but are superseded
         ledger.store.close_pending(exp["tag"], "superseded")
     root = ledger.ws.state_dir / "worktrees" / f"{exp['tag']}.{batch}"
@@ -90,10 +91,10 @@ async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], t
     jobs: list[Job] = []
 
     async def record(job: Job, m: Measurement, refused: list[str] | None = None) -> None:
-        verdict, gpu_time = (Verdict(decision="refused", reasons=refused, comparisons={}), None) if refused else _verdict(ledger, exp, m, target)
+        verdict = Verdict(decision="refused", reasons=refused, comparisons={}) if refused else _verdict(ledger, exp, m, target)
         placement = {"index": job.index, "ref": job.ref, "where": m.where, "started": m.started, "ended": m.ended, "run": m.run_id}
-        fields = Ledger.attempt_fields(exp, m.bench, m.profile or {"keep_metric": keep_metric}, verdict, gpu_time, job.hypothesis, target,
-                                       job.files, job.digest, 0, m.run_id or run.id, batch=batch, candidate=placement)
+        fields = Ledger.attempt_fields(exp, m.together or Together(), verdict, job.hypothesis, target,
+                                       job.files, job.digest, 0, m.run_id or run.id, keep_metric, batch=batch, candidate=placement)
         fields["commit_sha"] = job.commit or None  # none when the candidate could not be prepared
         with ledger.store.transaction():
             attempt_id = ledger.store.add_attempt(**fields)

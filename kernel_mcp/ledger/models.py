@@ -22,6 +22,8 @@ class AttemptView(BaseModel):
     classes: dict[str, float]  # class -> median metric
     correct: bool
     change: str | None  # overall statement against the parent
+    per_class: dict[str, str] = {}  # class -> its own paired statement against BEST
+    measured: str | None = None  # where the figures came from: timing source, pairs, clocks, wall time
     created: str
 
     def line(self) -> str:
@@ -30,19 +32,35 @@ class AttemptView(BaseModel):
 
 
 def attempt_view(a: dict[str, Any]) -> AttemptView:
-    figures = a.get("figures") or {}
-    classes = {k: sorted(v["samples"])[len(v["samples"]) // 2] for k, v in figures.items() if v.get("samples")}
-    overall = (a.get("evidence") or {}).get("overall")
-    change = None
-    if overall:
-        from kernel_mcp.bench.stats import Comparison
+    from kernel_mcp.bench.stats import Comparison, median
 
-        change = Comparison.model_validate(overall).statement()
+    figures = a.get("figures") or {}
+    classes = {k: median(v["samples"]) for k, v in figures.items() if v.get("samples")}
+    evidence = a.get("evidence") or {}
+    overall = evidence.get("overall")
+    change = Comparison.model_validate(overall).statement() if overall else None
+    per_class = {k: Comparison.model_validate(v).statement() for k, v in list((a.get("comparisons") or {}).items())[:12]}
     return AttemptView(
         id=a["id"], parent=a["parent_commit"], commit=a.get("commit_sha"), hypothesis=a["hypothesis"], target_class=a.get("target_class"),
         files=a.get("files") or [], decision=a["decision"], outcome=a["outcome"], reasons=a.get("reasons") or [],
-        classes=dict(list(classes.items())[:12]), correct=all(v.get("correct", True) for v in figures.values()), change=change, created=a["created"],
+        classes=dict(list(classes.items())[:12]), correct=all(v.get("correct", True) for v in figures.values()), change=change,
+        per_class=per_class, measured=measured_statement(evidence), created=a["created"],
     )
+
+
+def measured_statement(evidence: dict[str, Any]) -> str | None:
+    """One line on how an attempt was measured: the timing source, the pairs, the clocks, the time."""
+    if not evidence.get("source"):
+        return None
+    parts = [f"timing: {evidence['source']}, BEST and candidate side by side", evidence.get("stopped") or ""]
+    clocks = evidence.get("clocks")
+    if clocks:
+        from kernel_mcp.ledger.paired import Clocks
+
+        parts.append(Clocks.model_validate(clocks).statement())
+    if evidence.get("wall_s") is not None:
+        parts.append(f"{len(evidence.get('runs') or [])} runs in {evidence['wall_s']:.0f} s")
+    return "; ".join(p for p in parts if p)
 
 
 class ExperimentAnswer(ToolOutput):
@@ -67,6 +85,10 @@ class ExperimentAnswer(ToolOutput):
             a = self.attempt
             lines.append(f"attempt #{a.id}: {a.decision.upper()} ({a.outcome}) - {a.hypothesis}")
             lines += [f"  {r}" for r in a.reasons[:8]]
+            if a.per_class:
+                lines.append("  per class (vs BEST, paired): " + "; ".join(f"{k} {v}" for k, v in list(a.per_class.items())[:8]))
+            if a.measured:
+                lines.append(f"  measured: {a.measured}")
             if a.files:
                 lines.append(f"  files: {', '.join(a.files[:10])}")
         if self.best:

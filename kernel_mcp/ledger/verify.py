@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from kernel_mcp import runner
-from kernel_mcp.bench import compare, run_benchmark
 from kernel_mcp.bench.results import _OPS as OPS, read_csv
 from kernel_mcp.errors import CommandFailed, KernelMcpError
 from kernel_mcp.gpu import gate
@@ -56,34 +55,17 @@ async def verify(ws: Workspace, run: Run, workdir: Path, progress: ProgressFn | 
     return {"summary": f"{len(frame)} verification rows correct (seed {seed})", "seed": seed, "errors": worst}
 
 
-async def remeasure(ledger, exp: dict[str, Any], run: Run, workdir: Path, progress: ProgressFn | None) -> dict[str, Any]:
-    """BEST and the candidate measured again, each in fresh processes, in the order A B B A."""
-    wt = ledger.worktree(exp)
-    best_path = ledger.ws.state_dir / "worktrees" / f"{exp['tag']}--best-check"
-    if best_path.exists():
-        wt.git.worktree("remove", "--force", str(best_path))
-    wt.git.worktree("add", "--detach", str(best_path), exp["best_commit"])
-    try:
-        best_dir = best_path / exp["subdir"] if exp["subdir"] != "." else best_path
-        samples: dict[str, list] = {"A": [], "B": []}
-        for label, folder in (("A", best_dir), ("B", workdir), ("B", workdir), ("A", best_dir)):
-            bench = await run_benchmark(ledger.ws, run, f"re-measure {label}", repeats=1, progress=progress, cwd=folder)
-            if bench.failure or not bench.all_correct:
-                raise CommandFailed(f"re-measurement of {label} failed: {bench.failure or 'wrong results'}")
-            samples[label].append(bench)
-    finally:
-        wt.git.worktree("remove", "--force", str(best_path))
-    keys = [c.key for c in samples["A"][0].classes]
+async def remeasure(ledger, exp: dict[str, Any], run: Run, workdir: Path, attempt: dict[str, Any], progress: ProgressFn | None) -> dict[str, Any]:
+    """BEST and the candidate measured again, side by side in fresh processes (pairs, both orders),
+    with the benchmark's own metric: does the evaluated speedup hold?"""
+    from kernel_mcp.ledger.paired import measure_together
 
-    def series(label: str) -> list[float]:
-        import math
-
-        return [math.exp(sum(math.log(b.by_key()[k].samples[0]) for k in keys) / len(keys)) for b in samples[label]]
-
-    again = compare(series("A"), series("B"))
-    attempt = ledger.store.latest_attempt(exp["tag"])
+    again = await measure_together(ledger.ws, run, ledger.best_tree(exp), workdir, "csv", attempt["target_class"], progress, label="re-measure")
+    if again.candidate is None or again.script is None or again.candidate.failure or not again.candidate.all_correct:
+        raise CommandFailed("the re-measurement failed: " + (again.stopped or "no figures"))
     evaluated = (attempt["evidence"].get("overall") or {}).get("change", 0.0)
-    ratio_then, ratio_now = 1 + evaluated, 1 + again.change
-    agrees = again.change < 0 and abs(ratio_now / ratio_then - 1) <= AGREEMENT
-    statement = f"evaluated {1 / ratio_then:.2f}x faster, re-measured {1 / ratio_now:.2f}x (A B B A in fresh processes)"
-    return {"agrees": agrees, "statement": statement, "change": again.change, "best": series("A"), "candidate": series("B")}
+    ratio_then, ratio_now = 1 + evaluated, 1 + again.script.change
+    agrees = again.script.change < 0 and abs(ratio_now / ratio_then - 1) <= AGREEMENT
+    statement = f"evaluated {1 / ratio_then:.2f}x faster, re-measured {1 / ratio_now:.2f}x ({again.pairs} pairs of fresh runs, both orders)"
+    return {"agrees": agrees, "statement": statement, "change": again.script.change, "comparison": again.script.model_dump(),
+            "clocks": again.clocks.model_dump() if again.clocks else None}

@@ -65,7 +65,7 @@ def _counter_rows(frame: pd.DataFrame, durations: dict[str, float], derive) -> l
 
 
 async def profile_kernels(ws: Workspace, run: Run, kernel_regex: str | None, counters: list[str], preset: str | None, progress: ProgressFn | None, cwd: Path | None = None,
-                          lease: gate.Lease | None = None) -> ProfileSummary:
+                          lease: gate.Lease | None = None, lock_clocks: bool = False) -> ProfileSummary:
     cfg = ws.config.benchmark
     if cfg is None:
         raise WorkspaceError("kernel-mcp.toml has no [benchmark] table")
@@ -79,7 +79,7 @@ async def profile_kernels(ws: Workspace, run: Run, kernel_regex: str | None, cou
             listing = await cuda.list_metrics(root, ws.state_dir / "cache" / "ncu-metrics.txt") if (counters or preset) else None
             chosen, notes = ctr.choose("cuda", preset, counters, listing) if (counters or preset) else ([], [])
             log = run.path("ncu.csv")
-            result = await runner.run(cuda.argv(log, cfg.command, kernel_regex, chosen), cwd=root, timeout_s=cfg.timeout_s * 4, env=env, log_dir=run.folder, log_name="ncu", progress=progress)
+            result = await runner.run(cuda.argv(log, cfg.command, kernel_regex, chosen, lock_clocks), cwd=root, timeout_s=cfg.timeout_s * 4, env=env, log_dir=run.folder, log_name="ncu", progress=progress)
             if not result.ok or not log.exists():
                 raise CommandFailed(f"ncu gave {result.status()}", hint=(result.stderr.tail or result.stdout.tail)[-400:] or None)
             frame, metrics = cuda.dispatches(log.read_text())

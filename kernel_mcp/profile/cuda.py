@@ -22,9 +22,11 @@ def find() -> str:
     return path
 
 
-def argv(log: Path, command: list[str], kernel_regex: str | None, counters: list[str]) -> list[str]:
+def argv(log: Path, command: list[str], kernel_regex: str | None, counters: list[str], lock_clocks: bool = False) -> list[str]:
+    """ncu's command line. `lock_clocks`: ncu's own default, base clocks held for every kernel (steady
+    figures for a keep decision); otherwise the clocks run free, as the user's application sees them."""
     metrics = ",".join(dict.fromkeys([TIME, *LAUNCH, *counters]))
-    out = [find(), "--csv", "--log-file", str(log), "--metrics", metrics, "--target-processes", "all", "--clock-control", "none"]
+    out = [find(), "--csv", "--log-file", str(log), "--metrics", metrics, "--target-processes", "all", "--clock-control", "base" if lock_clocks else "none"]
     if kernel_regex:
         out += ["-k", f"regex:{kernel_regex}"]
     return out + ["--", *command]

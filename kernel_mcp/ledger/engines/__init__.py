@@ -14,7 +14,7 @@ from typing import Any, Awaitable, Callable, Protocol
 
 from pydantic import BaseModel
 
-from kernel_mcp.bench import BenchRun
+from kernel_mcp.ledger.paired import Together
 from kernel_mcp.runner import ProgressFn
 
 SLOT_ENV = "KERNEL_MCP_SLOT"  # the benchmark sees which slot (GPU) of the batch runs it
@@ -43,8 +43,7 @@ class Measurement(BaseModel):
     """What an engine brings back for one candidate; `error` when it could not be measured."""
 
     index: int
-    bench: BenchRun | None = None
-    profile: dict[str, Any] = {}
+    together: Together | None = None  # BEST and the candidate, measured side by side
     error: str | None = None
     where: str = ""
     started: float = 0.0  # epoch seconds, for the timeline of the batch
@@ -56,27 +55,26 @@ OnDone = Callable[[Job, Measurement], Awaitable[None]]
 
 
 class EngineBase:
-    """What every engine is given: the ledger (for its workspace), the batch and the keep metric."""
+    """What every engine is given: the ledger (for its workspace), the experiment, the batch, the
+    keep metric and the target class."""
 
     name = ""
 
-    def __init__(self, ledger, batch: str, keep_metric: str) -> None:
+    def __init__(self, ledger, exp: dict[str, Any], batch: str, keep_metric: str, target: str | None) -> None:
         self.ledger = ledger
         self.ws = ledger.ws
+        self.exp = exp
         self.batch = batch
         self.keep_metric = keep_metric
+        self.target = target
 
 
-async def measure_candidate(ws, run, label: str, workdir: Path, lease, keep_metric: str, slot: str) -> tuple[BenchRun, dict[str, Any]]:
-    """One candidate's benchmark on the lease's GPU, then its profile when that is the keep metric
-    (only a correct, plausible run is worth profiling). Both engines measure through this."""
-    from kernel_mcp.bench import run_benchmark
-    from kernel_mcp.ledger import keep_profile
+async def measure_candidate(ws, run, label: str, workdir: Path, best_dir: Path, lease, keep_metric: str, slot: str, target: str | None) -> Together:
+    """One candidate measured side by side with BEST (in `best_dir`) on the lease's GPU, in pairs;
+    both engines measure through this, so a batch judges exactly as experiment_evaluate does."""
+    from kernel_mcp.ledger.paired import measure_together
 
-    bench = await run_benchmark(ws, run, label, cwd=workdir, lease=lease, extra_env={SLOT_ENV: slot})
-    measured = bench.all_correct and not bench.impossible and not bench.failure
-    prof = await keep_profile(ws, keep_metric, run, workdir, None, lease) if measured else {"keep_metric": keep_metric}
-    return bench, prof
+    return await measure_together(ws, run, best_dir, workdir, keep_metric, target, None, lease, label=label[:60], slot_env={SLOT_ENV: slot})
 
 
 class Engine(Protocol):
@@ -87,12 +85,12 @@ class Engine(Protocol):
         ...
 
 
-def engine_for(ledger, batch: str, keep_metric: str) -> Engine:
+def engine_for(ledger, exp: dict[str, Any], batch: str, keep_metric: str, target: str | None) -> Engine:
     cfg = ledger.ws.config.engine
     if cfg.kind == "ray":
         from kernel_mcp.ledger.engines.on_ray import RayEngine
 
-        return RayEngine(ledger, batch, keep_metric)
+        return RayEngine(ledger, exp, batch, keep_metric, target)
     from kernel_mcp.ledger.engines.local import LocalEngine
 
-    return LocalEngine(ledger, batch, keep_metric)
+    return LocalEngine(ledger, exp, batch, keep_metric, target)

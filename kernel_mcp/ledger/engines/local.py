@@ -48,8 +48,9 @@ class LocalEngine(EngineBase):
         run = self.ws.runs.create("candidate", {"batch": self.batch, "index": job.index, "commit": job.commit})
         where = f"slot {slot}: {lease.describe()}"
         try:
-            bench, prof = await measure_candidate(self.ws, run, job.hypothesis, job.workdir, lease, self.keep_metric, str(slot))
-            return Measurement(index=job.index, bench=bench, profile=prof, where=where, started=started, ended=time.time(), run_id=run.id)
+            best_dir = self.ledger.best_tree(self.exp, slot)
+            together = await measure_candidate(self.ws, run, job.hypothesis, job.workdir, best_dir, lease, self.keep_metric, str(slot), self.target)
+            return Measurement(index=job.index, together=together, where=where, started=started, ended=time.time(), run_id=run.id)
         except KernelMcpError as exc:
             return Measurement(index=job.index, error=exc.message, where=where, started=started, ended=time.time(), run_id=run.id)
         except Exception as exc:  # contained: one candidate's failure never stops the others

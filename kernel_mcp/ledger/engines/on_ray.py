@@ -70,17 +70,21 @@ class RayEngine(EngineBase):
         cfg = self.ws.config
         if cfg.engine.candidate_timeout_s:
             return cfg.engine.candidate_timeout_s
-        bench = cfg.benchmark
-        # every repeat may run to its timeout, the profiler up to 4 times that, plus the clone
-        return bench.timeout_s * (bench.repeats + 4) + 120.0 if bench else 3600.0
+        bench, h = cfg.benchmark, cfg.harness
+        # both builds, then every run of every pair (benchmark, and profiler when it keeps) may run to its timeout, plus the clone
+        runs = 2 + 2 * h.max_pairs * (2 if self.keep_metric == "profiler" else 1)
+        return bench.timeout_s * runs + 120.0 if bench else 3600.0
 
     async def measure(self, jobs: list[Job], on_done: OnDone, progress: ProgressFn | None) -> int:
         ray = _ray()
         cfg = self.ws.config.engine
         await anyio.to_thread.run_sync(_connect, cfg.address)
         repo, _ = gitops.repo_of(self.ws.root)
+        # BEST travels with the candidates: every task measures its candidate side by side with it.
+        best_ref, best_commit = f"refs/kernel-mcp/{self.exp['tag']}/{self.batch}/best", self.exp["best_commit"]
+        gitops.pin(repo, best_ref, best_commit)
         with tempfile.TemporaryDirectory(prefix="kernel-mcp-bundle-") as tmp:
-            data = gitops.bundle(repo, sorted({job.ref for job in jobs}), Path(tmp) / "candidates.bundle")
+            data = gitops.bundle(repo, sorted({job.ref for job in jobs} | {best_ref}), Path(tmp) / "candidates.bundle")
         bundle_ref = ray.put(data)
         task = ray.remote(num_gpus=cfg.gpus_per_candidate, max_retries=0)(measure_in_clone)
         limiter = anyio.Semaphore(cfg.slots or len(jobs))
@@ -89,7 +93,7 @@ class RayEngine(EngineBase):
         async def one(job: Job) -> None:
             async with limiter:
                 started = time.time()
-                ref = task.remote(bundle_ref, job.ref, job.commit, job.subdir, job.hypothesis, self.keep_metric, self.batch, job.index)
+                ref = task.remote(bundle_ref, job.ref, job.commit, best_ref, best_commit, job.subdir, job.hypothesis, self.keep_metric, self.batch, job.index, self.target)
                 try:
                     with anyio.fail_after(timeout):
                         result = await asyncio.wrap_future(ref.future())
@@ -131,12 +135,14 @@ def _ray_gpu_env() -> tuple[dict[str, str], str]:
     return env, f"Ray node {node}, GPU {visible}"
 
 
-def measure_in_clone(bundle: bytes, ref: str, commit: str, subdir: str, label: str, keep_metric: str, batch: str, index: int) -> dict[str, Any]:
-    """The Ray task (runs on a worker node): clone the candidate, benchmark it, return the figures."""
+def measure_in_clone(bundle: bytes, ref: str, commit: str, best_ref: str, best_commit: str, subdir: str, label: str, keep_metric: str, batch: str,
+                     index: int, target: str | None) -> dict[str, Any]:
+    """The Ray task (runs on a worker node): clone the candidate and BEST, measure them side by side,
+    return the figures."""
     from kernel_mcp.gpu.gate import Lease
     from kernel_mcp.workspace import Workspace
 
-    if not gitops.SHA.match(commit) or not ref.startswith("refs/kernel-mcp/"):
+    if not gitops.SHA.match(commit) or not gitops.SHA.match(best_commit) or not ref.startswith("refs/kernel-mcp/") or not best_ref.startswith("refs/kernel-mcp/"):
         raise ValueError("not a candidate of kernel-mcp")
     started = time.time()
     tmp = Path(tempfile.mkdtemp(prefix="kernel-mcp-candidate-"))
@@ -144,21 +150,23 @@ def measure_in_clone(bundle: bytes, ref: str, commit: str, subdir: str, label: s
         (tmp / "candidates.bundle").write_bytes(bundle)
         repo = tmp / "repo"
         for argv in (["git", "init", "--quiet", str(repo)],
-                     ["git", "-C", str(repo), "fetch", "--quiet", str(tmp / "candidates.bundle"), f"{ref}:{ref}"],
-                     ["git", "-C", str(repo), "checkout", "--quiet", "--detach", commit]):
+                     ["git", "-C", str(repo), "fetch", "--quiet", str(tmp / "candidates.bundle"), f"{ref}:{ref}", f"{best_ref}:{best_ref}"],
+                     ["git", "-C", str(repo), "checkout", "--quiet", "--detach", commit],
+                     ["git", "-C", str(repo), "worktree", "add", "--quiet", "--detach", "--", str(tmp / "best"), best_commit]):
             subprocess.run(argv, check=True, capture_output=True, timeout=600)
         workdir = repo / subdir if subdir != "." else repo
+        best_dir = tmp / "best" / subdir if subdir != "." else tmp / "best"
         ws = Workspace(workdir)
         run = ws.runs.create("candidate", {"batch": batch, "index": index})
         env, where = _ray_gpu_env()
         lease = Lease(gpu=None, env=env, note=where)
         slot = env.get("CUDA_VISIBLE_DEVICES", str(index))
-        bench, prof = asyncio.run(measure_candidate(ws, run, label, workdir, lease, keep_metric, slot))
+        together = asyncio.run(measure_candidate(ws, run, label, workdir, best_dir, lease, keep_metric, slot, target))
         files: dict[str, bytes] = {}
         for path in sorted(run.folder.rglob("*")):
             if path.is_file() and path.stat().st_size <= RETURNED_FILE_LIMIT and sum(map(len, files.values())) < 8 * RETURNED_FILE_LIMIT:
                 files[path.relative_to(run.folder).as_posix().replace("/", "-")] = path.read_bytes()
-        return {"index": index, "bench": bench.model_dump(mode="json"), "profile": prof, "where": where,
+        return {"index": index, "together": together.model_dump(mode="json"), "where": where,
                 "started": started, "ended": time.time(), "files": files}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,352 @@
+"""BEST and a candidate measured together, in pairs of fresh runs.
+
+A GPU's speed drifts over minutes (clocks, temperature, power): BEST measured once at the start of
+an experiment is not what the same code measures ten minutes later, and a candidate judged
+against that stale figure can win or lose by drift alone. So every evaluation measures both, on
+the same GPU lease, in pairs of fresh processes, alternating the order (A B, B A, A B, ...) so a
+steady drift and an order effect both cancel; the decision rests on the pairs' ratios, and the
+noise figure comes from the same pairs (bench/stats.py `paired`).
+
+The number of pairs adapts: after `min_pairs`, measuring stops as soon as the outcome is clear
+(the interval holds neither -threshold nor +threshold); while it stays close to the threshold,
+pairs are added up to `max_pairs`. A candidate run that fails, is wrong or is impossible ends the
+measurement at once (more runs cannot change that verdict). Both builds are made before any timed
+run when the workspace names a `build_command`.
+
+Around every run the GPU's clock and temperature are sampled (when a monitor is there), so the
+answer can say whether clocks moved during the evaluation and whether they were locked.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Literal
+
+from pydantic import BaseModel
+
+from kernel_mcp import runner
+from kernel_mcp.bench import BenchRun, run_benchmark
+from kernel_mcp.bench.stats import Comparison, clear_of, geomean, median, paired
+from kernel_mcp.errors import CommandFailed, KernelMcpError
+from kernel_mcp.gpu import gate
+from kernel_mcp.ledger.decide import matches
+from kernel_mcp.runner import ProgressFn
+from kernel_mcp.workspace import Run, Workspace
+
+Side = Literal["best", "candidate"]
+CLOCK_MOVED = 0.03  # an SM clock range wider than this share of its top counts as "moved"
+
+
+class GpuSample(BaseModel):
+    """What the GPU monitor said at one moment (None: it did not say)."""
+
+    time: float
+    sm_clock_mhz: float | None = None
+    temperature_c: float | None = None
+    clocks_locked: bool | None = None
+
+
+class RunRecord(BaseModel):
+    side: Side
+    pair: int
+    kind: Literal["benchmark", "profiler"]
+    started: float
+    ended: float
+    before: GpuSample | None = None
+    after: GpuSample | None = None
+    value: float | None = None  # the run's overall figure (geomean of target classes, or total GPU time in µs)
+
+
+class Clocks(BaseModel):
+    """How the GPU ran during one evaluation."""
+
+    locked: str  # "free-running", "locked by ncu (--clock-control base)", the AMD mode statement, or "unknown"
+    sm_clock_mhz: tuple[float, float] | None = None  # lowest and highest sampled
+    temperature_c: tuple[float, float] | None = None
+    moved: bool = False
+
+    def statement(self) -> str:
+        parts = [f"clocks {self.locked}"]
+        if self.sm_clock_mhz:
+            lo, hi = self.sm_clock_mhz
+            parts.append(f"SM clock {lo:.0f}-{hi:.0f} MHz" + (" (moved during the evaluation; the pairs cancel it)" if self.moved else " (steady)"))
+        if self.temperature_c:
+            parts.append(f"{self.temperature_c[0]:.0f}-{self.temperature_c[1]:.0f} °C")
+        return "; ".join(parts)
+
+
+class Together(BaseModel):
+    """BEST and the candidate as measured side by side in one evaluation."""
+
+    best: BenchRun | None = None
+    candidate: BenchRun | None = None
+    comparisons: dict[str, Comparison] = {}  # per config class, paired
+    script: Comparison | None = None  # the target classes together (geomean), the benchmark's own metric
+    gpu_time: Comparison | None = None  # the profiler's total target GPU time, paired
+    pairs: int = 0
+    profiler_pairs: int = 0
+    stopped: str = ""
+    runs: list[RunRecord] = []
+    clocks: Clocks | None = None
+    wall_s: float = 0.0
+    best_profile: dict[str, Any] = {}  # the last profile of each side (launch checks, evidence)
+    candidate_profile: dict[str, Any] = {}
+
+    @property
+    def source(self) -> str:
+        if self.gpu_time is not None:
+            return f"profiler GPU kernel time ({self.profiler_pairs} pairs of profiled runs)"
+        return f"the benchmark's own timer ({self.pairs} pairs of runs)"
+
+
+def target_keys(run: BenchRun, target: str | None) -> list[str]:
+    return [c.key for c in run.classes if matches(c.key, target)]
+
+
+def run_value(run: BenchRun, keys: list[str]) -> float | None:
+    """One run's figure for the target classes: the geometric mean of their metric."""
+    figures = run.by_key()
+    values = [figures[k].samples[-1] for k in keys if k in figures and figures[k].samples]
+    return geomean(values) if len(values) == len(keys) and keys else None
+
+
+def profile_total_us(prof: dict[str, Any], best_prof: dict[str, Any] | None) -> float | None:
+    """Target GPU time of one profiled run: per (kernel, grid) group the median dispatch time times
+    the dispatches, summed; a candidate's new non-target kernels (absent from BEST's profile) count too."""
+    from kernel_mcp.ledger.harness import new_kernels_ns
+
+    groups = prof.get("dispatches") or {}
+    counts = prof.get("dispatch_counts") or {g: len(v) for g, v in groups.items()}
+    total_ns = sum(median(v) * counts.get(g, len(v)) for g, v in groups.items() if v)
+    if best_prof is not None and prof.get("profile") and best_prof.get("profile"):
+        total_ns += new_kernels_ns(best_prof["profile"], prof["profile"])
+    return total_ns / 1e3 if total_ns > 0 else None
+
+
+def merge_runs(runs: list[BenchRun], label: str | None) -> BenchRun | None:
+    """One side's single-run benchmarks as one BenchRun (a sample per run, in pair order)."""
+    if not runs:
+        return None
+    merged = runs[0].model_copy(deep=True)
+    merged.label = label
+    for other in runs[1:]:
+        figures = other.by_key()
+        for c in merged.classes:
+            if c.key in figures:
+                o = figures[c.key]
+                c.samples += o.samples
+                c.correct = c.correct and o.correct
+                c.failing_rows = max(c.failing_rows, o.failing_rows)
+                if o.worst_error is not None:
+                    c.worst_error = max(c.worst_error or 0.0, o.worst_error)
+        merged.seeds += other.seeds
+        merged.repeats += other.repeats
+        merged.impossible += other.impossible
+        merged.duration_s += other.duration_s
+        merged.failure = merged.failure or other.failure
+    return merged
+
+
+def unusable(bench: BenchRun) -> bool:
+    return bool(bench.failure) or not bench.all_correct or bool(bench.impossible)
+
+
+Sampler = Callable[[Any], Awaitable[GpuSample | None]]
+
+
+async def _build(ws: Workspace, run: Run, folder: Path, side: Side, lease: gate.Lease) -> str | None:
+    cfg = ws.config.benchmark
+    if not cfg.build_command:
+        return None
+    result = await runner.run(cfg.build_command, cwd=folder, timeout_s=cfg.timeout_s, env=lease.env, log_dir=run.folder, log_name=f"build-{side}")
+    return None if result.ok else f"the build of {side} {result.status()}: {result.stderr.tail.strip()[-300:]}"
+
+
+async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Path, keep_metric: str, target: str | None,
+                           progress: ProgressFn | None = None, lease: gate.Lease | None = None, label: str = "candidate",
+                           slot_env: dict[str, str] | None = None, sampler: Sampler | None = None) -> Together:
+    """Measure BEST (in `best_dir`) and the candidate (in `cand_dir`) in alternating pairs on one GPU."""
+    cfg = ws.config
+    threshold = cfg.benchmark.noise_threshold
+    lo_pairs, hi_pairs = cfg.harness.min_pairs, cfg.harness.max_pairs
+    folders = {"best": best_dir, "candidate": cand_dir}
+    out = Together()
+    started_all = time.monotonic()
+    sample = sampler or gpu_sampler(ws)
+    require_gpu = cfg.target.platform in ("rocm", "cuda")
+    async with gate.use(cfg.gate, str(cand_dir), progress, require_gpu=require_gpu, lease=lease) as held:
+        for side in ("best", "candidate"):
+            failed = await _build(ws, run, folders[side], side, held)
+            if failed and side == "best":
+                raise CommandFailed(failed, hint=f"BEST itself does not build; see run {run.id}")
+            if failed:
+                out.candidate = _failed_bench(ws, label, failed, held)
+                out.stopped = "the candidate's build failed"
+                return _finish(out, started_all, keep_metric, held)
+        lock_note = await _lock_clocks(ws, held)
+        try:
+            await _bench_pairs(ws, run, folders, held, out, label, target, threshold, lo_pairs, hi_pairs, progress, slot_env, sample)
+            cand = out.candidate
+            if keep_metric == "profiler" and cand is not None and not unusable(cand):
+                await _profile_pairs(ws, run, folders, held, out, threshold, lo_pairs, hi_pairs, progress, sample)
+        finally:
+            await _unlock_clocks(ws, held, lock_note)
+        return _finish(out, started_all, keep_metric, held, lock_note)
+
+
+async def _bench_pairs(ws, run, folders, held, out: Together, label, target, threshold, lo_pairs, hi_pairs, progress, slot_env, sample) -> None:
+    sides: dict[str, list[BenchRun]] = {"best": [], "candidate": []}
+    for pair in range(hi_pairs):
+        order: tuple[Side, Side] = ("best", "candidate") if pair % 2 == 0 else ("candidate", "best")
+        for side in order:
+            if progress is not None:
+                await progress(pair, hi_pairs, f"pair {pair + 1} (at most {hi_pairs}): {side} on {held.describe()}")
+            before = await sample(held.gpu)
+            started = time.time()
+            bench = await run_benchmark(ws, run, f"{label} {side} pair {pair + 1}", repeats=1, cwd=folders[side], extra_env=slot_env,
+                                        lease=held, file_prefix=f"{side}-{pair + 1}")
+            rec = RunRecord(side=side, pair=pair + 1, kind="benchmark", started=started, ended=time.time(), before=before, after=await sample(held.gpu))
+            out.runs.append(rec)
+            sides[side].append(bench)
+            if side == "best" and unusable(bench):
+                raise KernelMcpError(f"BEST itself failed in this evaluation (pair {pair + 1}): " + (bench.failure or "; ".join(bench.impossible[:2]) or "wrong results"),
+                                     hint=f"the GPU or the harness changed since the experiment started; see run {run.id}")
+            if side == "candidate" and unusable(bench):
+                out.candidate = merge_runs(sides["candidate"], label)
+                out.best = merge_runs(sides["best"], "BEST")
+                out.pairs = pair
+                out.stopped = f"the candidate's run in pair {pair + 1} " + ("failed" if bench.failure else "was wrong" if not bench.all_correct else "was impossible")
+                return
+        out.best = merge_runs(sides["best"], "BEST")
+        out.candidate = merge_runs(sides["candidate"], label)
+        keys = [k for k in target_keys(out.candidate, target) if k in out.best.by_key()]
+        values = {s: [run_value(b, keys) for b in sides[s]] for s in sides}
+        for rec in out.runs[-2:]:
+            index = rec.pair - 1
+            rec.value = values[rec.side][index] if index < len(values[rec.side]) else None
+        out.pairs = pair + 1
+        if not keys or None in values["best"] or None in values["candidate"]:
+            out.stopped = "no target class to compare"
+            return
+        out.script = paired(values["best"], values["candidate"])
+        if out.pairs >= lo_pairs and clear_of(out.script, threshold):
+            out.stopped = f"clear after {out.pairs} pairs"
+            break
+    else:
+        out.stopped = f"the cap of {hi_pairs} pairs was reached (close to the threshold)"
+    best_figs, cand_figs = out.best.by_key(), out.candidate.by_key()
+    out.comparisons = {k: paired(best_figs[k].samples, cand_figs[k].samples) for k in cand_figs if k in best_figs
+                       and len(best_figs[k].samples) == len(cand_figs[k].samples)}
+
+
+async def _profile_pairs(ws, run, folders, held, out: Together, threshold, lo_pairs, hi_pairs, progress, sample) -> None:
+    from kernel_mcp.ledger import keep_profile
+
+    totals: dict[str, list[float]] = {"best": [], "candidate": []}
+    for pair in range(hi_pairs):
+        order: tuple[Side, Side] = ("best", "candidate") if pair % 2 == 0 else ("candidate", "best")
+        profiles: dict[str, dict[str, Any]] = {}
+        for side in order:
+            if progress is not None:
+                await progress(pair, hi_pairs, f"profiled pair {pair + 1} (at most {hi_pairs}): {side}")
+            before = await sample(held.gpu)
+            started = time.time()
+            profiles[side] = await keep_profile(ws, "profiler", run, folders[side], None, held, locked=True)
+            out.runs.append(RunRecord(side=side, pair=pair + 1, kind="profiler", started=started, ended=time.time(), before=before, after=await sample(held.gpu)))
+        out.best_profile, out.candidate_profile = profiles["best"], profiles["candidate"]
+        best_total = profile_total_us(profiles["best"], None)
+        cand_total = profile_total_us(profiles["candidate"], profiles["best"])
+        for rec in out.runs[-2:]:
+            rec.value = best_total if rec.side == "best" else cand_total
+        if best_total is None or cand_total is None:
+            out.stopped += "; the profiler saw no target dispatch" + (" of BEST" if best_total is None else " of the candidate")
+            out.gpu_time = None
+            return
+        totals["best"].append(best_total)
+        totals["candidate"].append(cand_total)
+        out.profiler_pairs = pair + 1
+        out.gpu_time = paired(totals["best"], totals["candidate"])
+        if from_launch_checks(out):
+            return
+        if out.profiler_pairs >= lo_pairs and clear_of(out.gpu_time, threshold):
+            out.stopped += f"; profiler clear after {out.profiler_pairs} pairs"
+            return
+    out.stopped += f"; profiler: the cap of {hi_pairs} pairs was reached"
+
+
+def from_launch_checks(out: Together) -> bool:
+    """A candidate the profiler's dispatch list already refuses needs no more profiled pairs."""
+    from kernel_mcp.ledger.harness import launch_problems
+
+    best, cand = out.best_profile.get("profile"), out.candidate_profile.get("profile")
+    return bool(best and cand and launch_problems(best, cand))
+
+
+def _failed_bench(ws: Workspace, label: str, failure: str, held: gate.Lease) -> BenchRun:
+    cfg = ws.config.benchmark
+    return BenchRun(label=label, metric=cfg.metric, correctness=f"{cfg.correctness.column} {cfg.correctness.rule}", class_columns=list(cfg.config_columns),
+                    inferred_classes=False, classes=[], seeds=[], repeats=0, gpu=held.describe(), duration_s=0.0, failure=failure)
+
+
+def _finish(out: Together, started: float, keep_metric: str, held: gate.Lease, lock_note: str | None = None) -> Together:
+    out.wall_s = time.monotonic() - started
+    samples = [s for r in out.runs for s in (r.before, r.after) if s is not None]
+    clocks = [s.sm_clock_mhz for s in samples if s.sm_clock_mhz]
+    temps = [s.temperature_c for s in samples if s.temperature_c is not None]
+    if keep_metric == "profiler" and out.gpu_time is not None:
+        locked = "locked by ncu (--clock-control base) for the profiled runs; free-running for the benchmark's own runs" if _vendor(held) == "nvidia" else \
+                 (lock_note or "free-running (rocprofv3 does not lock clocks)")
+    elif lock_note:
+        locked = lock_note
+    elif any(s.clocks_locked for s in samples):
+        locked = "locked (the monitor reports locked clocks)"
+    elif samples:
+        locked = "free-running"
+    else:
+        locked = "unknown (no GPU monitor)"
+    moved = bool(clocks) and (max(clocks) - min(clocks)) > CLOCK_MOVED * max(clocks)
+    out.clocks = Clocks(locked=locked, sm_clock_mhz=(min(clocks), max(clocks)) if clocks else None,
+                        temperature_c=(min(temps), max(temps)) if temps else None, moved=moved)
+    return out
+
+
+def _vendor(held: gate.Lease) -> str | None:
+    return held.gpu.vendor if held.gpu is not None else None
+
+
+def gpu_sampler(ws: Workspace) -> Sampler:
+    """Samples through the GPU monitor; a sample is evidence, never a reason to fail a run."""
+    async def sample(gpu) -> GpuSample | None:
+        if gpu is None:
+            return None
+        try:
+            from kernel_mcp import gpu as monitor
+
+            got = await monitor.sample(gpu, str(ws.root))
+        except (AttributeError, ImportError, KernelMcpError, OSError):
+            return None
+        return None if got is None else GpuSample.model_validate(got.model_dump())
+    return sample
+
+
+async def _lock_clocks(ws: Workspace, held: gate.Lease) -> str | None:
+    if not ws.config.harness.lock_clocks or held.gpu is None or held.gpu.vendor != "amd":
+        return None
+    try:
+        from kernel_mcp import gpu as monitor
+
+        return await monitor.lock_clocks(held.gpu, str(ws.root))
+    except (AttributeError, ImportError, KernelMcpError, OSError) as exc:
+        return f"free-running (locking was asked for but failed: {exc})"
+
+
+async def _unlock_clocks(ws: Workspace, held: gate.Lease, note: str | None) -> None:
+    if note is None or held.gpu is None:
+        return
+    try:
+        from kernel_mcp import gpu as monitor
+
+        await monitor.unlock_clocks(held.gpu, str(ws.root))
+    except (AttributeError, ImportError, KernelMcpError, OSError):
+        pass
