@@ -1,7 +1,9 @@
 """End-to-end runs of the server on a real GPU, through the real MCP client (in memory).
 
     python benchmarks/device_e2e.py tools  --out DIR   compile (nvcc), profile (ncu), thread traces of steps 1, 3, 5
-    python benchmarks/device_e2e.py noise  --out DIR --trials 40   A/A: the same code evaluated against itself
+    python benchmarks/device_e2e.py noise  --out DIR --trials 40 [--keep-metric csv|profiler] [--minutes 20 --idle-every 8]
+                                                        A/A: the same code evaluated against itself, spread over time,
+                                                        some trials right after the GPU sat idle
     python benchmarks/device_e2e.py ab     --out DIR --trials 20   A/B: a change that adds about 2% of work
                                                         (calibrated first against the same build without it)
     python benchmarks/device_e2e.py many   --out DIR   four candidates through experiment_evaluate_many (timeline per candidate)
@@ -97,46 +99,54 @@ NOISE_COMMAND = ["python3", "bench.py", "--impls", "fast", "--shapes", "x3d_res3
 CSV_METRIC = '\n[server]\nresponse_budget_bytes = 4096\n'
 
 
-def plain_rule(best: dict, cand: dict, threshold: float = 0.01) -> str:
-    """The user's plain rule on single runs: first run of each, relative change beyond 1%."""
-    import math
+async def trials(out: Path, n: int, slower: bool, keep_metric: str = "csv", minutes: float = 0.0, idle_every: int = 0, idle_s: float = 60.0,
+                 name: str | None = None) -> dict:
+    """`n` evaluations of unchanged code (A/A) or of the calibrated slower change (A/B).
 
-    keys = [k for k in best if k in cand]
-    b = math.exp(sum(math.log(best[k]["samples"][0]) for k in keys) / len(keys))
-    c = math.exp(sum(math.log(cand[k]["samples"][0]) for k in keys) / len(keys))
-    change = c / b - 1
-    return "faster" if change <= -threshold else ("slower" if change >= threshold else "tie")
-
-
-async def trials(out: Path, n: int, slower: bool) -> dict:
+    Spread over time as a user meets it: trial i starts no earlier than i * minutes / n after the
+    first, and before every `idle_every`-th trial the GPU sits idle for `idle_s` seconds (its clocks
+    cool down), so drift and cold starts happen during the trials, not between them."""
     rows = []
+    name = name or ("ab" if slower else "aa") + ("-prof" if keep_metric == "profiler" else "")
     per_experiment = 4 if slower else 10  # A/B trials are regressions: 5 in a row would stop the run
-    ws = workspace(SCRATCH / ("ws-ab" if slower else "ws-aa"), command=NOISE_COMMAND, repeats=2)
-    text = (ws / "kernel-mcp.toml").read_text().replace('keep_metric = "auto"', 'keep_metric = "csv"')
+    ws = workspace(SCRATCH / f"ws-{name}", command=NOISE_COMMAND, repeats=2)
+    text = (ws / "kernel-mcp.toml").read_text().replace('keep_metric = "auto"', f'keep_metric = "{keep_metric}"')
     (ws / "kernel-mcp.toml").write_text(text)
-    subprocess.run(["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", "csv metric"], check=True)
+    subprocess.run(["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", f"{keep_metric} metric"], check=True)
+    import sqlite3
+
+    first = time.time()
     async with Client(build_server(ws)) as client:
-        start = None
         for i in range(n):
+            cold = bool(idle_every) and i > 0 and i % idle_every == 0
+            if cold:
+                print(f"--- idle {idle_s:.0f} s before trial {i} (cold clocks)", flush=True)
+                await anyio.sleep(idle_s)
+            wait = first + i * minutes * 60 / max(n, 1) - time.time()
+            if wait > 0:
+                await anyio.sleep(wait)
             if i % per_experiment == 0:
-                start = await call(client, "experiment_start", tag=f"{'ab' if slower else 'aa'}-{i // per_experiment}")
+                start = await call(client, "experiment_start", tag=f"{name}-{i // per_experiment}")
                 wt = Path(start["data"]["worktree"])
                 if slower:
                     add_extra_work(wt / "src" / "fast.hip")
+            began = time.time()
             ev = await call(client, "experiment_evaluate", hypothesis="A/B: about 2% more work" if slower else "A/A: unchanged code")
             a = ev["data"].get("attempt") or {}
-            rows.append({"trial": i, "decision": a.get("decision"), "reasons": a.get("reasons"), "change": a.get("change")})
-            import sqlite3
-
             db = sqlite3.connect(ws / ".kernel-mcp" / "ledger.sqlite")
-            cur = db.execute("SELECT figures, regression FROM attempts ORDER BY id DESC LIMIT 1").fetchone()
-            base = db.execute("SELECT figures FROM attempts WHERE hypothesis = 'baseline' ORDER BY id DESC LIMIT 1").fetchone()
-            rows[-1]["regression"] = bool(cur[1])
-            rows[-1]["plain"] = plain_rule(json.loads(base[0]), json.loads(cur[0]))
-            (out / f"{'ab' if slower else 'aa'}-rows.json").write_text(json.dumps(rows, indent=1, default=str))
-    flagged = sum(1 for r in rows if (r["regression"] if slower else (r["regression"] or r["decision"] in ("keep", "suspicious"))))
-    plain = sum(1 for r in rows if (r["plain"] == "slower" if slower else r["plain"] != "tie"))
-    summary = {"trials": n, "server_flagged": flagged, "server_rate": flagged / n, "plain_rule_flagged": plain, "plain_rate": plain / n, "rows": rows}
+            cur = db.execute("SELECT regression, evidence FROM attempts ORDER BY id DESC LIMIT 1").fetchone()
+            evidence = json.loads(cur[1])
+            rows.append({"trial": i, "t_s": round(began - first, 1), "cold": cold, "decision": a.get("decision"), "change": a.get("change"),
+                         "regression": bool(cur[0]), "wall_s": round(time.time() - began, 1), "runs": len(evidence.get("runs") or []),
+                         "pairs": evidence.get("pairs"), "profiler_pairs": evidence.get("profiler_pairs"), "stopped": evidence.get("stopped"),
+                         "measured": a.get("measured"), "per_class": a.get("per_class"), "clocks": evidence.get("clocks")})
+            db.close()
+            (out / f"{name}-rows.json").write_text(json.dumps(rows, indent=1, default=str))
+    wrong = [r for r in rows if (r["regression"] if slower else (r["regression"] or r["decision"] in ("keep", "suspicious")))]
+    summary = {"trials": n, "metric": keep_metric, "span_min": round((time.time() - first) / 60, 1), "server_flagged": len(wrong),
+               "server_rate": len(wrong) / n, "mean_wall_s": round(sum(r["wall_s"] for r in rows) / len(rows), 1),
+               "mean_runs": round(sum(r["runs"] for r in rows) / len(rows), 1), "clocks_moved": sum(1 for r in rows if (r["clocks"] or {}).get("moved")),
+               "rows": rows}
     print(json.dumps({k: v for k, v in summary.items() if k != "rows"}, indent=1))
     return summary
 
@@ -280,6 +290,11 @@ def main() -> None:
     parser.add_argument("what", choices=["tools", "noise", "ab", "hacks", "many"])
     parser.add_argument("--out", required=True)
     parser.add_argument("--trials", type=int, default=40)
+    parser.add_argument("--keep-metric", choices=["csv", "profiler"], default="csv")
+    parser.add_argument("--minutes", type=float, default=0.0, help="spread the trials over at least this long")
+    parser.add_argument("--idle-every", type=int, default=0, help="let the GPU sit idle before every N-th trial")
+    parser.add_argument("--idle-s", type=float, default=60.0)
+    parser.add_argument("--name", default=None, help="a name for this batch of trials (its files in --out)")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -296,11 +311,11 @@ def main() -> None:
             if args.what == "ab":
                 calibration = calibrate_extra_work(out)
                 os.environ[EXTRA_WORK_ENV] = str(calibration["chosen_divisor"])
-            result = anyio.run(trials, out, args.trials, args.what == "ab")
+            result = anyio.run(trials, out, args.trials, args.what == "ab", args.keep_metric, args.minutes, args.idle_every, args.idle_s, args.name)
             result["calibration"] = calibration
     finally:
-        (out / f"{args.what}-log.json").write_text(json.dumps(LOG, indent=1, default=str))
-    (out / f"{args.what}-result.json").write_text(json.dumps(result, indent=1, default=str))
+        (out / f"{args.name or args.what}-log.json").write_text(json.dumps(LOG, indent=1, default=str))
+    (out / f"{args.name or args.what}-result.json").write_text(json.dumps(result, indent=1, default=str))
     print(f"done in {time.time() - t0:.0f} s")
 
 

@@ -204,10 +204,15 @@ class ExperimentTagInput(ToolInput):
     tag: str | None = Tag
 
 
+class ExperimentEndInput(ToolInput):
+    reason: str = Field(min_length=3, max_length=300, description="why the experiment ends (goes into performance.md's stop summary)")
+    tag: str | None = Tag
+
+
 class ExperimentLogInput(ToolInput):
     tag: str | None = Tag
     limit: int = Field(default=20, ge=1, le=200)
-    outcome: Literal["kept", "reverted", "pending", "not kept", "superseded"] | None = None
+    outcome: Literal["kept", "reverted", "pending", "not kept", "superseded", "refused"] | None = None
 
 
 def _where(ws, in_experiment: bool):
@@ -252,7 +257,11 @@ async def _experiment_evaluate_many(args: ExperimentEvaluateManyInput, ctx: Tool
 
 
 async def _experiment_revert(args: ExperimentTagInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
-    return ledger.Ledger(ctx.workspace()).revert(args.tag)
+    return await ledger.Ledger(ctx.workspace()).revert(args.tag)
+
+
+async def _experiment_end(args: ExperimentEndInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
+    return await ledger.Ledger(ctx.workspace()).end(args.tag, args.reason)
 
 
 async def _experiment_status(args: ExperimentTagInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
@@ -457,8 +466,9 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "experiment_evaluate",
-        "Evaluate the worktree's change against BEST, with its hypothesis: keep / discard / repair-needed / split-suggested, with reasons "
-        "per config class. Every attempt is recorded. Keeping is a separate step.",
+        "Evaluate the worktree's change against BEST, with its hypothesis: BEST and the change run side by side in pairs of fresh runs "
+        "(drift cancels), then keep / discard / repair-needed / split-suggested, with figures per config class and the timing source. "
+        "Every attempt is recorded. Keeping is a separate step.",
         ExperimentEvaluateInput, ledger.ExperimentAnswer, _experiment_evaluate, RUNS_COMMANDS, ("workspace", "benchmark"),
     ),
     ToolSpec(
@@ -478,6 +488,12 @@ TOOLS: list[ToolSpec] = [
         "experiment_revert",
         "Reset the experiment's worktree to BEST, discarding only what the attempt changed there.",
         ExperimentTagInput, ledger.ExperimentAnswer, _experiment_revert, DESTRUCTIVE, ("workspace",),
+    ),
+    ToolSpec(
+        "experiment_end",
+        "End the experiment: the worktree back to BEST, the stop summary (kept steps, recent regressions) into performance.md, committed. "
+        "Refused while the worktree holds changes that were never evaluated.",
+        ExperimentEndInput, ledger.ExperimentAnswer, _experiment_end, DESTRUCTIVE, ("workspace",),
     ),
     ToolSpec(
         "experiment_status",

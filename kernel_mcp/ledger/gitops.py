@@ -94,14 +94,6 @@ def changed_files(wt: git.Repo, base: str) -> list[str]:
     return sorted(set(tracked) | set(untracked))
 
 
-def diff_hash(wt: git.Repo, base: str) -> str:
-    digest = hashlib.sha256(wt.git.diff("--binary", base, "--", ".", NOT_THE_ATTEMPTS).encode())
-    for rel in sorted(wt.git.ls_files("--others", "--exclude-standard", "--", ".", NOT_THE_ATTEMPTS).splitlines()):
-        digest.update(rel.encode())
-        digest.update((Path(wt.working_tree_dir) / rel).read_bytes())
-    return digest.hexdigest()
-
-
 def commit_all(wt: git.Repo, message: str) -> str:
     wt.git.add("-A", "--", ".")
     wt.git.commit("--no-verify", "--allow-empty", "-F", "-", istream=_Stdin(message))
@@ -166,3 +158,89 @@ def diff_between(wt: git.Repo, base: str, commit: str) -> str:
 
 def prune_worktrees(repo: git.Repo) -> None:
     repo.git.worktree("prune")
+
+
+# ---- what runs write, and the candidate as it was before its runs ------------------------------
+def dirty_state(wt: git.Repo) -> dict[str, tuple[int, int] | None]:
+    """Every path git sees as changed or new (not ignored) in the worktree, with its (mtime, size);
+    None for a deleted one. Compared before and after a run, it says what the run wrote."""
+    out = wt.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+    state: dict[str, tuple[int, int] | None] = {}
+    top = Path(wt.working_tree_dir)
+    for entry in out.split("\0"):
+        if len(entry) < 4:
+            continue
+        rel = entry[3:]
+        try:
+            st = (top / rel).lstat()
+            state[rel] = (st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            state[rel] = None
+    return state
+
+
+def written_between(before: dict[str, tuple[int, int] | None], after: dict[str, tuple[int, int] | None]) -> set[str]:
+    return {p for p in set(before) | set(after) if before.get(p, "absent") != after.get(p, "absent")}
+
+
+def tracked_in(wt: git.Repo, commit: str, paths: set[str]) -> set[str]:
+    if not paths:
+        return set()
+    listed = wt.git.execute(["git", "ls-tree", "-r", "--name-only", "-z", commit], with_extended_output=False)
+    return paths & set(listed.split("\0"))
+
+
+def snapshot(wt: git.Repo, base: str, leave_out: set[str], message: str) -> str:
+    """The worktree as a commit on top of `base` (tracked changes and new files that git does not
+    ignore), without touching the worktree's index or branch; `leave_out` (what runs wrote) keeps
+    `base`'s version. This commit, not the worktree, is what gets measured and kept."""
+    with tempfile.TemporaryDirectory(prefix="kernel-mcp-index-") as tmp:
+        index = Path(tmp) / "index"
+        env = {"GIT_INDEX_FILE": str(index), "GIT_LITERAL_PATHSPECS": "1"}
+        with wt.git.custom_environment(**env):
+            wt.git.read_tree(base)
+            wt.git.add("-A", "--", ".")
+            if leave_out:
+                listing = Path(tmp) / "leave-out"
+                listing.write_bytes(b"\0".join(p.encode() for p in sorted(leave_out)) + b"\0")
+                wt.git.reset("-q", base, f"--pathspec-from-file={listing}", "--pathspec-file-nul")
+            tree = wt.git.write_tree()
+            return wt.git.commit_tree(tree, "-p", base, "-F", "-", istream=_Stdin(message))
+
+
+def tree_of(wt: git.Repo, commit: str) -> str:
+    return wt.git.rev_parse(f"{commit}^{{tree}}")
+
+
+def files_between(wt: git.Repo, base: str, commit: str) -> list[str]:
+    listed = wt.git.diff("--name-only", "-z", base, commit, "--", ".", NOT_THE_ATTEMPTS)
+    return sorted(p for p in listed.split("\0") if p)
+
+
+def restore(wt: git.Repo, commit: str, paths: set[str]) -> None:
+    """Give tracked files that a run rewrote their content at `commit` back (paths read literally)."""
+    if not paths:
+        return
+    with tempfile.TemporaryDirectory(prefix="kernel-mcp-paths-") as tmp:
+        listing = Path(tmp) / "paths"
+        listing.write_bytes(b"\0".join(p.encode() for p in sorted(paths)) + b"\0")
+        with wt.git.custom_environment(GIT_LITERAL_PATHSPECS="1"):
+            wt.git.checkout(commit, f"--pathspec-from-file={listing}", "--pathspec-file-nul")
+
+
+def branch_head(wt: git.Repo, branch: str) -> str:
+    return wt.git.rev_parse("--verify", f"refs/heads/{branch}^{{commit}}")
+
+
+def advance_branch(wt: git.Repo, branch: str, commit: str, expected: str) -> None:
+    """Point the branch at `commit` only if it still points at `expected` (git checks and swaps
+    under its own ref lock): a second server keeping at the same moment cannot move BEST twice."""
+    try:
+        wt.git.update_ref(f"refs/heads/{branch}", commit, expected)
+    except git.GitCommandError as exc:
+        raise WorkspaceError(f"the experiment's branch {branch} moved while this step ran", hint=(exc.stderr or "").strip()[-200:] or None) from None
+
+
+def sync_index(wt: git.Repo) -> None:
+    """The worktree's index to its HEAD, files untouched (after the branch was moved directly)."""
+    wt.git.reset("-q")

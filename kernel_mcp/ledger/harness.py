@@ -1,4 +1,4 @@
-"""Trust checks: the frozen harness, the profiler's view of the launches, and GPU-time comparison.
+"""Trust checks: the frozen harness and the profiler's view of the launches.
 
 An optimizing agent can "win" by changing the measurement instead of the kernel. The ledger
 refuses a candidate that edits a protected file (the benchmark, the reference, the shape list,
@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import random
-import statistics
 from pathlib import Path
 
 import git
 
-from kernel_mcp.bench.stats import BOOTSTRAP_DRAWS, Comparison
 from kernel_mcp.ledger.performance import FILE_NAME as PERFORMANCE
 from kernel_mcp.workspace.config import HarnessConfig
 
@@ -45,30 +42,36 @@ def is_protected(rel: str, harness: HarnessConfig) -> bool:
     return matches(rel, harness.protected) or not matches(rel, harness.editable)
 
 
-def protected_hashes(wt: git.Repo, subdir: str, workdir: Path, harness: HarnessConfig) -> dict[str, str]:
+def protected_hashes(wt: git.Repo, subdir: str, workdir: Path, harness: HarnessConfig, skip: set[str] | None = None) -> dict[str, str]:
+    """sha256 of every protected file in the worktree; `skip` (repo-relative) are the runs' outputs."""
+    prefix = "" if subdir == "." else subdir.rstrip("/") + "/"
     hashes = {}
     for rel in workspace_files(wt, subdir):
         path = workdir / rel
+        if skip and prefix + rel in skip:
+            continue
         if is_protected(rel, harness) and path.is_file():
             hashes[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
     return hashes
 
 
-def violations(wt: git.Repo, subdir: str, workdir: Path, best: str, recorded: dict[str, str], harness: HarnessConfig) -> list[str]:
-    """Each protected file that differs from BEST, and each change outside the editable set."""
-    from kernel_mcp.ledger.gitops import changed_files
-
+def violations(wt: git.Repo, subdir: str, workdir: Path, recorded: dict[str, str], harness: HarnessConfig, changed: list[str],
+               skip: set[str] | None = None) -> list[str]:
+    """Each protected file that differs from when the experiment started, and each change (`changed`:
+    repo-relative paths that differ from BEST) outside the editable set. `skip`: the runs' outputs."""
     problems = []
-    now = protected_hashes(wt, subdir, workdir, harness)
+    now = protected_hashes(wt, subdir, workdir, harness, skip)
+    prefix = "" if subdir == "." else subdir.rstrip("/") + "/"
     for rel in sorted(set(recorded) | set(now)):
+        if skip and prefix + rel in skip and rel not in now:
+            continue
         if rel not in now:
             problems.append(f"protected file removed: {rel}")
         elif rel not in recorded:
             problems.append(f"file added outside the editable set: {rel}")
         elif now[rel] != recorded[rel]:
             problems.append(f"protected file changed: {rel}")
-    prefix = "" if subdir == "." else subdir.rstrip("/") + "/"
-    for path in changed_files(wt, best):
+    for path in changed:
         if not path.startswith(prefix):
             problems.append(f"file outside the workspace changed: {path}")
             continue
@@ -103,33 +106,3 @@ def new_kernels_ns(best: dict, cand: dict) -> float:
     of the target kernel still counts against the candidate."""
     known = {k["name"] for k in best["kernels"]}
     return sum(k["total_us"] * 1e3 for k in cand["kernels"] if k["name"] not in known and not k["target"])
-
-
-def gpu_time_comparison(best: dict[str, list[float]], cand: dict[str, list[float]], best_counts: dict[str, int] | None = None,
-                        cand_counts: dict[str, int] | None = None, cand_extra_ns: float = 0.0, seed: int = 0) -> Comparison | None:
-    """Target-kernel GPU time of the whole benchmark run, candidate against BEST.
-
-    Per (kernel, grid) group: the median dispatch time times the number of dispatches, summed over
-    the groups (plus the candidate's new non-target kernels). A total, not a per-dispatch figure:
-    launching the kernel twice per call, or adding a helper kernel, costs what it costs, and a
-    candidate that changes the grid still compares. A bootstrap over each group's dispatches gives
-    the interval."""
-    best_counts = best_counts or {g: len(v) for g, v in best.items()}
-    cand_counts = cand_counts or {g: len(v) for g, v in cand.items()}
-
-    def total(samples: dict[str, list[float]], counts: dict[str, int], pick) -> float:
-        return sum(statistics.median(pick(v)) * counts.get(g, len(v)) for g, v in samples.items() if v)
-
-    b_total = total(best, best_counts, lambda xs: xs)
-    if b_total <= 0 or not any(cand.values()):
-        return None
-    c_total = total(cand, cand_counts, lambda xs: xs) + cand_extra_ns
-    rng = random.Random(seed)
-
-    def resample(xs: list[float]) -> list[float]:
-        return rng.choices(xs, k=len(xs))
-
-    draws = sorted((total(cand, cand_counts, resample) + cand_extra_ns) / total(best, best_counts, resample) - 1 for _ in range(BOOTSTRAP_DRAWS // 4))
-    low, high = draws[int(0.025 * len(draws))], draws[int(0.975 * len(draws)) - 1]
-    return Comparison(change=c_total / b_total - 1, low=low, high=high, significant=low > 0 or high < 0, best_median=b_total / 1e3,
-                      candidate_median=c_total / 1e3, best_runs=sum(best_counts.values()), candidate_runs=sum(cand_counts.values()))

@@ -21,7 +21,8 @@ from pydantic import BaseModel, Field, model_validator
 
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.gpu.gate import NoIdleGpu
-from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, gitops, harness
+from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, gitops, harness, recover
+from kernel_mcp.ledger.evaluate import attempt_fields, judge
 from kernel_mcp.ledger.decide import Verdict
 from kernel_mcp.ledger.engines import Job, Measurement, engine_for
 from kernel_mcp.ledger.models import CandidateRow, ManyAnswer
@@ -63,29 +64,28 @@ def _prepare(ledger: Ledger, exp: dict[str, Any], batch: str, index: int, cand: 
     ref = f"refs/kernel-mcp/{exp['tag']}/{batch}/{index}"
     gitops.pin(repo, ref, commit)
     job = Job(index=index, hypothesis=cand.hypothesis, commit=commit, ref=ref, subdir=exp["subdir"], worktree=path)
-    job.files = gitops.changed_files(wt, best)
-    job.digest = gitops.diff_hash(wt, best)
-    problems = harness.violations(wt, exp["subdir"], job.workdir, best, exp["protected"], ledger.ws.config.harness)
+    job.files = gitops.files_between(wt, best, commit)
+    job.digest = gitops.tree_of(wt, commit)
+    problems = harness.violations(wt, exp["subdir"], job.workdir, exp["protected"], ledger.ws.config.harness, job.files)
     return job, ["the harness is frozen: " + p for p in problems]
 
 
 def _verdict(ledger: Ledger, exp: dict[str, Any], m: Measurement, target: str | None) -> Verdict:
     if m.error is not None or m.together is None:
         return Verdict(decision="failed", reasons=[m.error or "no measurement came back"], comparisons={})
-    return ledger.judge(exp, m.together, target, 0, 0)
+    return judge(ledger, m.together, target, 0, 0)
 
 
 async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], target: str | None, tag: str | None,
                         progress: ProgressFn | None) -> ManyAnswer:
-    exp = ledger.experiment(tag)  # the candidates' count and form were checked by the tool's input model
-    if exp["status"] != "running":
-        raise InvalidInput(f"experiment {exp['tag']} has stopped: {exp['stop_reason']}")
+    exp = ledger.running(tag)  # the candidates' count and form were checked by the tool's input model
     batch = time.strftime("b%Y%m%d-%H%M%S-") + secrets.token_hex(2)
     keep_metric = ledger.keep_metric()
     engine = engine_for(ledger, exp, batch, keep_metric, target)
     with ledger.store.transaction():  # an earlier batch's candidates were measured against this BEST too, but are superseded
         ledger.store.close_pending(exp["tag"], "superseded")
     root = ledger.ws.state_dir / "worktrees" / f"{exp['tag']}.{batch}"
+    recover.mark_owner(root)  # a killed batch's worktrees are removed by the next call
     rows: list[CandidateRow] = []
     batch_start = time.time()
     jobs: list[Job] = []
@@ -93,7 +93,7 @@ async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], t
     async def record(job: Job, m: Measurement, refused: list[str] | None = None) -> None:
         verdict = Verdict(decision="refused", reasons=refused, comparisons={}) if refused else _verdict(ledger, exp, m, target)
         placement = {"index": job.index, "ref": job.ref, "where": m.where, "started": m.started, "ended": m.ended, "run": m.run_id}
-        fields = Ledger.attempt_fields(exp, m.together or Together(), verdict, job.hypothesis, target,
+        fields = attempt_fields(exp, m.together or Together(), verdict, job.hypothesis, target,
                                        job.files, job.digest, 0, m.run_id or run.id, keep_metric, batch=batch, candidate=placement)
         fields["commit_sha"] = job.commit or None  # none when the candidate could not be prepared
         with ledger.store.transaction():
@@ -124,11 +124,11 @@ async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], t
             try:
                 slots = await engine.measure(jobs, record, progress)
             except NoIdleGpu:
-                ledger._stop(exp, "no idle GPU for the whole waiting limit")
+                await ledger.stop(exp, "no idle GPU for the whole waiting limit")
                 raise
     finally:
         _remove_worktrees(ledger, root)
-    return _answer(ledger, exp["tag"], run, batch, engine.name, slots, rows, batch_start)
+    return await _answer(ledger, exp["tag"], run, batch, engine.name, slots, rows, batch_start)
 
 
 def _remove_worktrees(ledger: Ledger, root: Path) -> None:
@@ -138,7 +138,7 @@ def _remove_worktrees(ledger: Ledger, root: Path) -> None:
     gitops.prune_worktrees(repo)
 
 
-def _answer(ledger: Ledger, tag: str, run: Run, batch: str, engine: str, slots: int, rows: list[CandidateRow], batch_start: float) -> ManyAnswer:
+async def _answer(ledger: Ledger, tag: str, run: Run, batch: str, engine: str, slots: int, rows: list[CandidateRow], batch_start: float) -> ManyAnswer:
     """Rank the batch, and count its regressions: a batch where nothing held up counts every
     measured regression toward the stop rule; one success (or tie) breaks the run."""
     rows.sort(key=lambda r: (RANK.get(r.decision, 9), r.sort_change, r.index))
@@ -152,9 +152,7 @@ def _answer(ledger: Ledger, tag: str, run: Run, batch: str, engine: str, slots: 
         ledger.store.update_experiment(tag, consecutive_regressions=count)
     notes = []
     if count >= STOP_AFTER_REGRESSIONS:
-        wt = ledger.worktree(exp)
-        gitops.reset_to(wt, exp["best_commit"])
-        ledger._stop(ledger.store.experiment(tag), f"{STOP_AFTER_REGRESSIONS} consecutive measured regressions")
+        await ledger.stop(ledger.store.experiment(tag), f"{STOP_AFTER_REGRESSIONS} consecutive measured regressions")
         notes.append("stopped: every candidate of the recent batches regressed")
     exp = ledger.store.experiment(tag)
     winners = [r for r in rows if r.decision in ("keep", "suspicious")]
@@ -174,10 +172,10 @@ def check_out_candidate(ledger: Ledger, exp: dict[str, Any], attempt: dict[str, 
         raise InvalidInput(f"attempt #{attempt['id']} was measured against {attempt['parent_commit'][:10]}, but BEST is now {exp['best_commit'][:10]}",
                            hint="evaluate it again against the new BEST")
     wt = ledger.worktree(exp)
-    current = gitops.diff_hash(wt, exp["best_commit"])
+    current = gitops.tree_of(wt, ledger.candidate(exp, "check"))
     if current == attempt["diff_hash"]:
         return
-    if gitops.changed_files(wt, exp["best_commit"]):
+    if current != gitops.tree_of(wt, exp["best_commit"]):
         raise InvalidInput("the experiment worktree has changes that were not evaluated", hint="experiment_revert them (or evaluate them) before keeping a batch candidate")
     patch = gitops.diff_between(wt, exp["best_commit"], attempt["commit_sha"])
     if patch:

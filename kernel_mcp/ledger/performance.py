@@ -54,13 +54,15 @@ def append_row(folder: Path, row: Row) -> None:
     path.write_text(head.rstrip("\n") + "\n" + row.markdown() + (sep + tail if sep else ""), encoding="utf-8")
 
 
-def append_stop(folder: Path, reason: str, exp: dict[str, Any], recent: list[dict[str, Any]]) -> None:
+def append_stop(folder: Path, reason: str, exp: dict[str, Any], recent: list[dict[str, Any]], kept: list[dict[str, Any]] | None = None) -> None:
+    """The stop summary: why, BEST, the kept steps, and the regressions that led to the stop."""
     path = ensure(folder)
     lines = [
         "\n## Stop summary\n",
         f"- stopped: {time.strftime('%Y-%m-%d %H:%M')}",
         f"- reason: {reason}",
         f"- BEST commit: {exp['best_commit']}",
+        f"- kept: {len(kept or [])} attempt(s) including the baseline",
         "",
         "| attempt | hypothesis | changed files | metric best -> candidate | delta | notes |",
         "| --- | --- | --- | --- | --- | --- |",
@@ -70,6 +72,6 @@ def append_stop(folder: Path, reason: str, exp: dict[str, Any], recent: list[dic
         metric = f"{overall.get('best_median', 0):.4g} -> {overall.get('candidate_median', 0):.4g}" if overall else "-"
         delta = f"{overall.get('change', 0):+.2%}" if overall else "-"
         cells = [a["id"], a["hypothesis"], ", ".join(a["files"][:4]), metric, delta, "; ".join(a["reasons"])[:200]]
-        lines.append("| " + " | ".join(str(c).replace("|", "/") for c in cells) + " |")
+        lines.append("| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in cells) + " |")
     with path.open("a", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")

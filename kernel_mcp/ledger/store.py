@@ -17,7 +17,8 @@ CREATE TABLE IF NOT EXISTS experiments (
   tag TEXT PRIMARY KEY, branch TEXT NOT NULL, worktree TEXT NOT NULL, subdir TEXT NOT NULL,
   base_commit TEXT NOT NULL, best_commit TEXT NOT NULL, best_attempt INTEGER,
   status TEXT NOT NULL, stop_reason TEXT, consecutive_regressions INTEGER NOT NULL DEFAULT 0,
-  protected TEXT NOT NULL DEFAULT '{}', created TEXT NOT NULL);
+  protected TEXT NOT NULL DEFAULT '{}', created TEXT NOT NULL,
+  run_outputs TEXT NOT NULL DEFAULT '[]', owner TEXT);
 CREATE TABLE IF NOT EXISTS attempts (
   id INTEGER PRIMARY KEY AUTOINCREMENT, tag TEXT NOT NULL REFERENCES experiments(tag),
   parent_commit TEXT NOT NULL, commit_sha TEXT, diff_hash TEXT, files TEXT NOT NULL DEFAULT '[]',
@@ -26,9 +27,11 @@ CREATE TABLE IF NOT EXISTS attempts (
   regression INTEGER NOT NULL DEFAULT 0, repair_count INTEGER NOT NULL DEFAULT 0,
   evidence TEXT NOT NULL DEFAULT '{}', outcome TEXT NOT NULL, created TEXT NOT NULL, closed TEXT);
 CREATE TABLE IF NOT EXISTS intents (
-  tag TEXT NOT NULL, action TEXT NOT NULL, attempt_id INTEGER, started TEXT NOT NULL);
+  tag TEXT NOT NULL, action TEXT NOT NULL, attempt_id INTEGER, started TEXT NOT NULL, commit_sha TEXT);
 """
-JSON_FIELDS = ("files", "figures", "comparisons", "reasons", "evidence", "protected")
+# Columns added after the first release: an older ledger gets them on open.
+ADDED_COLUMNS = {"experiments": {"run_outputs": "TEXT NOT NULL DEFAULT '[]'", "owner": "TEXT"}, "intents": {"commit_sha": "TEXT"}}
+JSON_FIELDS = ("files", "figures", "comparisons", "reasons", "evidence", "protected", "run_outputs")
 
 
 def now() -> str:
@@ -53,6 +56,11 @@ class LedgerStore:
         self.db.execute("PRAGMA journal_mode = WAL")
         self.db.execute("PRAGMA synchronous = FULL")
         self.db.executescript(SCHEMA)
+        for table, columns in ADDED_COLUMNS.items():
+            have = {row["name"] for row in self.db.execute(f"PRAGMA table_info({table})")}
+            for name, decl in columns.items():
+                if name not in have:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
 
     def close(self) -> None:
         self.db.close()
@@ -68,7 +76,9 @@ class LedgerStore:
 
     def add_experiment(self, **fields: Any) -> None:
         fields.setdefault("created", now())
-        fields["protected"] = json.dumps(fields.get("protected", {}))
+        for key in ("protected", "run_outputs"):
+            if key in fields:
+                fields[key] = json.dumps(fields[key])
         names = ", ".join(fields)
         self.db.execute(f"INSERT INTO experiments ({names}) VALUES ({', '.join('?' * len(fields))})", tuple(fields.values()))
 
@@ -100,6 +110,11 @@ class LedgerStore:
         params = (tag, outcome, limit) if outcome else (tag, limit)
         return [_row(r) for r in self.db.execute(query, params).fetchall()]
 
+    def delete_experiment(self, tag: str) -> None:
+        """Only for an experiment whose start never finished (it has no attempt)."""
+        self.db.execute("DELETE FROM intents WHERE tag = ?", (tag,))
+        self.db.execute("DELETE FROM experiments WHERE tag = ? AND status = 'starting'", (tag,))
+
     def close_pending(self, tag: str, outcome: str, batch: str | None = None) -> None:
         """Close the pending attempts of an experiment (those of one batch, when named)."""
         query = "UPDATE attempts SET outcome = ?, closed = ? WHERE tag = ? AND outcome = 'pending'"
@@ -114,8 +129,8 @@ class LedgerStore:
         return rows[0] if rows else None
 
     # intents
-    def add_intent(self, tag: str, action: str, attempt_id: int | None) -> None:
-        self.db.execute("INSERT INTO intents(tag, action, attempt_id, started) VALUES (?,?,?,?)", (tag, action, attempt_id, now()))
+    def add_intent(self, tag: str, action: str, attempt_id: int | None, commit_sha: str | None = None) -> None:
+        self.db.execute("INSERT INTO intents(tag, action, attempt_id, started, commit_sha) VALUES (?,?,?,?,?)", (tag, action, attempt_id, now(), commit_sha))
 
     def intents(self, tag: str) -> list[dict[str, Any]]:
         return [dict(r) for r in self.db.execute("SELECT rowid, * FROM intents WHERE tag = ?", (tag,)).fetchall()]

@@ -1,0 +1,112 @@
+"""experiment_evaluate: the worktree's change, measured side by side with BEST and judged.
+
+The candidate is what the worktree holds when the evaluation starts, taken as a commit (the runs'
+outputs left out): that commit is what is measured, recorded and, if kept, committed. Kernel
+sources that change while the runs go on (a benchmark that writes them, an edit during the runs)
+make the measurement void, and the attempt is refused with the files named.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernel_mcp.gpu.gate import NoIdleGpu
+from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, figures_of, gitops, harness
+from kernel_mcp.ledger.decide import Verdict, decide
+from kernel_mcp.ledger.models import ExperimentAnswer
+from kernel_mcp.ledger.paired import Together, measure_together
+from kernel_mcp.runner import ProgressFn
+from kernel_mcp.workspace import Run
+
+
+def judge(ledger: Ledger, together: Together, target: str | None, prev_dir: int, repairs: int) -> Verdict:
+    """The keep/discard rule for a candidate measured side by side with BEST."""
+    cand = together.candidate
+    if cand is None:
+        return Verdict(decision="failed", reasons=[together.stopped or "nothing was measured"], comparisons={})
+    best_prof, cand_prof = together.best_profile.get("profile"), together.candidate_profile.get("profile")
+    launch = harness.launch_problems(best_prof, cand_prof) if best_prof and cand_prof else []
+    if launch:
+        return Verdict(decision="refused", reasons=["the profiler's dispatch list: " + p for p in launch], comparisons={})
+    cfg = ledger.ws.config
+    verdict = decide(cand, together.comparisons, together.script, target, cfg.benchmark.noise_threshold, prev_dir, repairs,
+                     together.gpu_time, cfg.harness.suspicious_factor)
+    if ledger.keep_metric() == "profiler" and together.gpu_time is None and verdict.decision in ("keep", "suspicious", "split-suggested"):
+        # The profiler is the keep metric but measured nothing usable: never fall back silently.
+        return Verdict(decision="failed", reasons=verdict.reasons + ["the profiler is the keep metric but gave no target GPU time: " + together.stopped],
+                       comparisons=verdict.comparisons, overall=verdict.overall)
+    return verdict
+
+
+def attempt_fields(exp: dict[str, Any], together: Together, verdict: Verdict, hypothesis: str, target: str | None, files: list[str], digest: str,
+                   repairs: int, run_id: str, keep_metric: str, **extra_evidence: Any) -> dict[str, Any]:
+    """One attempt row, as evaluate and evaluate_many record it."""
+    bench = together.candidate
+    return dict(
+        tag=exp["tag"], parent_commit=exp["best_commit"], diff_hash=digest, files=files, hypothesis=hypothesis,
+        target_class=target, figures=figures_of(bench) if bench else {}, comparisons={k: v.model_dump() for k, v in verdict.comparisons.items()},
+        decision=verdict.decision, reasons=verdict.reasons, regression=int(verdict.regression),
+        repair_count=repairs if verdict.decision == "repair-needed" else 0, outcome="pending",
+        evidence={"seeds": bench.seeds if bench else [], "run": run_id, "direction": verdict.direction, "overall": verdict.overall.model_dump() if verdict.overall else None,
+                  "gpu_time": together.gpu_time.model_dump() if together.gpu_time else None, "impossible": bench.impossible if bench else [],
+                  "keep_metric": keep_metric, "source": together.source, "pairs": together.pairs, "profiler_pairs": together.profiler_pairs,
+                  "stopped": together.stopped, "wall_s": round(together.wall_s, 2), "clocks": together.clocks.model_dump() if together.clocks else None,
+                  "best_figures": figures_of(together.best) if together.best else {},
+                  "runs": [r.model_dump() for r in together.runs], "profile": together.candidate_profile.get("profile"),
+                  **extra_evidence},
+    )
+
+
+async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None, tag: str | None, progress: ProgressFn | None) -> ExperimentAnswer:
+    exp = ledger.running(tag)
+    wt = ledger.worktree(exp)
+    workdir = ledger.workdir(exp)
+    best = exp["best_commit"]
+    snap = ledger.candidate(exp, f"Candidate: {hypothesis}\n\nMeasured against BEST {best[:10]} (experiment {exp['tag']})\n")
+    files = gitops.files_between(wt, best, snap)
+    digest = gitops.tree_of(wt, snap)
+    previous = ledger.store.latest_attempt(exp["tag"])
+    outputs = ledger.outputs(exp)
+    problems = harness.violations(wt, exp["subdir"], workdir, exp["protected"], ledger.ws.config.harness, files, outputs)
+    if problems:
+        return await _record(ledger, exp, run, snap, dict(tag=exp["tag"], parent_commit=best, diff_hash=digest, files=files, hypothesis=hypothesis, target_class=target,
+                                                    decision="refused", reasons=["the harness is frozen: " + p for p in problems], outcome="pending",
+                                                    evidence={"candidate_commit": snap}), None)
+    repairs = previous["repair_count"] + 1 if previous and previous["decision"] == "repair-needed" and previous["hypothesis"] == hypothesis else 0
+    keep_metric = ledger.keep_metric()
+    try:
+        async with ledger.watching(exp) as seen:
+            together = await measure_together(ledger.ws, run, ledger.best_tree(exp), workdir, keep_metric, target, progress, label=hypothesis[:60])
+    except NoIdleGpu:
+        await ledger.stop(exp, "no idle GPU for the whole waiting limit")
+        raise
+    # Candidates of a batch are siblings, not a line of changes: "twice in a row" skips them.
+    in_line = previous and previous["decision"] in ("discard", "keep", "suspicious") and not previous["evidence"].get("batch")
+    prev_dir = previous["evidence"].get("direction", 0) if in_line else 0
+    verdict = judge(ledger, together, target, prev_dir, repairs)
+    if seen.edited:
+        verdict = Verdict(decision="refused", comparisons=verdict.comparisons, overall=verdict.overall,
+                          reasons=[f"kernel sources changed while they were measured: {', '.join(seen.edited[:6])} "
+                                   "(the benchmark writes them, or they were edited during the runs): what ran is not what would be kept"])
+    fields = attempt_fields(exp, together, verdict, hypothesis, target, files, digest, repairs, run.id, keep_metric, candidate_commit=snap)
+    return await _record(ledger, exp, run, snap, fields, verdict)
+
+
+async def _record(ledger: Ledger, exp: dict[str, Any], run: Run, snap: str, fields: dict[str, Any], verdict: Verdict | None) -> ExperimentAnswer:
+    """The attempt in one transaction: earlier pending attempts are superseded by it, and the run of
+    consecutive regressions is counted."""
+    with ledger.store.transaction():
+        ledger.store.close_pending(exp["tag"], "superseded")
+        attempt_id = ledger.store.add_attempt(**fields)
+        count = exp["consecutive_regressions"]
+        if verdict is not None:
+            if verdict.regression:
+                count += 1
+            elif verdict.decision != "repair-needed":
+                count = 0  # a tie, a failure or an improvement breaks the run of regressions
+        ledger.store.update_experiment(exp["tag"], consecutive_regressions=count)
+    repo, _ = gitops.repo_of(ledger.ws.root)
+    gitops.pin(repo, f"refs/kernel-mcp/{exp['tag']}/attempt-{attempt_id}", snap)  # the measured code stays reachable
+    if count >= STOP_AFTER_REGRESSIONS:
+        await ledger.stop(exp, f"{STOP_AFTER_REGRESSIONS} consecutive measured regressions")
+    return ledger.status_answer(ledger.store.experiment(exp["tag"]), attempt=ledger.store.attempt(attempt_id), run_id=run.id)
