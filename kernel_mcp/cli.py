@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace", default=None, help=f"workspace folder (default: ${WORKSPACE_ENV} or the current folder)")
     p.add_argument("--http", type=parse_http, default=None, metavar="HOST:PORT", help="serve streamable HTTP instead (host defaults to 127.0.0.1)")
 
-    p = sub.add_parser("init", help="write a commented kernel-mcp.toml in a workspace")
+    p = sub.add_parser("init", help="write a kernel-mcp.toml (editable set from the kernel sources found) and a .gitignore")
     p.add_argument("folder", nargs="?", default=".")
     p.add_argument("--force", action="store_true", help="overwrite an existing kernel-mcp.toml")
 
@@ -123,10 +123,11 @@ def main(argv: list[str] | None = None) -> int:
             serve(args.workspace or default_workspace(), args.http)
             return 0
         if args.command == "init":
-            from kernel_mcp.workspace import init_workspace
+            from kernel_mcp.workspace.scaffold import initialize
 
-            path = init_workspace(args.folder, force=args.force)
-            print(f"wrote {path}; edit its [benchmark] table, then: kernel-mcp doctor --workspace {Path(args.folder)}")
+            done = initialize(args.folder, force=args.force)
+            print("\n".join(done.lines()))
+            print(f"edit its [benchmark] table, then: kernel-mcp doctor --workspace {Path(args.folder)}")
             return 0
         if args.command == "install-skills":
             from kernel_mcp import skills

@@ -22,15 +22,18 @@ from conftest import PY, fixture, install_stand_ins, toml_list
 
 pytestmark = pytest.mark.anyio
 
+# The stand-in "GPU time" of a launch is its nominal work, not the measured sleep: a real GPU's
+# kernel time does not grow when the host is busy, but a sleep overshoots by an unbounded amount
+# there, which made the GPU-time checks below depend on the machine's load. The sleep stays, so
+# the benchmark's own timer (the CSV metric) still sees the work.
 LAUNCHES = textwrap.dedent('''
     import os, time
     LOG = os.environ.get("KMCP_LAUNCH_LOG")
     def launch(name, seconds_of_work):
-        start = time.perf_counter()
         time.sleep(seconds_of_work)
         if LOG:
             with open(LOG, "a") as f:
-                f.write(f"{name},{(time.perf_counter() - start) * 1e9:.0f}\\n")
+                f.write(f"{name},{seconds_of_work * 1e9:.0f}\\n")
 ''')
 REFERENCE = textwrap.dedent('''
     from launches import launch
@@ -196,8 +199,8 @@ async def test_suspicious_speedup_needs_an_agreeing_remeasurement(hack_ws):
 
 MORE_WORK = [
     ("launch the target kernel twice per call", 'launch("k_main", WORK)\n', 'launch("k_main", WORK)\n    launch("k_main", WORK)\n'),
-    # small enough (2-3% of GPU time, sleep overshoot included) to pass the 5% new-kernel check,
-    # so the GPU time must catch it
+    # small enough (2% of the target's GPU time, under 2% of all of it) to pass the 5% new-kernel
+    # check, so the GPU time must catch it
     ("add a small helper kernel after the target", 'launch("k_main", WORK)\n', 'launch("k_main", WORK)\n    launch("k_helper", WORK * 0.02)\n'),
 ]
 

@@ -38,6 +38,24 @@ def repo_of(folder: Path) -> tuple[git.Repo, str]:
     return repo, sub or "."
 
 
+def require_identity(repo: git.Repo) -> None:
+    """Refuse to start when git could not commit here: a keep commits in the experiment's worktree,
+    and finding out then would lose the measured attempt. Asks git itself (`git var
+    GIT_COMMITTER_IDENT`), so the repository's and the user's config, GIT_COMMITTER_NAME/EMAIL and
+    git's own guess from the host all count, exactly as for a commit."""
+    try:
+        repo.git.var("GIT_COMMITTER_IDENT")
+    except git.GitCommandError as exc:
+        lines = [line.strip() for line in (exc.stderr or "").splitlines() if line.strip()]
+        why = next((line.removeprefix("stderr: ").strip("'").strip() for line in reversed(lines) if "fatal:" in line), "")
+        raise WorkspaceError(
+            "git has no committer identity for the workspace's repository"
+            + (f" ({why.removeprefix('fatal: ')})" if why else "") + ", and the ledger commits every kept change",
+            hint='git config user.name "Your Name" && git config user.email you@example.com '
+                 "(in the workspace's repository, or with --global), or set GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL",
+        ) from None
+
+
 def ignore_state_folder(repo: git.Repo, subdir: str) -> None:
     """Keep `.kernel-mcp/` (worktrees, runs, ledger) out of the user's `git status`, via .git/info/exclude."""
     pattern = "/" + ("" if subdir == "." else subdir.rstrip("/") + "/") + ".kernel-mcp/"

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
+import json
 from pathlib import Path
 
 import git
 
+from kernel_mcp.errors import InvalidInput
 from kernel_mcp.ledger.performance import FILE_NAME as PERFORMANCE
 from kernel_mcp.workspace.config import HarnessConfig
 
@@ -40,6 +42,35 @@ def is_protected(rel: str, harness: HarnessConfig) -> bool:
     if rel == PERFORMANCE:
         return False  # the ledger's own record
     return matches(rel, harness.protected) or not matches(rel, harness.editable)
+
+
+def editable_files(wt: git.Repo, subdir: str, workdir: Path, harness: HarnessConfig) -> list[str]:
+    """The workspace files an attempt may change: matching the editable globs, not protected, and
+    present in the worktree (tracked, or untracked but not ignored). Never the ledger's own record."""
+    return [rel for rel in workspace_files(wt, subdir)
+            if rel != PERFORMANCE and not is_protected(rel, harness) and (workdir / rel).is_file()]
+
+
+def require_editable(wt: git.Repo, subdir: str, workdir: Path, harness: HarnessConfig) -> list[str]:
+    """The editable files, or InvalidInput when the globs match none: every change would then be
+    refused, so an experiment could only ever measure BEST against itself."""
+    found = editable_files(wt, subdir, workdir, harness)
+    if found:
+        return found
+    from kernel_mcp.workspace.scaffold import KERNEL_SUFFIXES, editable_globs
+
+    present = [rel for rel in workspace_files(wt, subdir) if (workdir / rel).is_file()]
+    sources = [rel for rel in present if rel.endswith(KERNEL_SUFFIXES)]
+    # kernel sources first: they are what the globs were most likely meant to name
+    shown = (sources + [rel for rel in present if rel not in sources])[:8]
+    listing = ", ".join(shown) + (f" (and {len(present) - len(shown)} more)" if len(present) > len(shown) else "") if shown else "none"
+    suggestion = editable_globs(sources)[0]
+    hint = "set [harness] editable in kernel-mcp.toml to the kernel's sources"
+    hint += f", e.g. editable = {json.dumps(suggestion)}" if suggestion else " (globs relative to the workspace, e.g. \"src/*.cu\")"
+    hint += ", and commit it"
+    protected = f" (protected: {json.dumps(harness.protected)})" if harness.protected else ""
+    raise InvalidInput(f"[harness] editable {json.dumps(harness.editable)}{protected} matches no file in the workspace; "
+                       f"files there: {listing}", hint=hint)
 
 
 def protected_hashes(wt: git.Repo, subdir: str, workdir: Path, harness: HarnessConfig, skip: set[str] | None = None) -> dict[str, str]:

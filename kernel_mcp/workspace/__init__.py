@@ -2,6 +2,7 @@
 
 from kernel_mcp.workspace.config import CONFIG_NAME, WorkspaceConfig, parse_config
 from kernel_mcp.workspace.runs import Run, RunStore
-from kernel_mcp.workspace.workspace import Workspace, init_workspace
+from kernel_mcp.workspace.scaffold import init_workspace
+from kernel_mcp.workspace.workspace import Workspace
 
 __all__ = ["CONFIG_NAME", "Run", "RunStore", "Workspace", "WorkspaceConfig", "init_workspace", "parse_config"]

@@ -13,7 +13,7 @@ from functools import cached_property
 from pathlib import Path
 
 from kernel_mcp.errors import InvalidInput, WorkspaceError
-from kernel_mcp.workspace.config import CONFIG_NAME, WorkspaceConfig, example_config, load_config
+from kernel_mcp.workspace.config import CONFIG_NAME, WorkspaceConfig, load_config
 from kernel_mcp.workspace.runs import RunStore
 
 STATE_DIR = ".kernel-mcp"
@@ -75,17 +75,3 @@ class Workspace:
     def relative(self, path: Path) -> str:
         return path.resolve().relative_to(self.root).as_posix()
 
-
-def init_workspace(folder: str | os.PathLike[str], *, force: bool = False) -> Path:
-    """Write a commented kernel-mcp.toml and ignore the state folder; return the config path."""
-    root = Path(folder).expanduser()
-    root.mkdir(parents=True, exist_ok=True)
-    target = root / CONFIG_NAME
-    if target.exists() and not force:
-        raise WorkspaceError(f"{target} already exists", hint="pass --force to overwrite it")
-    target.write_text(example_config(), encoding="utf-8")
-    ignore = root / ".gitignore"
-    lines = ignore.read_text(encoding="utf-8").splitlines() if ignore.exists() else []
-    if f"{STATE_DIR}/" not in lines:
-        ignore.write_text("\n".join(lines + [f"{STATE_DIR}/"]) + "\n", encoding="utf-8")
-    return target
