@@ -18,14 +18,20 @@ Orchestration tests run stand-in monitors that replay these outputs (as conftest
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from kernel_mcp import gpu as gpu_mod
+from kernel_mcp.gpu import GpuInfo, sample
 from kernel_mcp.gpu.cuda import parse_nvidia_smi_samples, parse_nvidia_smi_xml
 from kernel_mcp.gpu.rocm import parse_amd_smi_metric_samples
 
-from conftest import FIXTURES, fixture
+from conftest import FIXTURES, fixture, install_stand_ins
 
+pytestmark = pytest.mark.anyio
 XML = "cuda/nvidia-smi-q-x.xml"
+AMD = GpuInfo(index=0, vendor="amd", name="AMD GPU 0")
 NOTES = "rocm/luckylinux-GPU_NOTES.md"
 
 
@@ -73,3 +79,52 @@ def test_amd_24x_metric_with_clock_and_temperature():
     assert (s.temperature_c, s.temperature_sensor, s.memory_temperature_c) == (37.0, "hotspot", 32.0)  # edge reads 36
     assert (s.power_w, s.throttle, s.perf_level) == (6.0, "none", "AUTO")
     assert s.clocks_locked is False  # DPM level AUTO: the driver picks the clock
+
+
+async def test_no_monitor_no_sample_and_a_reason_for_no_lock(tmp_path, monkeypatch):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for var in ("PATH", "ROCM_PATH", "CUDA_HOME", "CUDA_PATH"):
+        monkeypatch.setenv(var, str(empty))
+    nvidia = parse_nvidia_smi_xml(fixture(XML).read_text())[0]
+    assert await sample(None, str(tmp_path)) is None
+    assert await sample(AMD, str(tmp_path)) is None
+    assert await sample(nvidia, str(tmp_path)) is None
+
+
+def _logging(body: str, log) -> str:
+    """A stand-in that appends its arguments to `log` as a JSON line, then runs `body`."""
+    return f"import json, sys\nopen({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n{body}"
+
+
+def _calls(log) -> list[list[str]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+async def test_sample_asks_nvidia_smi_for_the_given_gpu_only(tmp_path, monkeypatch):
+    log = tmp_path / "calls.jsonl"
+    install_stand_ins(tmp_path, monkeypatch, {"nvidia-smi": _logging(f"sys.stdout.write(open({str(fixture(XML))!r}).read())", log)})
+    h100 = parse_nvidia_smi_xml(fixture(XML).read_text())[0]
+    s = await sample(h100, str(tmp_path))
+    assert _calls(log) == [["-i", h100.uuid, "-q", "-x"]]
+    assert s is not None and (s.sm_clock_mhz, s.temperature_c, s.power_w) == (1980.0, 41.0, 127.98)
+
+
+async def test_sample_amd_retries_without_perf_level_and_picks_its_gpu(tmp_path, monkeypatch):
+    log = tmp_path / "calls.jsonl"
+    ecc = fixture("rocm/roctop-amdsmi-metric-ecc-r9700.json")
+    body = f"if '--perf-level' in sys.argv:\n    sys.exit(2)\nsys.stdout.write(open({str(ecc)!r}).read())"
+    install_stand_ins(tmp_path, monkeypatch, {"amd-smi": _logging(body, log)})
+    s = await sample(GpuInfo(index=2, vendor="amd", name="AMD GPU 2"), str(tmp_path))
+    assert _calls(log) == [["metric", "--gpu", "2", "--power", "--clock", "--temperature", "--perf-level", "--json"],
+                           ["metric", "--gpu", "2", "--power", "--clock", "--temperature", "--json"]]
+    assert s is not None and s.index == 2 and s.sm_clock_mhz is None
+
+
+async def test_a_failing_or_hanging_monitor_gives_no_sample(tmp_path, monkeypatch):
+    h100 = parse_nvidia_smi_xml(fixture(XML).read_text())[0]
+    install_stand_ins(tmp_path, monkeypatch, {"nvidia-smi": "import sys; sys.stderr.write('NVIDIA-SMI has failed'); sys.exit(9)"})
+    assert await sample(h100, str(tmp_path)) is None
+    install_stand_ins(tmp_path, monkeypatch, {"nvidia-smi": "import time; time.sleep(60)"})
+    monkeypatch.setattr(gpu_mod, "SAMPLE_TIMEOUT_S", 0.5)
+    assert await sample(h100, str(tmp_path)) is None
