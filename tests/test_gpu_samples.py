@@ -19,11 +19,12 @@ Orchestration tests run stand-in monitors that replay these outputs (as conftest
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from kernel_mcp import gpu as gpu_mod
-from kernel_mcp.gpu import GpuInfo, sample
+from kernel_mcp.gpu import GpuInfo, lock_clocks, sample, unlock_clocks
 from kernel_mcp.gpu.cuda import parse_nvidia_smi_samples, parse_nvidia_smi_xml
 from kernel_mcp.gpu.rocm import parse_amd_smi_metric_samples
 
@@ -90,6 +91,10 @@ async def test_no_monitor_no_sample_and_a_reason_for_no_lock(tmp_path, monkeypat
     assert await sample(None, str(tmp_path)) is None
     assert await sample(AMD, str(tmp_path)) is None
     assert await sample(nvidia, str(tmp_path)) is None
+    assert await lock_clocks(AMD, str(tmp_path)) == "neither amd-smi nor rocm-smi is installed: clocks not locked"
+    assert await unlock_clocks(AMD, str(tmp_path)) == "neither amd-smi nor rocm-smi is installed: nothing to unlock"
+    assert await lock_clocks(nvidia, str(tmp_path)) is None  # ncu holds clocks itself; -lgc needs root
+    assert await unlock_clocks(nvidia, str(tmp_path)) is None
 
 
 def _logging(body: str, log) -> str:
@@ -119,6 +124,10 @@ async def test_sample_amd_retries_without_perf_level_and_picks_its_gpu(tmp_path,
     assert _calls(log) == [["metric", "--gpu", "2", "--power", "--clock", "--temperature", "--perf-level", "--json"],
                            ["metric", "--gpu", "2", "--power", "--clock", "--temperature", "--json"]]
     assert s is not None and s.index == 2 and s.sm_clock_mhz is None
+    # no clock group, so no maximum clock to cap at: nothing is set
+    statement = await lock_clocks(GpuInfo(index=2, vendor="amd", name="AMD GPU 2"), str(tmp_path))
+    assert statement.startswith("GPU 2: its maximum graphics clock is unknown")
+    assert not any(call[0] == "set" for call in _calls(log))
 
 
 async def test_a_failing_or_hanging_monitor_gives_no_sample(tmp_path, monkeypatch):
@@ -128,3 +137,18 @@ async def test_a_failing_or_hanging_monitor_gives_no_sample(tmp_path, monkeypatc
     install_stand_ins(tmp_path, monkeypatch, {"nvidia-smi": "import time; time.sleep(60)"})
     monkeypatch.setattr(gpu_mod, "SAMPLE_TIMEOUT_S", 0.5)
     assert await sample(h100, str(tmp_path)) is None
+
+
+async def test_lock_without_permission_says_so(tmp_path, monkeypatch):
+    """amd-smi raises PermissionError('Command requires elevation') on AMDSMI_STATUS_NO_PERM and
+    prints it without a traceback (amdsmi_cli, ROCm/amdsmi amdsmi_commands.py set_value)."""
+    log = tmp_path / "calls.jsonl"
+    body = "sys.stderr.write('PermissionError: Command requires elevation\\n'); sys.exit(1)"
+    install_stand_ins(tmp_path, monkeypatch, {"amd-smi": _logging(body, log)})
+    gpu = GpuInfo(index=0, vendor="amd", name="AMD Instinct MI300X", bus_id="0000:1b:00.0")
+    statement = await lock_clocks(gpu, str(tmp_path), sclk_mhz=2100)
+    assert "no permission" in statement and statement.endswith("clocks not locked")
+    assert _calls(log) == [["set", "--gpu", "0000:1b:00.0", "--perf-determinism", "2100"]]
+    assert "no permission" in await unlock_clocks(gpu, str(tmp_path))
+    assert _calls(log)[-1] == ["reset", "--gpu", "0000:1b:00.0", "--perf-determinism"]
+    assert os.environ["PATH"].startswith(str(tmp_path))  # the stand-ins, not a real amd-smi, answered

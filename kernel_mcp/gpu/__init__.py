@@ -8,11 +8,12 @@ import time
 from kernel_mcp import runner, toolchain
 from kernel_mcp.errors import BackendMissing, CommandFailed
 from kernel_mcp.gpu import cuda, rocm
+from kernel_mcp.gpu.clocks import lock_clocks, unlock_clocks
 from kernel_mcp.gpu.cuda import QUERY_ARGS, parse_nvidia_smi_xml
 from kernel_mcp.gpu.models import GpuInfo, GpuProcess, GpuSample
 from kernel_mcp.gpu.rocm import STATIC_ARGS, parse_amd_smi_static
 
-__all__ = ["GpuInfo", "GpuProcess", "GpuSample", "list_gpus", "sample"]
+__all__ = ["GpuInfo", "GpuProcess", "GpuSample", "list_gpus", "lock_clocks", "sample", "unlock_clocks"]
 
 MONITOR_TIMEOUT_S = 30.0
 # A sample is taken right before and after each benchmark run: it must not add much to either, and
