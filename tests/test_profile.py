@@ -251,6 +251,63 @@ def test_rocpd_summary_equals_csv_summary(tmp_path):
     assert "gfx950 AMD Instinct MI350X" in from_db.origins[0] and "pid 4242" in from_db.origins[0]
 
 
+ALL_KERNELS = "_kernel"  # every kernel of the fixture, so that four groups come first-seen in start order
+
+
+def _expected_from_csv(path: Path, regex: str) -> dict[str, list[float]]:
+    """pandas on the raw file, not through the parser: group by name and grid, in GPU start order."""
+    frame = pd.read_csv(path)
+    frame = frame[frame["Kernel_Name"].str.contains(regex)].sort_values("Start_Timestamp")
+    out: dict[str, list[float]] = {}
+    for r in frame.itertuples():
+        out.setdefault(f"{r.Kernel_Name}|{r.Grid_Size_X}x{r.Grid_Size_Y}x{r.Grid_Size_Z}", []).append(float(r.End_Timestamp - r.Start_Timestamp))
+    return out
+
+
+def _expected_from_db(path: Path, regex: str) -> dict[str, list[float]]:
+    """sqlite3 on the raw tables (not the `kernels` view the reader uses), suffixes looked up."""
+    import re
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    table = lambda prefix: con.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?", (prefix + "%",)).fetchone()[0]  # noqa: E731
+    rows = con.execute(f"SELECT S.display_name, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.end - K.start FROM `{table('rocpd_kernel_dispatch_')}` K "
+                       f"JOIN `{table('rocpd_info_kernel_symbol_')}` S ON S.id = K.kernel_id ORDER BY K.start").fetchall()
+    con.close()
+    out: dict[str, list[float]] = {}
+    for name, gx, gy, gz, duration in rows:
+        if re.search(regex, name):
+            out.setdefault(f"{name}|{gx}x{gy}x{gz}", []).append(float(duration))
+    return out
+
+
+def test_rocpd_hands_over_the_same_target_dispatches_as_csv(tmp_path, monkeypatch):
+    """The ledger's keep reads target_dispatches/target_calls; from rocpd they were empty, so the keep
+    fell back to the CSV metric while saying "profiler". Same dispatches, same data, both ways."""
+    from kernel_mcp.profile import summary as summary_mod
+
+    csv = fixture("rocm/sdk2508-kernel_trace.csv")
+    db = build_rocpd(tmp_path / "run.db", SCHEMA, _dispatches_from_csv(csv))
+    expected = _expected_from_csv(csv, ALL_KERNELS)
+    assert expected == _expected_from_db(db, ALL_KERNELS)
+    addition = "void addition_kernel<float>(float*, float const*, float const*, int, int)|1024x1024x1"
+    assert expected[addition] == [12800.0, 11400.0, 9840.0]
+    from_csv = summarise(parsers.read_kernel_trace(csv), "rocprofv3", ALL_KERNELS)
+    from_db = rocpd.summary([db], ALL_KERNELS, ["run.db"])
+    assert list(from_csv.target_dispatches.items()) == list(expected.items())  # order of groups and of times too
+    assert list(from_db.target_dispatches.items()) == list(expected.items())
+    assert from_csv.target_calls == from_db.target_calls == {k: len(v) for k, v in expected.items()}
+    assert sum(from_db.target_calls.values()) == 9
+    # Past the per-group cap both keep the earliest dispatches and still count all of them.
+    monkeypatch.setattr(summary_mod, "MAX_GROUP_SAMPLES", 1)
+    monkeypatch.setattr(rocpd, "MAX_GROUP_SAMPLES", 1)
+    capped_csv = summarise(parsers.read_kernel_trace(csv), "rocprofv3", "addition")
+    capped_db = rocpd.summary([db], "addition", ["run.db"])
+    assert capped_csv.target_dispatches == capped_db.target_dispatches == {addition: [12800.0]}
+    assert capped_csv.target_calls == capped_db.target_calls == {addition: 3}
+    assert rocpd.summary([db], None, ["run.db"]).target_dispatches == {}  # no target regex, no target
+
+
 def test_rocpd_several_databases_merge_with_sources(tmp_path):
     first = build_rocpd(tmp_path / "a.db", SCHEMA, [{"name": "k", "start": 0, "end": 100}, {"name": "k", "start": 200, "end": 400}], pid=1)
     second = build_rocpd(tmp_path / "b.db", SCHEMA, [{"name": "k", "start": 0, "end": 300}], pid=2)

@@ -25,3 +25,33 @@ class GpuInfo(BaseModel):
     bus_id: str | None = None
     uuid: str | None = None
     processes: list[GpuProcess] | None = None  # None: the monitor cannot attribute processes per GPU
+
+
+class GpuSample(BaseModel):
+    """What one GPU was doing at one moment, as its monitor reported it: evidence kept with each
+    measurement (clocks and temperature before and after a run). None means the monitor did not
+    say, never zero."""
+
+    time: float  # epoch seconds, the middle of the monitor's query
+    monitor: str | None = None  # the tool that answered: nvidia-smi, amd-smi
+    index: int | None = None  # the GPU's index as that monitor numbers it
+    sm_clock_mhz: float | None = None  # NVIDIA SM clock; AMD graphics clock (mean over its gfx engines)
+    sm_clock_max_mhz: float | None = None  # the highest graphics/SM clock the GPU allows now
+    mem_clock_mhz: float | None = None
+    temperature_c: float | None = None
+    temperature_sensor: str | None = None  # which sensor temperature_c is: gpu (NVIDIA), hotspot or edge (AMD)
+    memory_temperature_c: float | None = None
+    power_w: float | None = None
+    clocks_locked: bool | None = None  # None: the monitor cannot tell
+    perf_level: str | None = None  # NVIDIA performance state (P0...); AMD DPM level (AUTO, DETERMINISM...)
+    throttle: str | None = None  # active clock-limit reasons ("none" when the monitor says none is active)
+
+    def describe(self) -> str:
+        parts = [f"{self.sm_clock_mhz:.0f}" + (f"/{self.sm_clock_max_mhz:.0f}" if self.sm_clock_max_mhz else "") + " MHz" if self.sm_clock_mhz is not None else "clock ?"]
+        parts.append(f"{self.temperature_c:.0f} C" if self.temperature_c is not None else "temp ?")
+        if self.power_w is not None:
+            parts.append(f"{self.power_w:.0f} W")
+        parts.append({True: "clocks locked", False: "clocks not locked", None: "clock lock unknown"}[self.clocks_locked])
+        if self.throttle and self.throttle != "none":
+            parts.append(f"limited by {self.throttle}")
+        return ", ".join(parts)

@@ -10,10 +10,16 @@ import json
 from typing import Any
 
 from kernel_mcp.errors import CommandFailed
-from kernel_mcp.gpu.models import GpuInfo
+from kernel_mcp.gpu.models import GpuInfo, GpuSample
 
 STATIC_ARGS = ("static", "--json")
 _MIB_PER = {"B": 1 / 2**20, "KB": 1 / 1024, "MB": 1.0, "MIB": 1.0, "GB": 1024.0, "GIB": 1024.0}
+# Groups of `amd-smi metric` a sample needs (flags as amd-smi's parser defines them). --perf-level is
+# offered only on bare-metal Linux, so sample() retries without it when amd-smi rejects it.
+SAMPLE_GROUPS = ("--power", "--clock", "--temperature", "--perf-level")
+_SCALE = {"MHZ": 1.0, "GHZ": 1000.0, "C": 1.0, "W": 1.0, "MW": 1e-3}
+# DPM levels that hold the graphics clock fixed (amd-smi's perf-determinism guide lists them).
+FIXED_LEVELS = {"DETERMINISM", "STABLE_STD", "STABLE_PEAK", "STABLE_MIN_MCLK", "STABLE_MIN_SCLK", "HIGH", "LOW"}
 
 
 def load_amd_smi_json(text: str) -> Any:
@@ -64,3 +70,66 @@ def parse_amd_smi_static(text: str) -> list[GpuInfo]:
             )
         )
     return gpus
+
+
+def sample_args(gpu: GpuInfo, groups: tuple[str, ...] = SAMPLE_GROUPS) -> tuple[str, ...]:
+    """`--gpu` takes amd-smi's ID, a BDF or a UUID; the BDF names one GPU whatever the numbering."""
+    return ("metric", "--gpu", gpu.bus_id or str(gpu.index), *groups, "--json")
+
+
+def _reading(value: Any) -> float | None:
+    """{"value": 2102, "unit": "MHz"} -> 2102.0; "N/A", {"value": "N/A", ...} or a unit it does not know -> None."""
+    unit = "MHZ"
+    if isinstance(value, dict):
+        value, unit = value.get("value"), str(value.get("unit", "MHz")).upper()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or unit not in _SCALE:
+        return None
+    return float(value) * _SCALE[unit]
+
+
+def _engines(clock: dict, prefix: str) -> list[dict]:
+    """gfx_0, gfx_1, ...: one entry per graphics engine (8 on an MI300X; unused ones all "N/A")."""
+    return [v for k, v in clock.items() if isinstance(v, dict) and k.startswith(prefix) and k[len(prefix):].isdigit()]
+
+
+def _clocks_locked(engines: list[dict], level: str | None) -> bool | None:
+    flags = {str(e.get("clk_locked")) for e in engines}
+    if "ENABLED" in flags or level in FIXED_LEVELS:
+        return True
+    if level == "AUTO" or "DISABLED" in flags:
+        return False  # dynamic power management chooses the clock; or the firmware's own lock flag is off
+    return None  # MANUAL or unreported, with no lock flag: the report cannot say
+
+
+def parse_amd_smi_metric_samples(text: str, at: float) -> list[GpuSample]:
+    """Clocks, temperatures, power, DPM level and throttle status of each GPU in `amd-smi metric
+    --json` (24.x bare list or 26.x {"gpu_data": [...]}); groups that were not asked for or are
+    "N/A" give None."""
+    samples = []
+    for position, entry in enumerate(gpu_entries(load_amd_smi_json(text))):
+        clock = entry.get("clock") if isinstance(entry.get("clock"), dict) else {}
+        temps = entry.get("temperature") if isinstance(entry.get("temperature"), dict) else {}
+        power = entry.get("power") if isinstance(entry.get("power"), dict) else {}
+        gfx = _engines(clock, "gfx_")
+        now = [c for c in (_reading(e.get("clk")) for e in gfx) if c is not None]
+        highest = [c for c in (_reading(e.get("max_clk")) for e in gfx) if c]  # 0 is no limit anyone runs at: unknown
+        mem = _engines(clock, "mem_")
+        hotspot, edge = _reading(temps.get("hotspot")), _reading(temps.get("edge"))
+        raw_level = entry.get("perf_level")
+        level = raw_level.removeprefix("AMDSMI_DEV_PERF_LEVEL_") if isinstance(raw_level, str) and raw_level != "N/A" else None
+        status = power.get("throttle_status")
+        samples.append(GpuSample(
+            time=at, monitor="amd-smi", index=int(entry.get("gpu", position)),
+            sm_clock_mhz=sum(now) / len(now) if now else None,
+            sm_clock_max_mhz=max(highest) if highest else None,
+            mem_clock_mhz=_reading(mem[0].get("clk")) if mem else None,
+            # hotspot (junction) first: MI300-class parts report no edge sensor
+            temperature_c=hotspot if hotspot is not None else edge,
+            temperature_sensor="hotspot" if hotspot is not None else ("edge" if edge is not None else None),
+            memory_temperature_c=_reading(temps.get("mem")),
+            power_w=_reading(power.get("socket_power")),
+            clocks_locked=_clocks_locked(gfx, level),
+            perf_level=level,
+            throttle={"THROTTLED": "throttled", "UNTHROTTLED": "none"}.get(str(status)),
+        ))
+    return samples

@@ -15,11 +15,11 @@ from pathlib import Path
 
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.profile import counters as ctr
-from kernel_mcp.profile.summary import MAX_KERNELS, CounterRow, KernelRow, ProfileSummary
+from kernel_mcp.profile.summary import MAX_GROUP_SAMPLES, MAX_KERNELS, CounterRow, KernelRow, ProfileSummary
 
 KNOWN_SCHEMA_VERSIONS = {"3"}
 NEEDED = {
-    "kernels": {"name", "duration", "grid_x", "grid_y", "grid_z", "workgroup_x", "workgroup_y", "workgroup_z", "vgpr_count", "accum_vgpr_count", "sgpr_count", "lds_size", "scratch_size", "pid"},
+    "kernels": {"name", "duration", "start", "dispatch_id", "grid_x", "grid_y", "grid_z", "workgroup_x", "workgroup_y", "workgroup_z", "vgpr_count", "accum_vgpr_count", "sgpr_count", "lds_size", "scratch_size", "pid"},
     "rocpd_metadata": {"tag", "value"},
     "rocpd_info_agent": {"name", "product_name", "type"},
     "rocpd_info_process": {"pid", "command"},
@@ -77,6 +77,34 @@ def check_schema(con: sqlite3.Connection, schema: str, name: str) -> tuple[str |
                            hint=f"known schema versions: {', '.join(sorted(KNOWN_SCHEMA_VERSIONS))}")
     has_counters = COUNTER_VIEW[1] <= _columns(con, schema, COUNTER_VIEW[0])
     return version, has_counters
+
+
+def _target_dispatches(con: sqlite3.Connection, schemas: list[str], names: list[str]) -> tuple[dict[str, list[float]], dict[str, int]]:
+    """What summarise() hands the ledger from a CSV: per "kernel|gx x gy x gz" group the GPU times
+    (ns) of the target's dispatches in start order, the first MAX_GROUP_SAMPLES of each, and the
+    uncapped count. Without it the keep silently fell back to the CSV metric under a "profiler" label.
+    Counted and capped in SQLite (a window per group), so a million target dispatches stay there."""
+    if not names:
+        return {}, {}
+    con.execute("CREATE TEMP TABLE IF NOT EXISTS kmcp_target (name TEXT PRIMARY KEY)")
+    con.execute("DELETE FROM temp.kmcp_target")
+    con.executemany("INSERT OR IGNORE INTO temp.kmcp_target VALUES (?)", [(n,) for n in names])
+    union = " UNION ALL ".join(
+        f"SELECT name, grid_x, grid_y, grid_z, start, dispatch_id, duration FROM {s}.kernels WHERE name IN (SELECT name FROM temp.kmcp_target)" for s in schemas
+    )
+    key = "name || '|' || CAST(grid_x AS INTEGER) || 'x' || CAST(grid_y AS INTEGER) || 'x' || CAST(grid_z AS INTEGER)"
+    counts = {k: int(n) for k, n in con.execute(f"SELECT {key}, COUNT(*) FROM ({union}) GROUP BY 1")}
+    groups: dict[str, list[float]] = {}
+    for k, duration in con.execute(
+        f"""SELECT grp, duration FROM (
+                SELECT {key} AS grp, duration, start, dispatch_id,
+                       ROW_NUMBER() OVER (PARTITION BY name, grid_x, grid_y, grid_z ORDER BY start, dispatch_id) AS nth
+                FROM ({union}))
+            WHERE nth <= ? ORDER BY start, dispatch_id""",
+        (MAX_GROUP_SAMPLES,),
+    ):
+        groups.setdefault(k, []).append(float(duration))
+    return groups, counts
 
 
 def summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> ProfileSummary:
@@ -144,6 +172,8 @@ def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> 
         ))
     shown = kernels[:MAX_KERNELS] + [k for k in kernels[MAX_KERNELS:] if k.target][:3]
     result = ProfileSummary(source="rocpd", kernels=shown, kernels_total=len(kernels), dispatches=sum(k["calls"] for k in stats.values()), total_gpu_us=grand / 1e3, target_regex=target_regex, origins=origins, notes=notes)
+    if pattern is not None:
+        result.target_dispatches, result.target_calls = _target_dispatches(con, schemas, [k.name for k in kernels if k.target])
     if counter_schemas:
         union_c = " UNION ALL ".join(f"SELECT dispatch_id, kernel_name, counter_name, value FROM {s}.counters_collection" for s, _ in counter_schemas)
         found: dict[str, dict[str, float]] = {}

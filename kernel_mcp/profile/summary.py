@@ -119,7 +119,13 @@ def summarise(dispatches: pd.DataFrame, source: str, target_regex: str | None, o
     counts: dict[str, int] = {}
     if pattern is not None:
         grid_cols = [c for c in ("grid_x", "grid_y", "grid_z") if c in dispatches.columns]
-        for _, d in dispatches[dispatches["kernel"].astype(str).str.contains(pattern)].iterrows():
+        targets = dispatches[dispatches["kernel"].astype(str).str.contains(pattern)]
+        # In GPU start order (ties by dispatch id), as the rocpd reader hands them over: a CSV's row
+        # order is the profiler's buffer order, which differs between runs and formats.
+        order = [c for c in ("start_ns", "dispatch") if c in targets.columns]
+        if order:
+            targets = targets.sort_values(order, kind="stable")
+        for _, d in targets.iterrows():
             key = str(d["kernel"]) + "|" + "x".join(str(int(d[c])) for c in grid_cols)
             group = groups.setdefault(key, [])
             counts[key] = counts.get(key, 0) + 1
