@@ -26,10 +26,10 @@ def _still_evaluated(ledger: Ledger, exp: dict[str, Any], attempt: dict[str, Any
     """The worktree's candidate, refused unless it is what the attempt measured."""
     wt = ledger.worktree(exp)
     snap = ledger.candidate(exp, f"Candidate of attempt #{attempt['id']}")
-    if gitops.tree_of(wt, snap) != attempt["diff_hash"]:
-        changed = gitops.files_between(wt, attempt["evidence"].get("candidate_commit") or exp["best_commit"], snap)
-        raise InvalidInput(f"the worktree changed {when}: {', '.join(changed[:8]) or 'its content differs'}",
-                           hint="evaluate it again before keeping")
+    # performance.md is the ledger's own record (a keep killed after writing its row is retried)
+    changed = gitops.files_between(wt, attempt["evidence"].get("candidate_commit") or attempt["commit_sha"], snap)
+    if changed:
+        raise InvalidInput(f"the worktree changed {when}: {', '.join(changed[:8])}", hint="evaluate it again before keeping")
     return snap
 
 

@@ -94,7 +94,8 @@ async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], t
         verdict = Verdict(decision="refused", reasons=refused, comparisons={}) if refused else _verdict(ledger, exp, m, target)
         placement = {"index": job.index, "ref": job.ref, "where": m.where, "started": m.started, "ended": m.ended, "run": m.run_id}
         fields = attempt_fields(exp, m.together or Together(), verdict, job.hypothesis, target,
-                                       job.files, job.digest, 0, m.run_id or run.id, keep_metric, batch=batch, candidate=placement)
+                                       job.files, job.digest, 0, m.run_id or run.id, keep_metric, batch=batch, candidate=placement,
+                                candidate_commit=job.commit or None)
         fields["commit_sha"] = job.commit or None  # none when the candidate could not be prepared
         with ledger.store.transaction():
             attempt_id = ledger.store.add_attempt(**fields)
@@ -172,10 +173,10 @@ def check_out_candidate(ledger: Ledger, exp: dict[str, Any], attempt: dict[str, 
         raise InvalidInput(f"attempt #{attempt['id']} was measured against {attempt['parent_commit'][:10]}, but BEST is now {exp['best_commit'][:10]}",
                            hint="evaluate it again against the new BEST")
     wt = ledger.worktree(exp)
-    current = gitops.tree_of(wt, ledger.candidate(exp, "check"))
-    if current == attempt["diff_hash"]:
+    current = ledger.candidate(exp, "check")
+    if not gitops.files_between(wt, attempt["commit_sha"], current):
         return
-    if current != gitops.tree_of(wt, exp["best_commit"]):
+    if gitops.files_between(wt, exp["best_commit"], current):
         raise InvalidInput("the experiment worktree has changes that were not evaluated", hint="experiment_revert them (or evaluate them) before keeping a batch candidate")
     patch = gitops.diff_between(wt, exp["best_commit"], attempt["commit_sha"])
     if patch:

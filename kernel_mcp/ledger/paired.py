@@ -30,21 +30,13 @@ from kernel_mcp.bench import BenchRun, run_benchmark
 from kernel_mcp.bench.stats import Comparison, clear_of, geomean, median, paired
 from kernel_mcp.errors import CommandFailed, KernelMcpError
 from kernel_mcp.gpu import gate
+from kernel_mcp.gpu.models import GpuSample
 from kernel_mcp.ledger.decide import matches
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run, Workspace
 
 Side = Literal["best", "candidate"]
 CLOCK_MOVED = 0.03  # an SM clock range wider than this share of its top counts as "moved"
-
-
-class GpuSample(BaseModel):
-    """What the GPU monitor said at one moment (None: it did not say)."""
-
-    time: float
-    sm_clock_mhz: float | None = None
-    temperature_c: float | None = None
-    clocks_locked: bool | None = None
 
 
 class RunRecord(BaseModel):
@@ -316,37 +308,27 @@ def _vendor(held: gate.Lease) -> str | None:
 
 
 def gpu_sampler(ws: Workspace) -> Sampler:
-    """Samples through the GPU monitor; a sample is evidence, never a reason to fail a run."""
-    async def sample(gpu) -> GpuSample | None:
-        if gpu is None:
-            return None
-        try:
-            from kernel_mcp import gpu as monitor
+    """Samples through the GPU monitor (gpu.sample never fails a run: None when it cannot say)."""
+    from kernel_mcp import gpu as monitor
 
-            got = await monitor.sample(gpu, str(ws.root))
-        except (AttributeError, ImportError, KernelMcpError, OSError):
-            return None
-        return None if got is None else GpuSample.model_validate(got.model_dump())
+    async def sample(gpu) -> GpuSample | None:
+        return await monitor.sample(gpu, str(ws.root))
     return sample
 
 
 async def _lock_clocks(ws: Workspace, held: gate.Lease) -> str | None:
+    """The vendor's deterministic-performance mode for the evaluation, when kernel-mcp.toml asks for
+    it (AMD only; the statement says what was done or why not)."""
     if not ws.config.harness.lock_clocks or held.gpu is None or held.gpu.vendor != "amd":
         return None
-    try:
-        from kernel_mcp import gpu as monitor
+    from kernel_mcp import gpu as monitor
 
-        return await monitor.lock_clocks(held.gpu, str(ws.root))
-    except (AttributeError, ImportError, KernelMcpError, OSError) as exc:
-        return f"free-running (locking was asked for but failed: {exc})"
+    return await monitor.lock_clocks(held.gpu, str(ws.root))
 
 
 async def _unlock_clocks(ws: Workspace, held: gate.Lease, note: str | None) -> None:
     if note is None or held.gpu is None:
         return
-    try:
-        from kernel_mcp import gpu as monitor
+    from kernel_mcp import gpu as monitor
 
-        await monitor.unlock_clocks(held.gpu, str(ws.root))
-    except (AttributeError, ImportError, KernelMcpError, OSError):
-        pass
+    await monitor.unlock_clocks(held.gpu, str(ws.root))
