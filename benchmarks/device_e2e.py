@@ -100,7 +100,7 @@ CSV_METRIC = '\n[server]\nresponse_budget_bytes = 4096\n'
 
 
 async def trials(out: Path, n: int, slower: bool, keep_metric: str = "csv", minutes: float = 0.0, idle_every: int = 0, idle_s: float = 60.0,
-                 name: str | None = None) -> dict:
+                 name: str | None = None, deadline_s: float = 0.0) -> dict:
     """`n` evaluations of unchanged code (A/A) or of the calibrated slower change (A/B).
 
     Spread over time as a user meets it: trial i starts no earlier than i * minutes / n after the
@@ -118,6 +118,9 @@ async def trials(out: Path, n: int, slower: bool, keep_metric: str = "csv", minu
     first = time.time()
     async with Client(build_server(ws)) as client:
         for i in range(n):
+            if deadline_s and time.time() - first > deadline_s:
+                print(f"--- deadline: {i} of {n} trials done", flush=True)
+                break
             cold = bool(idle_every) and i > 0 and i % idle_every == 0
             if cold:
                 print(f"--- idle {idle_s:.0f} s before trial {i} (cold clocks)", flush=True)
@@ -143,9 +146,10 @@ async def trials(out: Path, n: int, slower: bool, keep_metric: str = "csv", minu
             db.close()
             (out / f"{name}-rows.json").write_text(json.dumps(rows, indent=1, default=str))
     wrong = [r for r in rows if (r["regression"] if slower else (r["regression"] or r["decision"] in ("keep", "suspicious")))]
+    n = len(rows)
     summary = {"trials": n, "metric": keep_metric, "span_min": round((time.time() - first) / 60, 1), "server_flagged": len(wrong),
-               "server_rate": len(wrong) / n, "mean_wall_s": round(sum(r["wall_s"] for r in rows) / len(rows), 1),
-               "mean_runs": round(sum(r["runs"] for r in rows) / len(rows), 1), "clocks_moved": sum(1 for r in rows if (r["clocks"] or {}).get("moved")),
+               "server_rate": len(wrong) / max(n, 1), "mean_wall_s": round(sum(r["wall_s"] for r in rows) / max(n, 1), 1),
+               "mean_runs": round(sum(r["runs"] for r in rows) / max(n, 1), 1), "clocks_moved": sum(1 for r in rows if (r["clocks"] or {}).get("moved")),
                "rows": rows}
     print(json.dumps({k: v for k, v in summary.items() if k != "rows"}, indent=1))
     return summary
@@ -295,6 +299,7 @@ def main() -> None:
     parser.add_argument("--idle-every", type=int, default=0, help="let the GPU sit idle before every N-th trial")
     parser.add_argument("--idle-s", type=float, default=60.0)
     parser.add_argument("--name", default=None, help="a name for this batch of trials (its files in --out)")
+    parser.add_argument("--deadline-s", type=float, default=0.0, help="start no trial after this many seconds (partial results stay)")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -311,7 +316,7 @@ def main() -> None:
             if args.what == "ab":
                 calibration = calibrate_extra_work(out)
                 os.environ[EXTRA_WORK_ENV] = str(calibration["chosen_divisor"])
-            result = anyio.run(trials, out, args.trials, args.what == "ab", args.keep_metric, args.minutes, args.idle_every, args.idle_s, args.name)
+            result = anyio.run(trials, out, args.trials, args.what == "ab", args.keep_metric, args.minutes, args.idle_every, args.idle_s, args.name, args.deadline_s)
             result["calibration"] = calibration
     finally:
         (out / f"{args.name or args.what}-log.json").write_text(json.dumps(LOG, indent=1, default=str))

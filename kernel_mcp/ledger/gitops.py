@@ -6,7 +6,6 @@ passed after `--`, and resets happen only inside the dedicated worktree.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import tempfile
 from pathlib import Path
