@@ -7,15 +7,16 @@ repeat. The CSV of every repeat is kept as a run artifact.
 
 from __future__ import annotations
 
+import math
 import secrets
 import shutil
 import time
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
 from kernel_mcp import runner
-from kernel_mcp.bench.results import ClassFigures, TableFigures, figures, read_csv
+from kernel_mcp.bench.results import ClassFigures, TableFigures, figures, read_csv, shown
 from kernel_mcp.bench.stats import Comparison, compare, median, spread
 from kernel_mcp.errors import CommandFailed, WorkspaceError
 from kernel_mcp.gpu import gate
@@ -34,8 +35,17 @@ class ClassRun(BaseModel):
     rows: int
     correct: bool
     failing_rows: int
-    worst_error: float | None
+    worst_error: float | str | None  # a number, or the CSV's value when not finite ("NaN", "inf")
     samples: list[float]  # the class metric of each repeat
+
+    @field_validator("worst_error")
+    @classmethod
+    def _finite_or_text(cls, value: float | str | None) -> float | str | None:
+        # A NaN or inf float becomes null in JSON and breaks the tool's output schema; a record
+        # written before figures were checked still reads, as text.
+        if isinstance(value, float) and not math.isfinite(value):
+            return shown(value)
+        return value
 
     @property
     def median(self) -> float:
@@ -74,6 +84,15 @@ def _find_csv(ws: Workspace, cfg: BenchmarkConfig, started: float) -> Path:
     return max(fresh, key=lambda p: p.stat().st_mtime)
 
 
+def worse(a: float | str | None, b: float | str | None) -> float | str | None:
+    """The worse of two worst errors; a value that is not a number (NaN, inf, text) beats any number."""
+    if a is None or isinstance(b, str):
+        return a if isinstance(a, str) else b
+    if b is None or isinstance(a, str):
+        return a
+    return max(a, b)
+
+
 def merge(tables: list[TableFigures]) -> list[ClassRun]:
     merged: dict[str, ClassRun] = {}
     for table in tables:
@@ -84,8 +103,7 @@ def merge(tables: list[TableFigures]) -> list[ClassRun]:
                 continue
             run.correct = run.correct and c.correct
             run.failing_rows = max(run.failing_rows, c.failing_rows)
-            if c.worst_error is not None:
-                run.worst_error = max(run.worst_error or 0.0, c.worst_error)
+            run.worst_error = worse(run.worst_error, c.worst_error)
             run.samples.append(c.metric)
     return list(merged.values())
 

@@ -3,6 +3,10 @@
 Rows are never collapsed into one average: they are grouped into config classes (the configured
 config columns, or columns inferred from the table, saying which), and each class keeps its own
 correctness and metric.
+
+A metric cell that is not a finite positive number (NaN, an empty cell, inf, -inf, 0, text) is not
+a measurement: the table is refused with the column, the row's class and the value named, never
+averaged into a NaN figure (one NaN in the ledger made every later answer fail its schema).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import re
 from pathlib import Path
 
 import pandas as pd
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from kernel_mcp.errors import CommandFailed, WorkspaceError
 from kernel_mcp.workspace.config import BenchmarkConfig
@@ -22,18 +26,26 @@ _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.l
 MEASUREMENT = re.compile(r"^(err|us|ms|ns|s|maxabs|max_err|time|tflops|gflops|gbps|bw|speedup|throughput)(_|$)", re.I)
 
 
+# Figures leave the server as JSON, where NaN and inf have no place: refuse them at the source.
+FINITE = ConfigDict(allow_inf_nan=False)
+
+
 class ClassFigures(BaseModel):
     """One config class in one run of the benchmark."""
+
+    model_config = FINITE
 
     key: str
     rows: int
     correct: bool
     failing_rows: int
-    worst_error: float | None
+    worst_error: float | str | None  # a number, or the CSV's value when not finite ("NaN", "inf", 'text')
     metric: float  # geometric mean of the metric over the class's rows
 
 
 class TableFigures(BaseModel):
+    model_config = FINITE
+
     classes: list[ClassFigures]
     class_columns: list[str]
     inferred: bool
@@ -87,6 +99,46 @@ def below_floor(frame: pd.DataFrame, cfg: BenchmarkConfig, harness, floor) -> li
     return out
 
 
+def shown(value) -> str:
+    """A CSV cell as the user would recognise it: NaN, inf, -inf, or the text itself."""
+    if isinstance(value, float) and math.isnan(value):
+        return "NaN"
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _class_label(row, columns: list[str]) -> str:
+    return ",".join(f"{c}={row[c]}" for c in columns) or "all"
+
+
+def unusable_metric(frame: pd.DataFrame, metric: pd.Series, cfg: BenchmarkConfig, columns: list[str], errors: pd.Series, ok: pd.Series) -> str | None:
+    """Why the metric column cannot be read as times, naming the first bad row; None when it can."""
+    bad = [i for i in frame.index if not (math.isfinite(metric[i]) and metric[i] > 0)]
+    if not bad:
+        return None
+    first = bad[0]
+    raw = frame.at[first, cfg.metric]
+    value = shown(raw) if not math.isfinite(metric[first]) else shown(metric[first])
+    kind = "not a finite number" if not math.isfinite(metric[first]) else "not a positive time"
+    where = f"{_class_label(frame.loc[first], columns)} (row {frame.index.get_loc(first) + 1} of {len(frame)})"
+    text = f"the metric column {cfg.metric} holds {value} in {where}: {kind}, so no figure can be made of it"
+    if not ok[first]:
+        text += f"; that row's {cfg.correctness.column} {shown(errors[first])} also fails {cfg.correctness.rule}"
+    if len(bad) > 1:
+        text += f"; {len(bad)} rows in all"
+    return text
+
+
+def worst_error(raw: pd.Series, errors: pd.Series) -> float | str | None:
+    """The largest error of a class; a value that is not a finite number is worse than any, and is
+    reported as the CSV had it (a float NaN or inf would not survive JSON)."""
+    for i in errors.index:
+        if not math.isfinite(errors[i]):
+            return shown(raw[i]) if math.isnan(errors[i]) else shown(errors[i])
+    return float(errors.abs().max()) if len(errors) else None
+
+
 def figures(frame: pd.DataFrame, cfg: BenchmarkConfig, harness=None, floor=None) -> TableFigures:
     missing = [c for c in (cfg.metric, cfg.correctness.column, *cfg.config_columns) if c not in frame.columns]
     if missing:
@@ -96,25 +148,27 @@ def figures(frame: pd.DataFrame, cfg: BenchmarkConfig, harness=None, floor=None)
         )
     columns = list(cfg.config_columns) or infer_class_columns(frame, cfg)
     op, bound = cfg.correctness.parsed()
-    errors = pd.to_numeric(frame[cfg.correctness.column], errors="coerce")
-    metric = pd.to_numeric(frame[cfg.metric], errors="coerce")
-    ok = errors.apply(lambda v: not math.isnan(v) and _OPS[op](v, bound))
+    errors = pd.to_numeric(frame[cfg.correctness.column], errors="coerce").astype(float)
+    metric = pd.to_numeric(frame[cfg.metric], errors="coerce").astype(float)
+    # An infinite error is no more a pass than NaN is, whatever the rule's direction.
+    ok = errors.apply(lambda v: math.isfinite(v) and _OPS[op](v, bound))
+    problem = unusable_metric(frame, metric, cfg, columns, errors, ok)
+    if problem:
+        raise CommandFailed(problem, hint="every row the benchmark writes must carry a measured time; a row it could not time is an error of the run, not a figure")
     classes = []
     groups = frame.groupby(columns, sort=False, dropna=False) if columns else [((), frame)]
     for key, group in groups:
         key = key if isinstance(key, tuple) else (key,)
         idx = group.index
         values = metric[idx]
-        good = values[(values > 0) & values.notna()]
-        class_ok = bool(ok[idx].all()) and len(good) == len(values)
         classes.append(
             ClassFigures(
                 key=",".join(f"{c}={v}" for c, v in zip(columns, key)) or "all",
                 rows=len(idx),
-                correct=class_ok,
-                failing_rows=int((~ok[idx]).sum()) + int(len(values) - len(good)),
-                worst_error=float(errors[idx].abs().max()) if errors[idx].notna().any() else None,
-                metric=float(math.exp(sum(math.log(v) for v in good) / len(good))) if len(good) else float("nan"),
+                correct=bool(ok[idx].all()),
+                failing_rows=int((~ok[idx]).sum()),
+                worst_error=worst_error(frame[cfg.correctness.column][idx], errors[idx]),
+                metric=float(math.exp(sum(math.log(v) for v in values) / len(values))),
             )
         )
     impossible = below_floor(frame, cfg, harness, floor) if harness is not None else []

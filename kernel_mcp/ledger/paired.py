@@ -26,7 +26,7 @@ from typing import Any, Awaitable, Callable, Literal
 from pydantic import BaseModel
 
 from kernel_mcp import runner
-from kernel_mcp.bench import BenchRun, run_benchmark
+from kernel_mcp.bench import BenchRun, run_benchmark, worse
 from kernel_mcp.bench.stats import Comparison, clear_of, geomean, median, paired
 from kernel_mcp.errors import CommandFailed, KernelMcpError
 from kernel_mcp.gpu import gate
@@ -130,8 +130,7 @@ def merge_runs(runs: list[BenchRun], label: str | None) -> BenchRun | None:
                 c.samples += o.samples
                 c.correct = c.correct and o.correct
                 c.failing_rows = max(c.failing_rows, o.failing_rows)
-                if o.worst_error is not None:
-                    c.worst_error = max(c.worst_error or 0.0, o.worst_error)
+                c.worst_error = worse(c.worst_error, o.worst_error)  # may be text ("NaN"): never max() it
         merged.seeds += other.seeds
         merged.repeats += other.repeats
         merged.impossible += other.impossible
