@@ -64,26 +64,35 @@ async def test_a_wrong_class_with_an_error_that_is_not_a_number_says_so_in_text(
     assert f"shape=large: WRONG (2 rows, worst {shown})" in text
 
 
-async def test_an_experiment_goes_on_after_a_candidate_wrote_nan(workspace):
-    """The user's case: a kernel whose benchmark wrote NaN; evaluate, revert and log still answer
-    (and their structured results validate)."""
-    (workspace / "kernel.py").write_text("US = 10.0\n")
+def commit_kernel_workspace(workspace: Path) -> None:
+    """The workspace's benchmark writes what kernel.py (the editable file) says: its time and error."""
+    (workspace / "kernel.py").write_text("US = 10.0\nERR = 0\n")
     (workspace / "bench.py").write_text(
-        "import os, sys\nsys.path.insert(0, os.getcwd())\nfrom kernel import US\nos.makedirs('out', exist_ok=True)\n"
-        "open('out/bench.csv','w').write(f'shape,err_k,us_k\\nsmall,0,{US}\\n')\n"
+        "import os, sys\nsys.path.insert(0, os.getcwd())\nfrom kernel import US, ERR\nos.makedirs('out', exist_ok=True)\n"
+        "open('out/bench.csv','w').write(f'shape,err_k,us_k\\nsmall,{ERR},{US}\\n')\n"
     )
     (workspace / ".gitignore").write_text("out/\n__pycache__/\n")
     with (workspace / "kernel-mcp.toml").open("a") as toml:
         toml.write('\n[harness]\neditable = ["kernel.py"]\n')
     subprocess.run(["git", "-C", str(workspace), "add", "-A"], check=True)
     subprocess.run(["git", "-C", str(workspace), "commit", "-qm", "bench", "--author", "t <t@example.invalid>"], check=True)
+
+
+@pytest.mark.parametrize("kernel, reason", [
+    ("US = float('nan')\nERR = 0\n", "the metric column us_k holds NaN in shape=small"),
+    ("US = 10.0\nERR = float('nan')\n", "worst error NaN"),
+])
+async def test_an_experiment_goes_on_after_a_candidate_wrote_nan(workspace, kernel, reason):
+    """The user's case: a kernel whose benchmark wrote NaN; evaluate, revert and log still answer
+    (and their structured results validate)."""
+    commit_kernel_workspace(workspace)
     async with Client(build_server(workspace)) as client:
         start = await call(client, "experiment_start", tag="nan")
-        Path(start["worktree"], "kernel.py").write_text("US = float('nan')\n")
-        evaluated = await client.call_tool("experiment_evaluate", {"hypothesis": "a kernel whose timing came out NaN"})
+        Path(start["worktree"], "kernel.py").write_text(kernel)
+        evaluated = await client.call_tool("experiment_evaluate", {"hypothesis": "a kernel that came out NaN"})
         assert not evaluated.is_error, text_of(evaluated)
         reasons = evaluated.structured_content["attempt"]["reasons"]
-        assert any("the metric column us_k holds NaN in shape=small" in r for r in reasons), reasons
+        assert any(reason in r for r in reasons), reasons
         await call(client, "experiment_revert")
         await call(client, "experiment_log", limit=5)
         await call(client, "experiment_status")
