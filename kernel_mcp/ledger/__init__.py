@@ -24,7 +24,7 @@ from kernel_mcp import toolchain
 from kernel_mcp.bench import BenchRun, ClassRun
 from kernel_mcp.bench.stats import median
 from kernel_mcp.errors import InvalidInput
-from kernel_mcp.ledger import gitops, harness, recover
+from kernel_mcp.ledger import gitops, harness, performance, recover
 from kernel_mcp.ledger.decide import MAX_REPAIRS
 from kernel_mcp.ledger.models import AttemptView, ExperimentAnswer, LogAnswer, attempt_view
 from kernel_mcp.ledger.store import LedgerStore, now
@@ -51,6 +51,7 @@ class Watched:
 
     edited: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
+    tracked: list[str] = field(default_factory=list)  # files of the commit that the runs rewrote (kernel sources or not)
 
 
 class Ledger:
@@ -150,11 +151,13 @@ class Ledger:
         try:
             yield seen
         finally:
-            written = gitops.written_between(before, gitops.dirty_state(wt))
             prefix = "" if exp["subdir"] == "." else exp["subdir"].rstrip("/") + "/"
+            # performance.md is the ledger's own record: another server's keep may write it meanwhile
+            written = gitops.written_between(before, gitops.dirty_state(wt)) - {prefix + performance.FILE_NAME}
             cfg = self.ws.config.harness
             seen.edited = sorted(p for p in written if p.startswith(prefix) and not harness.is_protected(p[len(prefix):], cfg))
             seen.outputs = sorted(set(written) - set(seen.edited))
+            seen.tracked = sorted(gitops.tracked_in(wt, "HEAD", set(written)))
             known = self.outputs(self.store.experiment(exp["tag"]) or exp)
             if set(seen.outputs) - known:
                 with self.store.transaction():

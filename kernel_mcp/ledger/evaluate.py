@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from kernel_mcp.gpu.gate import NoIdleGpu
-from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, figures_of, gitops, harness
+from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, crash_point, figures_of, gitops, harness
 from kernel_mcp.ledger.decide import Verdict, decide
 from kernel_mcp.ledger.models import ExperimentAnswer
 from kernel_mcp.ledger.paired import Together, measure_together
@@ -76,6 +76,7 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
     keep_metric = ledger.keep_metric()
     try:
         async with ledger.watching(exp) as seen:
+            crash_point("evaluate-during-runs")
             together = await measure_together(ledger.ws, run, ledger.best_tree(exp), workdir, keep_metric, target, progress, label=hypothesis[:60])
     except NoIdleGpu:
         await ledger.stop(exp, "no idle GPU for the whole waiting limit")

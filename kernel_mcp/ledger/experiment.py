@@ -12,7 +12,7 @@ from typing import Any
 
 from kernel_mcp.bench import run_benchmark
 from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
-from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, figures_summary, figures_of, gitops, harness, performance, recover
+from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, crash_point, figures_summary, figures_of, gitops, harness, performance, recover
 from kernel_mcp.ledger.models import ExperimentAnswer
 from kernel_mcp.ledger.store import now
 from kernel_mcp.runner import ProgressFn
@@ -69,6 +69,7 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
     exp = ledger.store.experiment(tag)
     try:
         async with ledger.watching(exp):
+            crash_point("start-during-baseline")
             bench = await run_benchmark(ws, run, "baseline", progress=progress, cwd=workdir)
         if not bench.all_correct or bench.impossible:
             raise KernelMcpError("the baseline is not correct (or not plausible), so nothing can be compared with it: "

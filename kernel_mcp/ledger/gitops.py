@@ -179,15 +179,15 @@ def prune_worktrees(repo: git.Repo) -> None:
 
 # ---- what runs write, and the candidate as it was before its runs ------------------------------
 def dirty_state(wt: git.Repo) -> dict[str, tuple[int, int] | None]:
-    """Every path git sees as changed or new (not ignored) in the worktree, with its (mtime, size);
-    None for a deleted one. Compared before and after a run, it says what the run wrote."""
-    out = wt.git.status("--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+    """Every file of the worktree that git lists (tracked, and new ones it does not ignore) with its
+    (mtime, size); None for a tracked one that is missing. Compared before and after a run, it says
+    what the run wrote, whatever happens to HEAD meanwhile (another server keeping)."""
+    out = wt.git.ls_files("-z", "--cached", "--others", "--exclude-standard")
     state: dict[str, tuple[int, int] | None] = {}
     top = Path(wt.working_tree_dir)
-    for entry in out.split("\0"):
-        if len(entry) < 4:
+    for rel in out.split("\0"):
+        if not rel:
             continue
-        rel = entry[3:]
         try:
             st = (top / rel).lstat()
             state[rel] = (st.st_mtime_ns, st.st_size)

@@ -34,8 +34,10 @@ def _still_evaluated(ledger: Ledger, exp: dict[str, Any], attempt: dict[str, Any
 
 
 def _close(ledger: Ledger, attempt: dict[str, Any], evidence: dict[str, Any], reason: str) -> None:
+    """Refuse a pending attempt at keep (never one that another server kept meanwhile)."""
     with ledger.store.transaction():
-        ledger.store.update_attempt(attempt["id"], evidence=evidence, reasons=attempt["reasons"] + [reason], decision="refused", outcome="refused", closed=now())
+        if (ledger.store.attempt(attempt["id"]) or {}).get("outcome") == "pending":
+            ledger.store.update_attempt(attempt["id"], evidence=evidence, reasons=attempt["reasons"] + [reason], decision="refused", outcome="refused", closed=now())
 
 
 async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progress: ProgressFn | None, attempt_id: int | None = None) -> ExperimentAnswer:
@@ -57,10 +59,11 @@ async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progr
         evidence["verification"] = verification
         if not verification.get("failed") and attempt["decision"] == "suspicious":
             evidence["remeasured"] = await remeasure(ledger, exp, run, workdir, attempt, progress)
-    if seen.edited:
-        _close(ledger, attempt, evidence, f"refused at keep: the verification changed kernel sources: {', '.join(seen.edited[:6])}")
-        raise InvalidInput(f"keep refused: the verification command changed kernel sources ({', '.join(seen.edited[:6])}); nothing was kept",
-                           hint="the verification must only read the kernel; evaluate the change again")
+    rewritten = sorted(set(seen.edited) | set(seen.tracked))
+    if rewritten:
+        _close(ledger, attempt, evidence, f"refused at keep: the verification changed files of the candidate: {', '.join(rewritten[:6])}")
+        raise InvalidInput(f"keep refused: the verification changed files of the candidate ({', '.join(rewritten[:6])}); nothing was kept",
+                           hint="the verification must only read the kernel and the harness; experiment_revert, then evaluate the change again")
     if verification.get("failed"):
         _close(ledger, attempt, evidence, "refused at keep: " + verification["failed"])
         raise InvalidInput("keep refused: the verification set failed: " + verification["failed"], hint=f"see run {run.id}")

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.gpu.gate import NoIdleGpu
-from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, gitops, harness, recover
+from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, crash_point, gitops, harness, recover
 from kernel_mcp.ledger.evaluate import attempt_fields, judge
 from kernel_mcp.ledger.decide import Verdict
 from kernel_mcp.ledger.engines import Job, Measurement, engine_for
@@ -99,6 +99,7 @@ async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], t
         fields["commit_sha"] = job.commit or None  # none when the candidate could not be prepared
         with ledger.store.transaction():
             attempt_id = ledger.store.add_attempt(**fields)
+        crash_point("many-after-first-record")
         overall = verdict.overall.statement() if verdict.overall else None
         rows.append(CandidateRow(
             attempt=attempt_id, index=job.index, commit=job.commit[:10] or "-", hypothesis=job.hypothesis[:120], decision=verdict.decision,

@@ -1,0 +1,238 @@
+"""The ledger under the conditions that broke it for users: a GPU whose speed drifts, a Python
+harness with no .gitignore, a verification that edits files, two servers on one workspace, and
+a process killed at each step. Real git, real subprocess benchmarks, the SDK's real Client (in
+memory and over stdio)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import textwrap
+import time
+from pathlib import Path
+
+import anyio
+import git
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from kernel_mcp.server import build_server
+
+from conftest import PY, call, text_of, toml_list
+
+pytestmark = pytest.mark.anyio
+
+# The "GPU" gets slower by 1% every 10 s of wall-clock time from the workspace's creation: a
+# candidate judged against BEST measured earlier would lose by drift alone.
+DRIFTING_BENCH = textwrap.dedent(
+    """
+    import csv, os, random, sys, time
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    import kernel
+    t0 = float(open(os.path.join(here, "t0.txt")).read())
+    speed = 1 + 0.001 * (time.time() - t0)
+    rng = random.Random(int(os.environ["KERNEL_MCP_SEED"]))
+    os.makedirs("out", exist_ok=True)
+    with open("out/bench.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["shape", "err_k", "us_k"])
+        for shape, base in (("small", 100.0), ("large", 200.0)):
+            w.writerow([shape, kernel.ERR, base * kernel.FACTOR * speed * (1 + rng.uniform(-0.001, 0.001))])
+    """
+)
+KERNEL = "FACTOR = 1.0\nERR = 0\n"
+
+
+def make_ws(root: Path, bench: str, gitignore: str | None, extra_toml: str = "") -> Path:
+    root.mkdir(parents=True)
+    (root / "bench.py").write_text(bench)
+    (root / "kernel.py").write_text(KERNEL)
+    (root / "t0.txt").write_text(f"{time.time():.3f}\n")
+    if gitignore is not None:
+        (root / ".gitignore").write_text(gitignore)
+    (root / "kernel-mcp.toml").write_text(
+        f'[target]\narch = "gfx950"\nplatform = "offline"\n\n[benchmark]\ncommand = {toml_list(PY, "bench.py")}\n'
+        'csv = "out/bench.csv"\nconfig_columns = ["shape"]\ncorrectness = { column = "err_k", rule = "== 0" }\n'
+        'metric = "us_k"\ntarget_kernel = "k"\nnoise_threshold = 0.01\ntimeout_s = 30\nrepeats = 2\n'
+        '[harness]\neditable = ["kernel.py"]\n' + extra_toml)
+    repo = git.Repo.init(root)
+    repo.git.add("-A")
+    repo.git.commit("-m", "workspace", "--author", "t <t@example.invalid>")
+    return root
+
+
+def set_factor(worktree: str, factor: float) -> None:
+    Path(worktree, "kernel.py").write_text(f"FACTOR = {factor}\nERR = 0\n")
+
+
+async def test_drifting_gpu_gives_ties_in_a_a_and_still_detects_5_percent(tmp_path):
+    ws = make_ws(tmp_path / "drift", DRIFTING_BENCH, "out/\n__pycache__/\n")
+    async with Client(build_server(ws)) as client:
+        start = await call(client, "experiment_start", tag="drift")
+        for _ in range(3):
+            same = await call(client, "experiment_evaluate", hypothesis="A/A: unchanged")
+            attempt = same["attempt"]
+            assert attempt["decision"] == "discard" and "tie within noise" in attempt["reasons"][-1], attempt
+            assert "pairs" in attempt["change"] and "BEST and candidate side by side" in attempt["measured"]
+        set_factor(start["worktree"], 1.05)
+        slower = await call(client, "experiment_evaluate", hypothesis="5% more work")
+        assert slower["attempt"]["decision"] == "discard" and "measured regression" in slower["attempt"]["reasons"]
+        set_factor(start["worktree"], 0.95)
+        faster = await call(client, "experiment_evaluate", hypothesis="5% less work")
+        assert faster["attempt"]["decision"] == "keep"
+        assert set(faster["attempt"]["per_class"]) == {"shape=small", "shape=large"}
+        log = await call(client, "experiment_log")
+    outcomes = [a["outcome"] for a in log["attempts"]]
+    assert outcomes[0] == "pending" and outcomes.count("pending") == 1  # each new evaluation supersedes the last
+
+
+async def test_python_harness_without_gitignore_is_judged_not_refused(tmp_path):
+    """The benchmark leaves __pycache__/ and out/bench.csv in the worktree: outputs, never edits."""
+    ws = make_ws(tmp_path / "py", DRIFTING_BENCH, gitignore=None)
+    async with Client(build_server(ws)) as client:
+        start = await call(client, "experiment_start", tag="nogi")
+        set_factor(start["worktree"], 0.9)
+        ev = await call(client, "experiment_evaluate", hypothesis="10% less work")
+        assert ev["attempt"]["decision"] == "keep", ev["attempt"]["reasons"]
+        assert ev["attempt"]["files"] == ["kernel.py"]
+        kept = await call(client, "experiment_keep", why="less work")
+    head = git.Repo(start["worktree"]).head.commit
+    assert kept["best_commit"] == head.hexsha
+    committed = {d.a_path or d.b_path for d in head.diff(head.parents[0])}
+    assert committed == {"kernel.py", "performance.md"}  # no __pycache__, no out/bench.csv
+    measured = git.Repo(ws).commit(f"refs/kernel-mcp/nogi/attempt-{ev['attempt']['id']}")  # the code that was measured, pinned
+    assert measured.tree.hexsha != head.tree.hexsha and not head.diff(measured, paths=["kernel.py"])  # same code, plus the performance row
+    perf = Path(start["worktree"], "performance.md").read_text()
+    assert f"| {measured.hexsha[:10]} | keep |" in perf and "attempt #" not in perf
+    assert "not measured (keep metric: the benchmark's timer)" in perf
+
+
+@pytest.mark.parametrize("victim", ["kernel.py", "bench.py"])
+async def test_a_verification_that_edits_files_cannot_get_them_kept(tmp_path, victim):
+    editor = f"import pathlib; p = pathlib.Path({victim!r}); p.write_text(p.read_text() + '\\n# touched by the verification\\n')"
+    ws = make_ws(tmp_path / "verify", DRIFTING_BENCH, "out/\n__pycache__/\n", extra_toml=f"verify_command = {toml_list(PY, '-c', editor)}\n")
+    async with Client(build_server(ws)) as client:
+        start = await call(client, "experiment_start", tag="ver")
+        set_factor(start["worktree"], 0.9)
+        ev = await call(client, "experiment_evaluate", hypothesis="10% less work")
+        assert ev["attempt"]["decision"] == "keep"
+        refused = await client.call_tool("experiment_keep", {})
+        assert refused.is_error and "the verification changed files of the candidate" in text_of(refused) and victim in text_of(refused)
+        status = await call(client, "experiment_status")
+    assert status["best_commit"] == start["best_commit"]
+    assert git.Repo(start["worktree"]).head.commit.hexsha == start["best_commit"]
+    assert status["attempt"] is None or status["attempt"]["outcome"] != "kept"
+
+
+def _stdio(ws: Path, crash_at: str | None = None) -> StdioServerParameters:
+    env = dict(os.environ)
+    if crash_at:
+        env["KERNEL_MCP_TEST_CRASH_AT"] = crash_at
+    return StdioServerParameters(command=PY, args=["-m", "kernel_mcp", "serve", "--workspace", str(ws)], env=env)
+
+
+# The verification of each keep waits until both servers' verifications are running, so both keeps
+# are past their first look at the attempt before either commits: the race happens every time.
+BARRIER = textwrap.dedent(
+    """
+    import os, pathlib, sys, time
+    folder = pathlib.Path(sys.argv[1]); folder.mkdir(exist_ok=True)
+    (folder / str(os.getpid())).write_text("here")
+    deadline = time.time() + 60
+    while len(list(folder.iterdir())) < 2 and time.time() < deadline:
+        time.sleep(0.05)
+    """
+)
+
+
+async def test_two_server_processes_keeping_the_same_attempt_commit_it_once(tmp_path):
+    verify = toml_list(PY, "-c", BARRIER, str(tmp_path / "barrier"))
+    ws = make_ws(tmp_path / "two", DRIFTING_BENCH, "out/\n__pycache__/\n", extra_toml=f"verify_command = {verify}\n")
+    async with Client(build_server(ws)) as client:
+        start = await call(client, "experiment_start", tag="two")
+        set_factor(start["worktree"], 0.9)
+        await call(client, "experiment_evaluate", hypothesis="10% less work")
+    answers = []
+
+    async def keep_from_its_own_server() -> None:
+        async with Client(_stdio(ws)) as client:
+            answers.append(await client.call_tool("experiment_keep", {}))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(keep_from_its_own_server)
+        group.start_soon(keep_from_its_own_server)
+    assert len(list((tmp_path / "barrier").iterdir())) == 2  # both verifications ran at once
+    assert sorted(a.is_error for a in answers) == [False, True], [text_of(a) for a in answers]
+    assert "already kept" in text_of(next(a for a in answers if a.is_error))
+    messages = [c.message for c in git.Repo(start["worktree"]).iter_commits(f"{start['best_commit']}..HEAD")]
+    assert len(messages) == 1 and "Kernel-MCP-Attempt: 2\n" in messages[0]
+
+
+async def _crash(ws: Path, point: str, tool: str, arguments: dict) -> None:
+    with pytest.raises(BaseException):
+        async with Client(_stdio(ws, point)) as client:
+            await client.call_tool(tool, arguments)
+
+
+@pytest.mark.parametrize("point", ["start-during-baseline", "evaluate-during-runs", "keep-before-commit", "keep-after-commit", "many-after-first-record"])
+async def test_kill_9_at_each_step_leaves_a_ledger_the_next_call_works_with(tmp_path, point):
+    ws = make_ws(tmp_path / "kill", DRIFTING_BENCH, "out/\n__pycache__/\n")
+    if point == "start-during-baseline":
+        await _crash(ws, point, "experiment_start", {"tag": "k"})
+        async with Client(build_server(ws)) as client:
+            again = await call(client, "experiment_start", tag="k")  # the half-made experiment is cleaned up
+        assert again["status"] == "running"
+        return
+    async with Client(build_server(ws)) as client:
+        start = await call(client, "experiment_start", tag="k")
+        set_factor(start["worktree"], 0.9)
+        if point.startswith("keep"):
+            await call(client, "experiment_evaluate", hypothesis="10% less work")
+    if point == "many-after-first-record":
+        repo = git.Repo(ws)
+        diff = "--- a/kernel.py\n+++ b/kernel.py\n@@ -1,2 +1,2 @@\n-FACTOR = 1.0\n+FACTOR = 0.8\n ERR = 0\n"
+        await _crash(ws, point, "experiment_evaluate_many", {"candidates": [{"patch": diff, "hypothesis": "20% less work"},
+                                                                           {"patch": diff, "hypothesis": "the same, again"}]})
+        left = list((ws / ".kernel-mcp" / "worktrees").glob("k.b*"))
+        assert left  # the killed batch left its candidate worktrees...
+        async with Client(build_server(ws)) as client:
+            await call(client, "experiment_status")
+        assert not list((ws / ".kernel-mcp" / "worktrees").glob("k.b*"))  # ...and the next call removed them
+        assert "k.b" not in repo.git.worktree("list")
+        return
+    tool = "experiment_keep" if point.startswith("keep") else "experiment_evaluate"
+    await _crash(ws, point, tool, {} if point.startswith("keep") else {"hypothesis": "10% less work"})
+    async with Client(build_server(ws)) as client:
+        status = await call(client, "experiment_status")
+        wt = git.Repo(start["worktree"])
+        assert not (Path(wt.git_dir) / "index.lock").exists()
+        if point == "keep-after-commit":
+            assert status["best_commit"] == wt.head.commit.hexsha != start["best_commit"]
+            assert (await call(client, "experiment_log"))["attempts"][0]["outcome"] == "kept"
+        else:
+            assert status["best_commit"] == start["best_commit"] == wt.head.commit.hexsha
+            if point == "evaluate-during-runs":
+                await call(client, "experiment_evaluate", hypothesis="10% less work")
+            kept = await call(client, "experiment_keep")
+            assert kept["best_commit"] != start["best_commit"]
+        assert wt.git.status("--porcelain", "--untracked-files=no") == ""
+
+
+async def test_end_writes_the_stop_summary_and_refuses_unevaluated_changes(tmp_path):
+    ws = make_ws(tmp_path / "end", DRIFTING_BENCH, "out/\n__pycache__/\n")
+    async with Client(build_server(ws)) as client:
+        start = await call(client, "experiment_start", tag="e")
+        set_factor(start["worktree"], 0.9)
+        refused = await client.call_tool("experiment_end", {"reason": "done for today"})
+        assert refused.is_error and "never evaluated" in text_of(refused) and "kernel.py" in text_of(refused)
+        await call(client, "experiment_evaluate", hypothesis="10% less work")
+        await call(client, "experiment_keep")
+        ended = await call(client, "experiment_end", reason="done for today")
+        assert ended["status"] == "ended"
+        after = await client.call_tool("experiment_evaluate", {"hypothesis": "more"})
+        assert after.is_error and "ended" in text_of(after)
+    perf = Path(start["worktree"], "performance.md").read_text()
+    assert "## Stop summary" in perf and "done for today" in perf and "kept: 2 attempt(s)" in perf
+    assert subprocess.run(["git", "-C", start["worktree"], "status", "--porcelain"], capture_output=True, text=True).stdout == ""
