@@ -193,8 +193,12 @@ async def test_suspicious_speedup_needs_an_agreeing_remeasurement(hack_ws):
         attempt = await _evaluate(client, "much less work")
         assert attempt["decision"] == "suspicious" and any("plausibility limit" in r for r in attempt["reasons"])
         kept = await client.call_tool("experiment_keep", {})
-        assert not kept.is_error, text_of(kept)  # a real speedup survives the A B B A re-measurement
-    assert "Kernel-MCP-Attempt" in git.Repo(Path(wt)).head.commit.message
+        assert not kept.is_error, text_of(kept)  # a real speedup survives the side-by-side re-measurement
+        log = await client.call_tool("experiment_log", {})
+    message = git.Repo(Path(wt)).head.commit.message
+    assert "Kernel-MCP-Attempt" in message and "Re-measured (suspicious speedup): evaluated" in message
+    # the re-measurement is evidence a person reads in the log too, not only in the database
+    assert "re-measured at keep: evaluated" in text_of(log) and log.structured_content["attempts"][0]["remeasured"].startswith("evaluated")
 
 
 MORE_WORK = [

@@ -24,11 +24,16 @@ class AttemptView(BaseModel):
     change: str | None  # overall statement against the parent
     per_class: dict[str, str] = {}  # class -> its own paired statement against BEST
     measured: str | None = None  # where the figures came from: timing source, pairs, clocks, wall time
+    remeasured: str | None = None  # a suspicious speedup's independent re-measurement at keep time
+    verification: str | None = None
     created: str
 
     def line(self) -> str:
         commit = f" -> {self.commit[:10]}" if self.commit else ""
-        return f"#{self.id} {self.parent[:10]}{commit} [{self.decision}/{self.outcome}] {self.hypothesis[:90]}" + (f" ({self.change})" if self.change else "")
+        line = f"#{self.id} {self.parent[:10]}{commit} [{self.decision}/{self.outcome}] {self.hypothesis[:90]}" + (f" ({self.change})" if self.change else "")
+        if self.remeasured:
+            line += f"\n    re-measured at keep: {self.remeasured}"
+        return line
 
 
 def attempt_view(a: dict[str, Any]) -> AttemptView:
@@ -45,6 +50,8 @@ def attempt_view(a: dict[str, Any]) -> AttemptView:
         files=a.get("files") or [], decision=a["decision"], outcome=a["outcome"], reasons=a.get("reasons") or [],
         classes=dict(list(classes.items())[:12]), correct=all(v.get("correct", True) for v in figures.values()), change=change,
         per_class=per_class, measured=measured_statement(evidence), created=a["created"],
+        remeasured=(evidence.get("remeasured") or {}).get("statement"),
+        verification=(evidence.get("verification") or {}).get("summary") or (evidence.get("verification") or {}).get("failed"),
     )
 
 
@@ -89,6 +96,8 @@ class ExperimentAnswer(ToolOutput):
                 lines.append("  per class (vs BEST, paired): " + "; ".join(f"{k} {v}" for k, v in list(a.per_class.items())[:8]))
             if a.measured:
                 lines.append(f"  measured: {a.measured}")
+            if a.remeasured:
+                lines.append(f"  re-measured at keep: {a.remeasured}")
             if a.files:
                 lines.append(f"  files: {', '.join(a.files[:10])}")
         if self.best:
