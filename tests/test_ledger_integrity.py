@@ -236,3 +236,60 @@ async def test_end_writes_the_stop_summary_and_refuses_unevaluated_changes(tmp_p
     perf = Path(start["worktree"], "performance.md").read_text()
     assert "## Stop summary" in perf and "done for today" in perf and "kept: 2 attempt(s)" in perf
     assert subprocess.run(["git", "-C", start["worktree"], "status", "--porcelain"], capture_output=True, text=True).stdout == ""
+
+
+def test_a_ledger_written_before_the_typed_state_opens_with_defaults(tmp_path):
+    """An older ledger (no run_outputs, owner or intent commit columns; evidence with keys this
+    version does not know) is read as typed records, with nothing recorded dropped."""
+    import json
+    import sqlite3
+
+    from kernel_mcp.ledger.store import LedgerStore
+
+    path = tmp_path / "ledger.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript("""
+    CREATE TABLE experiments (tag TEXT PRIMARY KEY, branch TEXT NOT NULL, worktree TEXT NOT NULL, subdir TEXT NOT NULL,
+      base_commit TEXT NOT NULL, best_commit TEXT NOT NULL, best_attempt INTEGER, status TEXT NOT NULL, stop_reason TEXT,
+      consecutive_regressions INTEGER NOT NULL DEFAULT 0, protected TEXT NOT NULL DEFAULT '{}', created TEXT NOT NULL);
+    CREATE TABLE attempts (id INTEGER PRIMARY KEY AUTOINCREMENT, tag TEXT NOT NULL, parent_commit TEXT NOT NULL, commit_sha TEXT,
+      diff_hash TEXT, files TEXT NOT NULL DEFAULT '[]', hypothesis TEXT NOT NULL, target_class TEXT, figures TEXT NOT NULL DEFAULT '{}',
+      comparisons TEXT NOT NULL DEFAULT '{}', decision TEXT NOT NULL, reasons TEXT NOT NULL DEFAULT '[]', regression INTEGER NOT NULL DEFAULT 0,
+      repair_count INTEGER NOT NULL DEFAULT 0, evidence TEXT NOT NULL DEFAULT '{}', outcome TEXT NOT NULL, created TEXT NOT NULL, closed TEXT);
+    CREATE TABLE intents (tag TEXT NOT NULL, action TEXT NOT NULL, attempt_id INTEGER, started TEXT NOT NULL);
+    """)
+    db.execute("INSERT INTO experiments VALUES ('old', 'kernel-opt/old', '/x', '.', 'a1', 'b2', 1, 'running', NULL, 0, '{\"bench.py\": \"ff\"}', '2026-11-01T00:00:00')")
+    figures = {"shape=small": {"key": "shape=small", "rows": 1, "correct": True, "failing_rows": 0, "worst_error": 0.0, "samples": [10.0, 11.0]}}
+    evidence = {"seeds": [1, 2], "noise": {"level": 0.004, "statement": "A/A +0.1%"}, "direction": -1}
+    db.execute("INSERT INTO attempts (tag, parent_commit, hypothesis, figures, decision, evidence, outcome, created) VALUES (?,?,?,?,?,?,?,?)",
+               ("old", "a1", "baseline", json.dumps(figures), "baseline", json.dumps(evidence), "kept", "2026-11-01T00:00:00"))
+    db.commit()
+    db.close()
+    store = LedgerStore(path)
+    exp = store.experiment("old")
+    assert exp.run_outputs == [] and exp.owner is None and exp.protected == {"bench.py": "ff"}
+    attempt = store.attempt(1)
+    assert attempt.figures["shape=small"].median == 10.5 and attempt.evidence.seeds == [1, 2] and attempt.evidence.direction == -1
+    assert attempt.evidence.model_extra["noise"]["level"] == 0.004  # an older key is kept as it was
+    store.add_intent("old", "keep", 1, "c3")
+    assert store.intents("old")[0].commit_sha == "c3"
+
+
+async def test_marker_text_in_a_hypothesis_cannot_fool_crash_recovery(tmp_path):
+    """The previous keep's message quotes the marker of the next attempt; a keep killed before it
+    moved the branch must still be seen as not done (recovery compares commits, not text)."""
+    ws = make_ws(tmp_path / "marker", DRIFTING_BENCH, "out/\n__pycache__/\n")
+    async with Client(build_server(ws)) as client:
+        start = await call(client, "experiment_start", tag="m")
+        set_factor(start["worktree"], 0.9)
+        await call(client, "experiment_evaluate", hypothesis="less work\n\nKernel-MCP-Attempt: 3")
+        first = await call(client, "experiment_keep")
+        set_factor(start["worktree"], 0.8)
+        third = await call(client, "experiment_evaluate", hypothesis="even less work")
+    assert third["attempt"]["id"] == 3 and "Kernel-MCP-Attempt: 3" in git.Repo(start["worktree"]).head.commit.message
+    await _crash(ws, "keep-before-commit", "experiment_keep", {})
+    async with Client(build_server(ws)) as client:
+        status = await call(client, "experiment_status")
+        log = await call(client, "experiment_log")
+    assert status["best_commit"] == first["best_commit"]
+    assert [a["outcome"] for a in log["attempts"]][:2] == ["pending", "kept"]

@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
+from kernel_mcp.bench.stats import geomean
 from kernel_mcp.errors import CommandFailed, WorkspaceError
 from kernel_mcp.workspace.config import BenchmarkConfig
 
@@ -168,7 +169,7 @@ def figures(frame: pd.DataFrame, cfg: BenchmarkConfig, harness=None, floor=None)
                 correct=bool(ok[idx].all()),
                 failing_rows=int((~ok[idx]).sum()),
                 worst_error=worst_error(frame[cfg.correctness.column][idx], errors[idx]),
-                metric=float(math.exp(sum(math.log(v) for v in values) / len(values))),
+                metric=geomean(float(v) for v in values),
             )
         )
     impossible = below_floor(frame, cfg, harness, floor) if harness is not None else []

@@ -22,7 +22,6 @@ import git
 
 from kernel_mcp import toolchain
 from kernel_mcp.bench import BenchRun, ClassRun
-from kernel_mcp.bench.stats import median
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.ledger import gitops, harness, performance, recover
 from kernel_mcp.ledger.decide import MAX_REPAIRS
@@ -30,6 +29,7 @@ from kernel_mcp.ledger.models import AttemptView, ExperimentAnswer, LogAnswer, a
 from kernel_mcp.ledger.store import LedgerStore, now
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run, Workspace
+from kernel_mcp.ledger.state import Experiment, Attempt
 
 STOP_AFTER_REGRESSIONS = 5
 LEDGER_DB = "ledger.sqlite"
@@ -60,70 +60,70 @@ class Ledger:
         self.store = LedgerStore(ws.state_dir / LEDGER_DB)
 
     # ---- state ------------------------------------------------------------------------------
-    def experiment(self, tag: str | None) -> dict[str, Any]:
+    def experiment(self, tag: str | None) -> Experiment:
         exp = self.store.experiment(tag)
         if exp is None:
             raise InvalidInput("no experiment" + (f" tagged {tag!r}" if tag else " yet"), hint="call experiment_start first")
         self.reconcile(exp)
-        return self.store.experiment(exp["tag"])
+        return self.store.experiment(exp.tag)
 
-    def running(self, tag: str | None) -> dict[str, Any]:
+    def running(self, tag: str | None) -> Experiment:
         exp = self.experiment(tag)
-        if exp["status"] == "starting":
-            raise InvalidInput(f"experiment {exp['tag']} is still measuring its baseline", hint="wait for experiment_start to answer")
-        if exp["status"] != "running":
-            raise InvalidInput(f"experiment {exp['tag']} has {exp['status']}: {exp['stop_reason']}")
+        if exp.status == "starting":
+            raise InvalidInput(f"experiment {exp.tag} is still measuring its baseline", hint="wait for experiment_start to answer")
+        if exp.status != "running":
+            raise InvalidInput(f"experiment {exp.tag} has {exp.status}: {exp.stop_reason}")
         return exp
 
-    def worktree(self, exp: dict[str, Any]) -> git.Repo:
-        return git.Repo(exp["worktree"])
+    def worktree(self, exp: Experiment) -> git.Repo:
+        return git.Repo(exp.worktree)
 
-    def workdir(self, exp: dict[str, Any]) -> Path:
-        return Path(exp["worktree"]) / exp["subdir"] if exp["subdir"] != "." else Path(exp["worktree"])
+    def workdir(self, exp: Experiment) -> Path:
+        return Path(exp.worktree) / exp.subdir if exp.subdir != "." else Path(exp.worktree)
 
     def lock(self):
         """The workspace's ledger lock, shared by every server process on this workspace."""
         return recover.workspace_lock(self.ws.state_dir)
 
-    def best_tree(self, exp: dict[str, Any], slot: int | None = None) -> Path:
+    def best_tree(self, exp: Experiment, slot: int | None = None) -> Path:
         """BEST checked out in a worktree of its own (one per slot of a batch), kept between
         evaluations so its build stays cached; reset to BEST before every use, so nothing written
         into it can be measured as BEST. Returns the workspace folder inside it."""
         repo, _ = gitops.repo_of(self.ws.root)
-        path = self.ws.state_dir / "worktrees" / (f"{exp['tag']}--best" + (f"-s{slot}" if slot else ""))
+        path = self.ws.state_dir / "worktrees" / (f"{exp.tag}--best" + (f"-s{slot}" if slot else ""))
         if not (path / ".git").exists():
             gitops.prune_worktrees(repo)
-            gitops.add_detached_worktree(repo, path, exp["best_commit"])
+            gitops.add_detached_worktree(repo, path, exp.best_commit)
         tree = git.Repo(path)
-        if tree.head.commit.hexsha != exp["best_commit"]:
-            tree.git.checkout("--detach", "--force", exp["best_commit"])
-        gitops.reset_to(tree, exp["best_commit"])
-        return path / exp["subdir"] if exp["subdir"] != "." else path
+        if tree.head.commit.hexsha != exp.best_commit:
+            tree.git.checkout("--detach", "--force", exp.best_commit)
+        gitops.reset_to(tree, exp.best_commit)
+        return path / exp.subdir if exp.subdir != "." else path
 
-    def best_figures(self, exp: dict[str, Any]) -> dict[str, ClassRun]:
-        attempt = self.store.attempt(exp["best_attempt"])
-        return {k: ClassRun.model_validate(v) for k, v in attempt["figures"].items()}
+    def best_figures(self, exp: Experiment) -> dict[str, ClassRun]:
+        attempt = self.store.attempt(exp.best_attempt)
+        return {k: ClassRun.model_validate(v) for k, v in attempt.figures.items()}
 
-    def reconcile(self, exp: dict[str, Any]) -> None:
+    def reconcile(self, exp: Experiment) -> None:
         """Finish or forget a step that a killed process left half-done (a keep between its intent
         and its record), and remove a killed batch's candidate worktrees."""
-        intents = self.store.intents(exp["tag"])
-        if intents and exp["status"] != "starting":
+        intents = self.store.intents(exp.tag)
+        if intents and exp.status != "starting":
             wt = self.worktree(exp)
             recover.clear_stale_index_lock(wt)
             with self.store.transaction():
                 for intent in intents:
-                    if intent["action"] == "keep" and intent["commit_sha"] and gitops.branch_head(wt, exp["branch"]) == intent["commit_sha"]:
-                        self.record_keep(exp, intent["attempt_id"], intent["commit_sha"])
-                self.store.clear_intents(exp["tag"])
+                    if intent.action == "keep" and intent.commit_sha and gitops.branch_head(wt, exp.branch) == intent.commit_sha:
+                        self.record_keep(exp, intent.attempt_id, intent.commit_sha)
+                self.store.clear_intents(exp.tag)
             gitops.sync_index(wt)
         repo, _ = gitops.repo_of(self.ws.root)
-        for folder in recover.orphan_folders(self.ws.state_dir / "worktrees", f"{exp['tag']}.b"):
+        for folder in recover.orphan_folders(self.ws.state_dir / "worktrees", f"{exp.tag}.b"):
             recover.remove_folder(repo, folder)
 
-    def record_keep(self, exp: dict[str, Any], attempt_id: int, sha: str) -> None:
+    def record_keep(self, exp: Experiment, attempt_id: int, sha: str) -> None:
         self.store.update_attempt(attempt_id, outcome="kept", commit_sha=sha, closed=now())
-        self.store.update_experiment(exp["tag"], best_commit=sha, best_attempt=attempt_id, consecutive_regressions=0)
+        self.store.update_experiment(exp.tag, best_commit=sha, best_attempt=attempt_id, consecutive_regressions=0)
 
     def keep_metric(self) -> str:
         """profiler when one can measure GPU kernel time here, else the benchmark's own metric."""
@@ -138,11 +138,11 @@ class Ledger:
         return "profiler" if toolchain.find(tool) else "csv"
 
     # ---- what the benchmark writes is never an edit ------------------------------------------
-    def outputs(self, exp: dict[str, Any]) -> set[str]:
-        return set(exp.get("run_outputs") or [])
+    def outputs(self, exp: Experiment) -> set[str]:
+        return set(exp.run_outputs or [])
 
     @asynccontextmanager
-    async def watching(self, exp: dict[str, Any]):
+    async def watching(self, exp: Experiment):
         """Record what the runs inside the block write in the experiment's worktree: kernel sources
         are reported as edited, everything else becomes a run output (left out of every candidate)."""
         wt = self.worktree(exp)
@@ -151,30 +151,30 @@ class Ledger:
         try:
             yield seen
         finally:
-            prefix = "" if exp["subdir"] == "." else exp["subdir"].rstrip("/") + "/"
+            prefix = "" if exp.subdir == "." else exp.subdir.rstrip("/") + "/"
             # performance.md is the ledger's own record: another server's keep may write it meanwhile
             written = gitops.written_between(before, gitops.dirty_state(wt)) - {prefix + performance.FILE_NAME}
             cfg = self.ws.config.harness
             seen.edited = sorted(p for p in written if p.startswith(prefix) and not harness.is_protected(p[len(prefix):], cfg))
             seen.outputs = sorted(set(written) - set(seen.edited))
             seen.tracked = sorted(gitops.tracked_in(wt, "HEAD", set(written)))
-            known = self.outputs(self.store.experiment(exp["tag"]) or exp)
+            known = self.outputs(self.store.experiment(exp.tag) or exp)
             if set(seen.outputs) - known:
                 with self.store.transaction():
-                    self.store.update_experiment(exp["tag"], run_outputs=sorted(known | set(seen.outputs))[:MAX_RUN_OUTPUTS])
+                    self.store.update_experiment(exp.tag, run_outputs=sorted(known | set(seen.outputs))[:MAX_RUN_OUTPUTS])
 
-    def candidate(self, exp: dict[str, Any], message: str) -> str:
+    def candidate(self, exp: Experiment, message: str) -> str:
         """The worktree as it is now, as a commit on BEST (the runs' outputs left out; a tracked file
         that a run rewrote gets BEST's content back first)."""
         wt = self.worktree(exp)
         outputs = self.outputs(exp)
-        gitops.restore(wt, exp["best_commit"], gitops.tracked_in(wt, exp["best_commit"], outputs))
-        return gitops.snapshot(wt, exp["best_commit"], outputs, message)
+        gitops.restore(wt, exp.best_commit, gitops.tracked_in(wt, exp.best_commit, outputs))
+        return gitops.snapshot(wt, exp.best_commit, outputs, message)
 
-    def advance(self, exp: dict[str, Any], commit: str) -> None:
+    def advance(self, exp: Experiment, commit: str) -> None:
         """Move the experiment's branch from BEST to `commit` (refused if it moved meanwhile), and its index."""
         wt = self.worktree(exp)
-        gitops.advance_branch(wt, exp["branch"], commit, exp["best_commit"])
+        gitops.advance_branch(wt, exp.branch, commit, exp.best_commit)
         gitops.sync_index(wt)
 
     # ---- steps (each in its own module) ------------------------------------------------------
@@ -203,26 +203,26 @@ class Ledger:
 
         return await end(self, tag, reason)
 
-    async def stop(self, exp: dict[str, Any], reason: str, status: str = "stopped") -> None:
+    async def stop(self, exp: Experiment, reason: str, status: str = "stopped") -> None:
         from kernel_mcp.ledger.experiment import stop
 
         await stop(self, exp, reason, status)
 
     # ---- answers ----------------------------------------------------------------------------
-    def status_answer(self, exp: dict[str, Any], attempt: dict[str, Any] | None = None, run_id: str | None = None) -> ExperimentAnswer:
-        best = self.store.attempt(exp["best_attempt"]) if exp.get("best_attempt") else None
-        recent = [a for a in self.store.attempts(exp["tag"], 50) if a["regression"]][:STOP_AFTER_REGRESSIONS]
+    def status_answer(self, exp: Experiment, attempt: Attempt | None = None, run_id: str | None = None) -> ExperimentAnswer:
+        best = self.store.attempt(exp.best_attempt) if exp.best_attempt else None
+        recent = [a for a in self.store.attempts(exp.tag, 50) if a.regression][:STOP_AFTER_REGRESSIONS]
         return ExperimentAnswer(
-            tag=exp["tag"], status=exp["status"], stop_reason=exp["stop_reason"], branch=exp["branch"], worktree=str(self.workdir(exp)),
-            best_commit=exp["best_commit"], best=attempt_view(best) if best else None, consecutive_regressions=exp["consecutive_regressions"],
+            tag=exp.tag, status=exp.status, stop_reason=exp.stop_reason, branch=exp.branch, worktree=str(self.workdir(exp)),
+            best_commit=exp.best_commit, best=attempt_view(best) if best else None, consecutive_regressions=exp.consecutive_regressions,
             recent_regressions=[attempt_view(a) for a in recent], attempt=attempt_view(attempt) if attempt else None,
             max_repairs=MAX_REPAIRS, run_id=run_id, notes=[],
         )
 
     def log(self, tag: str | None, limit: int, outcome: str | None) -> LogAnswer:
         exp = self.experiment(tag)
-        rows = self.store.attempts(exp["tag"], limit, outcome)
-        return LogAnswer(tag=exp["tag"], best_commit=exp["best_commit"], attempts=[attempt_view(a) for a in rows])
+        rows = self.store.attempts(exp.tag, limit, outcome)
+        return LogAnswer(tag=exp.tag, best_commit=exp.best_commit, attempts=[attempt_view(a) for a in rows])
 
 
 async def keep_profile(ws: Workspace, keep_metric: str, run: Run, workdir: Path, progress: ProgressFn | None, lease=None, locked: bool = True) -> dict[str, Any]:
@@ -242,8 +242,8 @@ def figures_of(bench: BenchRun) -> dict[str, Any]:
     return {c.key: c.model_dump() for c in bench.classes}
 
 
-def figures_summary(figures: dict[str, Any]) -> str:
-    parts = [f"{k}: {median(v['samples']):.4g}" for k, v in list(figures.items())[:4] if v.get("samples")]
+def figures_summary(figures: dict[str, ClassRun]) -> str:
+    parts = [f"{k}: {v.median:.4g}" for k, v in list(figures.items())[:4] if v.samples]
     return "; ".join(parts) + (" ..." if len(figures) > 4 else "")
 
 
@@ -257,9 +257,9 @@ def compare_with_best(ws: Workspace, result: BenchRun, run_id: str):
         return answer
     lg = Ledger(ws)
     exp = lg.store.experiment(None)
-    if exp is None or not exp.get("best_attempt"):
+    if exp is None or not exp.best_attempt:
         return answer
     best = lg.best_figures(exp)
-    answer.against = f"BEST {exp['best_commit'][:10]} (as measured when it was kept)"
+    answer.against = f"BEST {exp.best_commit[:10]} (as measured when it was kept)"
     answer.comparisons = {c.key: compare(best[c.key].samples, c.samples, seed=i) for i, c in enumerate(result.classes) if c.key in best}
     return answer

@@ -17,6 +17,7 @@ from kernel_mcp.ledger.models import ExperimentAnswer
 from kernel_mcp.ledger.paired import Together, measure_together
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run
+from kernel_mcp.ledger.state import Experiment
 
 
 def judge(ledger: Ledger, together: Together, target: str | None, prev_dir: int, repairs: int) -> Verdict:
@@ -38,12 +39,12 @@ def judge(ledger: Ledger, together: Together, target: str | None, prev_dir: int,
     return verdict
 
 
-def attempt_fields(exp: dict[str, Any], together: Together, verdict: Verdict, hypothesis: str, target: str | None, files: list[str], digest: str,
+def attempt_fields(exp: Experiment, together: Together, verdict: Verdict, hypothesis: str, target: str | None, files: list[str], digest: str,
                    repairs: int, run_id: str, keep_metric: str, **extra_evidence: Any) -> dict[str, Any]:
     """One attempt row, as evaluate and evaluate_many record it."""
     bench = together.candidate
     return dict(
-        tag=exp["tag"], parent_commit=exp["best_commit"], diff_hash=digest, files=files, hypothesis=hypothesis,
+        tag=exp.tag, parent_commit=exp.best_commit, diff_hash=digest, files=files, hypothesis=hypothesis,
         target_class=target, figures=figures_of(bench) if bench else {}, comparisons={k: v.model_dump() for k, v in verdict.comparisons.items()},
         decision=verdict.decision, reasons=verdict.reasons, regression=int(verdict.regression),
         repair_count=repairs if verdict.decision == "repair-needed" else 0, outcome="pending",
@@ -61,18 +62,18 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
     exp = ledger.running(tag)
     wt = ledger.worktree(exp)
     workdir = ledger.workdir(exp)
-    best = exp["best_commit"]
-    snap = ledger.candidate(exp, f"Candidate: {hypothesis}\n\nMeasured against BEST {best[:10]} (experiment {exp['tag']})\n")
+    best = exp.best_commit
+    snap = ledger.candidate(exp, f"Candidate: {hypothesis}\n\nMeasured against BEST {best[:10]} (experiment {exp.tag})\n")
     files = gitops.files_between(wt, best, snap)
     digest = gitops.tree_of(wt, snap)
-    previous = ledger.store.latest_attempt(exp["tag"])
+    previous = ledger.store.latest_attempt(exp.tag)
     outputs = ledger.outputs(exp)
-    problems = harness.violations(wt, exp["subdir"], workdir, exp["protected"], ledger.ws.config.harness, files, outputs)
+    problems = harness.violations(wt, exp.subdir, workdir, exp.protected, ledger.ws.config.harness, files, outputs)
     if problems:
-        return await _record(ledger, exp, run, snap, dict(tag=exp["tag"], parent_commit=best, diff_hash=digest, files=files, hypothesis=hypothesis, target_class=target,
+        return await _record(ledger, exp, run, snap, dict(tag=exp.tag, parent_commit=best, diff_hash=digest, files=files, hypothesis=hypothesis, target_class=target,
                                                     decision="refused", reasons=["the harness is frozen: " + p for p in problems], outcome="pending",
                                                     evidence={"candidate_commit": snap}), None)
-    repairs = previous["repair_count"] + 1 if previous and previous["decision"] == "repair-needed" and previous["hypothesis"] == hypothesis else 0
+    repairs = previous.repair_count + 1 if previous and previous.decision == "repair-needed" and previous.hypothesis == hypothesis else 0
     keep_metric = ledger.keep_metric()
     try:
         async with ledger.watching(exp) as seen:
@@ -82,8 +83,8 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
         await ledger.stop(exp, "no idle GPU for the whole waiting limit")
         raise
     # Candidates of a batch are siblings, not a line of changes: "twice in a row" skips them.
-    in_line = previous and previous["decision"] in ("discard", "keep", "suspicious") and not previous["evidence"].get("batch")
-    prev_dir = previous["evidence"].get("direction", 0) if in_line else 0
+    in_line = previous and previous.decision in ("discard", "keep", "suspicious") and not previous.evidence.batch
+    prev_dir = previous.evidence.direction if in_line else 0
     verdict = judge(ledger, together, target, prev_dir, repairs)
     if seen.edited:
         verdict = Verdict(decision="refused", comparisons=verdict.comparisons, overall=verdict.overall,
@@ -93,21 +94,21 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
     return await _record(ledger, exp, run, snap, fields, verdict)
 
 
-async def _record(ledger: Ledger, exp: dict[str, Any], run: Run, snap: str, fields: dict[str, Any], verdict: Verdict | None) -> ExperimentAnswer:
+async def _record(ledger: Ledger, exp: Experiment, run: Run, snap: str, fields: dict[str, Any], verdict: Verdict | None) -> ExperimentAnswer:
     """The attempt in one transaction: earlier pending attempts are superseded by it, and the run of
     consecutive regressions is counted."""
     with ledger.store.transaction():
-        ledger.store.close_pending(exp["tag"], "superseded")
+        ledger.store.close_pending(exp.tag, "superseded")
         attempt_id = ledger.store.add_attempt(**fields)
-        count = exp["consecutive_regressions"]
+        count = exp.consecutive_regressions
         if verdict is not None:
             if verdict.regression:
                 count += 1
             elif verdict.decision != "repair-needed":
                 count = 0  # a tie, a failure or an improvement breaks the run of regressions
-        ledger.store.update_experiment(exp["tag"], consecutive_regressions=count)
+        ledger.store.update_experiment(exp.tag, consecutive_regressions=count)
     repo, _ = gitops.repo_of(ledger.ws.root)
-    gitops.pin(repo, f"refs/kernel-mcp/{exp['tag']}/attempt-{attempt_id}", snap)  # the measured code stays reachable
+    gitops.pin(repo, f"refs/kernel-mcp/{exp.tag}/attempt-{attempt_id}", snap)  # the measured code stays reachable
     if count >= STOP_AFTER_REGRESSIONS:
         await ledger.stop(exp, f"{STOP_AFTER_REGRESSIONS} consecutive measured regressions")
-    return ledger.status_answer(ledger.store.experiment(exp["tag"]), attempt=ledger.store.attempt(attempt_id), run_id=run.id)
+    return ledger.status_answer(ledger.store.experiment(exp.tag), attempt=ledger.store.attempt(attempt_id), run_id=run.id)

@@ -8,7 +8,6 @@ start that fails removes its worktree, branch and record itself.
 
 from __future__ import annotations
 
-from typing import Any
 
 from kernel_mcp.bench import run_benchmark
 from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
@@ -17,17 +16,18 @@ from kernel_mcp.ledger.models import ExperimentAnswer
 from kernel_mcp.ledger.store import now
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run
+from kernel_mcp.ledger.state import Experiment
 
 
-def _discard_half_made(ledger: Ledger, exp: dict[str, Any]) -> None:
+def _discard_half_made(ledger: Ledger, exp: Experiment) -> None:
     """What a start that never finished left: its worktree, its branch and its record (nothing else
     was made by it, and nothing of the user's is touched)."""
     repo, _ = gitops.repo_of(ledger.ws.root)
-    recover.remove_folder(repo, ledger.ws.state_dir / "worktrees" / exp["tag"])
-    if exp["branch"] in [h.name for h in repo.heads]:
-        repo.git.branch("-D", exp["branch"])
+    recover.remove_folder(repo, ledger.ws.state_dir / "worktrees" / exp.tag)
+    if exp.branch in [h.name for h in repo.heads]:
+        repo.git.branch("-D", exp.branch)
     with ledger.store.transaction():
-        ledger.store.delete_experiment(exp["tag"])
+        ledger.store.delete_experiment(exp.tag)
 
 
 async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: ProgressFn | None) -> ExperimentAnswer:
@@ -39,10 +39,10 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
     path = ws.state_dir / "worktrees" / tag
     async with ledger.lock():
         existing = ledger.store.experiment(tag)
-        if existing is not None and existing["status"] == "starting" and not recover.owner_alive(existing["owner"]):
+        if existing is not None and existing.status == "starting" and not recover.owner_alive(existing.owner):
             _discard_half_made(ledger, existing)
         elif existing is not None:
-            raise InvalidInput(f"an experiment tagged {tag!r} exists" + (" and is still starting" if existing["status"] == "starting" else ""),
+            raise InvalidInput(f"an experiment tagged {tag!r} exists" + (" and is still starting" if existing.status == "starting" else ""),
                                hint="choose another tag, or continue it with experiment_status")
         gitops.ignore_state_folder(repo, subdir)
         dirty = gitops.dirty_paths(repo)
@@ -85,7 +85,7 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
             cfg = ws.config.benchmark
             performance.append_row(workdir, performance.Row(
                 commit=base[:10], status="baseline", command=" ".join(cfg.command), target="all", kernel=cfg.target_kernel,
-                metric=figures_summary(figures_of(bench)), gpu_time="-", change="-", why="unmodified code"))
+                metric=figures_summary(bench.by_key()), gpu_time="-", change="-", why="unmodified code"))
             sha = ledger.candidate(exp, f"Baseline of experiment {tag}\n\n{gitops.LEDGER_MARK}: {attempt_id}\n")
             ledger.advance(exp, sha)
             with ledger.store.transaction():
@@ -98,21 +98,21 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
     return ledger.status_answer(ledger.store.experiment(tag), run_id=run.id)
 
 
-async def stop(ledger: Ledger, exp: dict[str, Any], reason: str, status: str = "stopped") -> None:
+async def stop(ledger: Ledger, exp: Experiment, reason: str, status: str = "stopped") -> None:
     """A stop condition, or the user's end: back to BEST, the stop summary into performance.md, committed."""
     async with ledger.lock():
-        exp = ledger.store.experiment(exp["tag"])
+        exp = ledger.store.experiment(exp.tag)
         wt = ledger.worktree(exp)
         recover.clear_stale_index_lock(wt)
-        gitops.reset_to(wt, exp["best_commit"])
-        recent = [a for a in ledger.store.attempts(exp["tag"], 50) if a["regression"]][:STOP_AFTER_REGRESSIONS]
-        kept = [a for a in ledger.store.attempts(exp["tag"], 1000, "kept")]
+        gitops.reset_to(wt, exp.best_commit)
+        recent = [a for a in ledger.store.attempts(exp.tag, 50) if a.regression][:STOP_AFTER_REGRESSIONS]
+        kept = [a for a in ledger.store.attempts(exp.tag, 1000, "kept")]
         performance.append_stop(ledger.workdir(exp), reason, exp, recent, kept)
-        sha = ledger.candidate(exp, f"{'End' if status == 'ended' else 'Stop'} experiment {exp['tag']}: {reason}\n")
+        sha = ledger.candidate(exp, f"{'End' if status == 'ended' else 'Stop'} experiment {exp.tag}: {reason}\n")
         ledger.advance(exp, sha)
         with ledger.store.transaction():
-            ledger.store.close_pending(exp["tag"], "not kept (the experiment " + status + ")")
-            ledger.store.update_experiment(exp["tag"], status=status, stop_reason=reason, best_commit=sha)
+            ledger.store.close_pending(exp.tag, "not kept (the experiment " + status + ")")
+            ledger.store.update_experiment(exp.tag, status=status, stop_reason=reason, best_commit=sha)
 
 
 async def end(ledger: Ledger, tag: str | None, reason: str) -> ExperimentAnswer:
@@ -121,11 +121,11 @@ async def end(ledger: Ledger, tag: str | None, reason: str) -> ExperimentAnswer:
     exp = ledger.running(tag)
     wt = ledger.worktree(exp)
     snap = ledger.candidate(exp, "end check")
-    latest = ledger.store.latest_attempt(exp["tag"])
-    unevaluated = gitops.tree_of(wt, snap) != gitops.tree_of(wt, exp["best_commit"]) and not (latest and latest["diff_hash"] == gitops.tree_of(wt, snap))
+    latest = ledger.store.latest_attempt(exp.tag)
+    unevaluated = gitops.tree_of(wt, snap) != gitops.tree_of(wt, exp.best_commit) and not (latest and latest.diff_hash == gitops.tree_of(wt, snap))
     if unevaluated:
-        files = gitops.files_between(wt, exp["best_commit"], snap)
+        files = gitops.files_between(wt, exp.best_commit, snap)
         raise InvalidInput(f"the worktree holds changes that were never evaluated: {', '.join(files[:8])}",
                            hint="experiment_evaluate them, or experiment_revert to discard them, then end the experiment")
     await stop(ledger, exp, reason, status="ended")
-    return ledger.status_answer(ledger.store.experiment(exp["tag"]))
+    return ledger.status_answer(ledger.store.experiment(exp.tag))

@@ -11,54 +11,55 @@ a process killed in between is reconciled by the next call from the branch itsel
 
 from __future__ import annotations
 
-from typing import Any
 
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.ledger import Ledger, crash_point, figures_summary, gitops, harness, performance, recover
 from kernel_mcp.ledger.models import ExperimentAnswer, measured_statement
+from kernel_mcp.ledger.state import Attempt, Evidence, Experiment
 from kernel_mcp.ledger.store import now
 from kernel_mcp.ledger.verify import remeasure, verify
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run
 
 
-def _still_evaluated(ledger: Ledger, exp: dict[str, Any], attempt: dict[str, Any], when: str) -> str:
+def _still_evaluated(ledger: Ledger, exp: Experiment, attempt: Attempt, when: str) -> str:
     """The worktree's candidate, refused unless it is what the attempt measured."""
     wt = ledger.worktree(exp)
-    snap = ledger.candidate(exp, f"Candidate of attempt #{attempt['id']}")
+    snap = ledger.candidate(exp, f"Candidate of attempt #{attempt.id}")
     # performance.md is the ledger's own record (a keep killed after writing its row is retried)
-    changed = gitops.files_between(wt, attempt["evidence"].get("candidate_commit") or attempt["commit_sha"], snap)
+    changed = gitops.files_between(wt, attempt.evidence.candidate_commit or attempt.commit_sha, snap)
     if changed:
         raise InvalidInput(f"the worktree changed {when}: {', '.join(changed[:8])}", hint="evaluate it again before keeping")
     return snap
 
 
-def _close(ledger: Ledger, attempt: dict[str, Any], evidence: dict[str, Any], reason: str) -> None:
+def _close(ledger: Ledger, attempt: Attempt, evidence: Evidence, reason: str) -> None:
     """Refuse a pending attempt at keep (never one that another server kept meanwhile)."""
     with ledger.store.transaction():
-        if (ledger.store.attempt(attempt["id"]) or {}).get("outcome") == "pending":
-            ledger.store.update_attempt(attempt["id"], evidence=evidence, reasons=attempt["reasons"] + [reason], decision="refused", outcome="refused", closed=now())
+        now_ = ledger.store.attempt(attempt.id)
+        if now_ is not None and now_.outcome == "pending":
+            ledger.store.update_attempt(attempt.id, evidence=evidence, reasons=attempt.reasons + [reason], decision="refused", outcome="refused", closed=now())
 
 
 async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progress: ProgressFn | None, attempt_id: int | None = None) -> ExperimentAnswer:
     exp = ledger.running(tag)
-    attempt = ledger.store.latest_attempt(exp["tag"]) if attempt_id is None else ledger.store.attempt(attempt_id)
-    if attempt_id is not None and (attempt is None or attempt["tag"] != exp["tag"]):
-        raise InvalidInput(f"experiment {exp['tag']} has no attempt #{attempt_id}", hint="experiment_log lists its attempts")
+    attempt = ledger.store.latest_attempt(exp.tag) if attempt_id is None else ledger.store.attempt(attempt_id)
+    if attempt_id is not None and (attempt is None or attempt.tag != exp.tag):
+        raise InvalidInput(f"experiment {exp.tag} has no attempt #{attempt_id}", hint="experiment_log lists its attempts")
     _keepable(attempt)
-    if attempt["evidence"].get("batch"):
+    if attempt.evidence.batch:
         from kernel_mcp.ledger.many import check_out_candidate
 
         check_out_candidate(ledger, exp, attempt)
     _still_evaluated(ledger, exp, attempt, "after it was evaluated")
     cfg = ledger.ws.config
     workdir = ledger.workdir(exp)
-    evidence = dict(attempt["evidence"])
+    evidence = attempt.evidence.model_copy(deep=True)
     async with ledger.watching(exp) as seen:
         verification = await verify(ledger.ws, run, workdir, progress)
-        evidence["verification"] = verification
-        if not verification.get("failed") and attempt["decision"] == "suspicious":
-            evidence["remeasured"] = await remeasure(ledger, exp, run, workdir, attempt, progress)
+        evidence.verification = verification
+        if not verification.get("failed") and attempt.decision == "suspicious":
+            evidence.remeasured = await remeasure(ledger, exp, run, workdir, attempt, progress)
     rewritten = sorted(set(seen.edited) | set(seen.tracked))
     if rewritten:
         _close(ledger, attempt, evidence, f"refused at keep: the verification changed files of the candidate: {', '.join(rewritten[:6])}")
@@ -67,91 +68,89 @@ async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progr
     if verification.get("failed"):
         _close(ledger, attempt, evidence, "refused at keep: " + verification["failed"])
         raise InvalidInput("keep refused: the verification set failed: " + verification["failed"], hint=f"see run {run.id}")
-    remeasured = evidence.get("remeasured")
+    remeasured = evidence.remeasured
     if remeasured and not remeasured["agrees"]:
         _close(ledger, attempt, evidence, "refused at keep: the independent re-measurement disagrees: " + remeasured["statement"])
         raise InvalidInput("keep refused: the independent re-measurement (fresh processes, side by side with BEST, both orders) disagrees: " + remeasured["statement"])
     async with ledger.lock():
-        exp = ledger.store.experiment(exp["tag"])
-        attempt = ledger.store.attempt(attempt["id"])
+        exp = ledger.store.experiment(exp.tag)
+        attempt = ledger.store.attempt(attempt.id)
         _keepable(attempt)  # another server may have kept or closed it meanwhile
-        if attempt["parent_commit"] != exp["best_commit"]:
-            raise InvalidInput(f"attempt #{attempt['id']} was measured against {attempt['parent_commit'][:10]}, but BEST is now {exp['best_commit'][:10]}",
+        if attempt.parent_commit != exp.best_commit:
+            raise InvalidInput(f"attempt #{attempt.id} was measured against {attempt.parent_commit[:10]}, but BEST is now {exp.best_commit[:10]}",
                                hint="evaluate it again against the new BEST")
         wt = ledger.worktree(exp)
         recover.clear_stale_index_lock(wt)
         snap = _still_evaluated(ledger, exp, attempt, "during the verification")
-        problems = harness.violations(wt, exp["subdir"], workdir, exp["protected"], cfg.harness, gitops.files_between(wt, exp["best_commit"], snap), ledger.outputs(exp))
+        problems = harness.violations(wt, exp.subdir, workdir, exp.protected, cfg.harness, gitops.files_between(wt, exp.best_commit, snap), ledger.outputs(exp))
         if problems:
             raise InvalidInput("keep refused, the harness is frozen: " + "; ".join(problems))
-        best = ledger.store.attempt(exp["best_attempt"])
+        best = ledger.store.attempt(exp.best_attempt)
         message = _message(ledger, exp, attempt, best, evidence, why)
         performance.append_row(workdir, _row(ledger, attempt, evidence, why))
         sha = ledger.candidate(exp, message)
         with ledger.store.transaction():
-            ledger.store.update_attempt(attempt["id"], evidence=evidence)
-            ledger.store.add_intent(exp["tag"], "keep", attempt["id"], sha)
+            ledger.store.update_attempt(attempt.id, evidence=evidence)
+            ledger.store.add_intent(exp.tag, "keep", attempt.id, sha)
         crash_point("keep-before-commit")
         ledger.advance(exp, sha)
         crash_point("keep-after-commit")
         with ledger.store.transaction():
-            ledger.record_keep(exp, attempt["id"], sha)
-            ledger.store.clear_intents(exp["tag"])
-            if attempt["evidence"].get("batch"):  # its siblings were measured against the old BEST
-                ledger.store.close_pending(exp["tag"], "not kept", batch=attempt["evidence"]["batch"])
-    return ledger.status_answer(ledger.store.experiment(exp["tag"]), attempt=ledger.store.attempt(attempt["id"]), run_id=run.id)
+            ledger.record_keep(exp, attempt.id, sha)
+            ledger.store.clear_intents(exp.tag)
+            if attempt.evidence.batch:  # its siblings were measured against the old BEST
+                ledger.store.close_pending(exp.tag, "not kept", batch=attempt.evidence.batch)
+    return ledger.status_answer(ledger.store.experiment(exp.tag), attempt=ledger.store.attempt(attempt.id), run_id=run.id)
 
 
-def _keepable(attempt: dict[str, Any] | None) -> None:
-    if attempt is None or attempt["outcome"] != "pending":
-        raise InvalidInput("nothing evaluated to keep" if attempt is None else f"attempt #{attempt['id']} is already {attempt['outcome']}",
+def _keepable(attempt: Attempt | None) -> None:
+    if attempt is None or attempt.outcome != "pending":
+        raise InvalidInput("nothing evaluated to keep" if attempt is None else f"attempt #{attempt.id} is already {attempt.outcome}",
                            hint="call experiment_evaluate (or experiment_evaluate_many) first")
-    if attempt["decision"] not in ("keep", "suspicious"):
-        raise InvalidInput(f"attempt #{attempt['id']} was decided {attempt['decision']}, not keep: " + "; ".join(attempt["reasons"][:4]))
+    if attempt.decision not in ("keep", "suspicious"):
+        raise InvalidInput(f"attempt #{attempt.id} was decided {attempt.decision}, not keep: " + "; ".join(attempt.reasons[:4]))
 
 
-def _message(ledger: Ledger, exp: dict[str, Any], attempt: dict[str, Any], best: dict[str, Any], evidence: dict[str, Any], why: str | None) -> str:
-    overall = evidence.get("overall") or {}
-    verification = evidence["verification"]
-    hashes = exp["protected"]
-    remeasured = evidence.get("remeasured")
-    lines = [attempt["hypothesis"], "", why or "", "",
-             f"Kept by kernel-mcp: {attempt['target_class'] or 'all classes'} {overall.get('change', 0):+.2%} against {best['commit_sha'][:10]}.",
-             *attempt["reasons"], f"Measured: {measured_statement(evidence) or '-'}",
-             f"Seeds: {', '.join(map(str, evidence.get('seeds', [])))}", f"Verification: {verification.get('summary', 'none configured')}"]
-    if remeasured:
-        lines.append(f"Re-measured (suspicious speedup): {remeasured['statement']}")
+def _message(ledger: Ledger, exp: Experiment, attempt: Attempt, best: Attempt, evidence: Evidence, why: str | None) -> str:
+    change = evidence.overall.change if evidence.overall else 0.0
+    verification = evidence.verification or {}
+    hashes = exp.protected
+    lines = [attempt.hypothesis, "", why or "", "",
+             f"Kept by kernel-mcp: {attempt.target_class or 'all classes'} {change:+.2%} against {best.commit_sha[:10]}.",
+             *attempt.reasons, f"Measured: {measured_statement(evidence) or '-'}",
+             f"Seeds: {', '.join(map(str, evidence.seeds))}", f"Verification: {verification.get('summary', 'none configured')}"]
+    if evidence.remeasured:
+        lines.append(f"Re-measured (suspicious speedup): {evidence.remeasured['statement']}")
     lines.append(f"Protected files (sha256, digest {harness.hashes_digest(hashes)[:16]}):")
     lines += [f"  {h[:16]} {rel}" for rel, h in list(sorted(hashes.items()))[:40]]
-    return "\n".join(lines) + f"\n\n{gitops.LEDGER_MARK}: {attempt['id']}\n"
+    return "\n".join(lines) + f"\n\n{gitops.LEDGER_MARK}: {attempt.id}\n"
 
 
-def _row(ledger: Ledger, attempt: dict[str, Any], evidence: dict[str, Any], why: str | None) -> performance.Row:
+def _row(ledger: Ledger, attempt: Attempt, evidence: Evidence, why: str | None) -> performance.Row:
     cfg = ledger.ws.config
-    overall = evidence.get("overall") or {}
-    gpu = evidence.get("gpu_time")
-    script = overall if not gpu else None
-    remeasured = evidence.get("remeasured")
+    change = evidence.overall.change if evidence.overall else 0.0
+    gpu = evidence.gpu_time
+    remeasured = evidence.remeasured
     return performance.Row(
-        commit=(evidence.get("candidate_commit") or "")[:10], status="keep", command=" ".join(cfg.benchmark.command), target=attempt["target_class"] or "all",
-        kernel=cfg.benchmark.target_kernel, metric=figures_summary(attempt["figures"]),
-        gpu_time=f"{gpu['change']:+.2%}" if gpu else "not measured (keep metric: the benchmark's timer)",
-        change=f"{overall.get('change', 0):+.2%}" + (" (benchmark timer)" if script else " (GPU time)"),
-        why=(why or attempt["hypothesis"]) + (f"; re-measured: {remeasured['statement']}" if remeasured else ""))
+        commit=(evidence.candidate_commit or "")[:10], status="keep", command=" ".join(cfg.benchmark.command), target=attempt.target_class or "all",
+        kernel=cfg.benchmark.target_kernel, metric=figures_summary(attempt.figures),
+        gpu_time=f"{gpu.change:+.2%}" if gpu else "not measured (keep metric: the benchmark's timer)",
+        change=f"{change:+.2%}" + (" (GPU time)" if gpu else " (benchmark timer)"),
+        why=(why or attempt.hypothesis) + (f"; re-measured: {remeasured['statement']}" if remeasured else ""))
 
 
 async def revert(ledger: Ledger, tag: str | None) -> ExperimentAnswer:
     exp = ledger.experiment(tag)
     async with ledger.lock():
-        exp = ledger.store.experiment(exp["tag"])
+        exp = ledger.store.experiment(exp.tag)
         wt = ledger.worktree(exp)
         recover.clear_stale_index_lock(wt)
-        files = gitops.changed_files(wt, exp["best_commit"])
-        gitops.reset_to(wt, exp["best_commit"])
-        attempt = ledger.store.latest_attempt(exp["tag"])
+        files = gitops.changed_files(wt, exp.best_commit)
+        gitops.reset_to(wt, exp.best_commit)
+        attempt = ledger.store.latest_attempt(exp.tag)
         with ledger.store.transaction():
-            if attempt is not None and attempt["outcome"] == "pending":
-                ledger.store.update_attempt(attempt["id"], outcome="reverted", closed=now())
-    answer = ledger.status_answer(ledger.store.experiment(exp["tag"]), attempt=ledger.store.attempt(attempt["id"]) if attempt else None)
-    answer.notes.append(f"reset the worktree to BEST {exp['best_commit'][:10]}; discarded: {', '.join(files) or 'nothing'}")
+            if attempt is not None and attempt.outcome == "pending":
+                ledger.store.update_attempt(attempt.id, outcome="reverted", closed=now())
+    answer = ledger.status_answer(ledger.store.experiment(exp.tag), attempt=ledger.store.attempt(attempt.id) if attempt else None)
+    answer.notes.append(f"reset the worktree to BEST {exp.best_commit[:10]}; discarded: {', '.join(files) or 'nothing'}")
     return answer

@@ -15,7 +15,6 @@ import secrets
 import shutil
 import time
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -29,6 +28,7 @@ from kernel_mcp.ledger.models import CandidateRow, ManyAnswer
 from kernel_mcp.ledger.paired import Together
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run
+from kernel_mcp.ledger.state import Experiment, Attempt
 
 MAX_CANDIDATES = 32
 MAX_PATCH_BYTES = 1 << 20
@@ -48,11 +48,11 @@ class Candidate(BaseModel):
         return self
 
 
-def _prepare(ledger: Ledger, exp: dict[str, Any], batch: str, index: int, cand: Candidate, root: Path) -> tuple[Job, list[str]]:
+def _prepare(ledger: Ledger, exp: Experiment, batch: str, index: int, cand: Candidate, root: Path) -> tuple[Job, list[str]]:
     """Pin the candidate's commit and check it out in its own worktree; returns the job and any
     reason it must not be measured (a harness violation)."""
     repo, _ = gitops.repo_of(ledger.ws.root)
-    best = exp["best_commit"]
+    best = exp.best_commit
     path = root / f"c{index}"
     if cand.commit is not None:
         commit = gitops.resolve_commit(repo, cand.commit)
@@ -60,17 +60,17 @@ def _prepare(ledger: Ledger, exp: dict[str, Any], batch: str, index: int, cand: 
     else:
         wt = gitops.add_detached_worktree(repo, path, best)
         gitops.apply_patch(wt, cand.patch or "")
-        commit = gitops.commit_all(wt, f"{cand.hypothesis}\n\nCandidate {index} of batch {batch} (experiment {exp['tag']})")
-    ref = f"refs/kernel-mcp/{exp['tag']}/{batch}/{index}"
+        commit = gitops.commit_all(wt, f"{cand.hypothesis}\n\nCandidate {index} of batch {batch} (experiment {exp.tag})")
+    ref = f"refs/kernel-mcp/{exp.tag}/{batch}/{index}"
     gitops.pin(repo, ref, commit)
-    job = Job(index=index, hypothesis=cand.hypothesis, commit=commit, ref=ref, subdir=exp["subdir"], worktree=path)
+    job = Job(index=index, hypothesis=cand.hypothesis, commit=commit, ref=ref, subdir=exp.subdir, worktree=path)
     job.files = gitops.files_between(wt, best, commit)
     job.digest = gitops.tree_of(wt, commit)
-    problems = harness.violations(wt, exp["subdir"], job.workdir, exp["protected"], ledger.ws.config.harness, job.files)
+    problems = harness.violations(wt, exp.subdir, job.workdir, exp.protected, ledger.ws.config.harness, job.files)
     return job, ["the harness is frozen: " + p for p in problems]
 
 
-def _verdict(ledger: Ledger, exp: dict[str, Any], m: Measurement, target: str | None) -> Verdict:
+def _verdict(ledger: Ledger, exp: Experiment, m: Measurement, target: str | None) -> Verdict:
     if m.error is not None or m.together is None:
         return Verdict(decision="failed", reasons=[m.error or "no measurement came back"], comparisons={})
     return judge(ledger, m.together, target, 0, 0)
@@ -83,8 +83,8 @@ async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], t
     keep_metric = ledger.keep_metric()
     engine = engine_for(ledger, exp, batch, keep_metric, target)
     with ledger.store.transaction():  # an earlier batch's candidates were measured against this BEST too, but are superseded
-        ledger.store.close_pending(exp["tag"], "superseded")
-    root = ledger.ws.state_dir / "worktrees" / f"{exp['tag']}.{batch}"
+        ledger.store.close_pending(exp.tag, "superseded")
+    root = ledger.ws.state_dir / "worktrees" / f"{exp.tag}.{batch}"
     recover.mark_owner(root)  # a killed batch's worktrees are removed by the next call
     rows: list[CandidateRow] = []
     batch_start = time.time()
@@ -114,7 +114,7 @@ async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], t
             try:
                 job, refused = _prepare(ledger, exp, batch, index, cand, root)
             except InvalidInput as exc:
-                job = Job(index=index, hypothesis=cand.hypothesis, commit="", ref="", subdir=exp["subdir"])
+                job = Job(index=index, hypothesis=cand.hypothesis, commit="", ref="", subdir=exp.subdir)
                 await record(job, Measurement(index=index, error=f"could not prepare the candidate: {exc.message}"))
                 continue
             if refused:
@@ -130,7 +130,7 @@ async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], t
                 raise
     finally:
         _remove_worktrees(ledger, root)
-    return await _answer(ledger, exp["tag"], run, batch, engine.name, slots, rows, batch_start)
+    return await _answer(ledger, exp.tag, run, batch, engine.name, slots, rows, batch_start)
 
 
 def _remove_worktrees(ledger: Ledger, root: Path) -> None:
@@ -149,7 +149,7 @@ async def _answer(ledger: Ledger, tag: str, run: Run, batch: str, engine: str, s
     exp = ledger.store.experiment(tag)
     regressions = sum(r.regression for r in rows)
     held = any(r.decision in ("keep", "suspicious", "split-suggested") or (r.decision == "discard" and not r.regression) for r in rows)
-    count = 0 if held else exp["consecutive_regressions"] + regressions
+    count = 0 if held else exp.consecutive_regressions + regressions
     with ledger.store.transaction():
         ledger.store.update_experiment(tag, consecutive_regressions=count)
     notes = []
@@ -160,25 +160,25 @@ async def _answer(ledger: Ledger, tag: str, run: Run, batch: str, engine: str, s
     winners = [r for r in rows if r.decision in ("keep", "suspicious")]
     if winners:
         notes.append(f"to keep the best: experiment_keep(attempt={winners[0].attempt})")
-    return ManyAnswer(tag=tag, status=exp["status"], best_commit=exp["best_commit"], batch=batch, engine=engine, slots=slots,
+    return ManyAnswer(tag=tag, status=exp.status, best_commit=exp.best_commit, batch=batch, engine=engine, slots=slots,
                       started=time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(batch_start)), rows=rows,
-                      consecutive_regressions=exp["consecutive_regressions"], run_id=run.id, notes=notes)
+                      consecutive_regressions=exp.consecutive_regressions, run_id=run.id, notes=notes)
 
 
-def check_out_candidate(ledger: Ledger, exp: dict[str, Any], attempt: dict[str, Any]) -> None:
+def check_out_candidate(ledger: Ledger, exp: Experiment, attempt: Attempt) -> None:
     """Before keeping a batch candidate: put its changes into the experiment worktree.
 
     Refused when BEST moved since it was measured, or when the worktree holds other changes that
     were not evaluated (they are the agent's work, and only the ledger's own changes are reset)."""
-    if attempt["parent_commit"] != exp["best_commit"]:
-        raise InvalidInput(f"attempt #{attempt['id']} was measured against {attempt['parent_commit'][:10]}, but BEST is now {exp['best_commit'][:10]}",
+    if attempt.parent_commit != exp.best_commit:
+        raise InvalidInput(f"attempt #{attempt.id} was measured against {attempt.parent_commit[:10]}, but BEST is now {exp.best_commit[:10]}",
                            hint="evaluate it again against the new BEST")
     wt = ledger.worktree(exp)
     current = ledger.candidate(exp, "check")
-    if not gitops.files_between(wt, attempt["commit_sha"], current):
+    if not gitops.files_between(wt, attempt.commit_sha, current):
         return
-    if gitops.files_between(wt, exp["best_commit"], current):
+    if gitops.files_between(wt, exp.best_commit, current):
         raise InvalidInput("the experiment worktree has changes that were not evaluated", hint="experiment_revert them (or evaluate them) before keeping a batch candidate")
-    patch = gitops.diff_between(wt, exp["best_commit"], attempt["commit_sha"])
+    patch = gitops.diff_between(wt, exp.best_commit, attempt.commit_sha)
     if patch:
         gitops.apply_patch(wt, patch)

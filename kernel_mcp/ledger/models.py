@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel
 
+from kernel_mcp.ledger.state import Attempt, Evidence
 from kernel_mcp.toolkit import ToolOutput
 
 
@@ -36,37 +35,31 @@ class AttemptView(BaseModel):
         return line
 
 
-def attempt_view(a: dict[str, Any]) -> AttemptView:
-    from kernel_mcp.bench.stats import Comparison, median
-
-    figures = a.get("figures") or {}
-    classes = {k: median(v["samples"]) for k, v in figures.items() if v.get("samples")}
-    evidence = a.get("evidence") or {}
-    overall = evidence.get("overall")
-    change = Comparison.model_validate(overall).statement() if overall else None
-    per_class = {k: Comparison.model_validate(v).statement() for k, v in list((a.get("comparisons") or {}).items())[:12]}
+def attempt_view(a: Attempt) -> AttemptView:
+    ev = a.evidence
+    classes = {k: v.median for k, v in a.figures.items() if v.samples}
+    verification = ev.verification or {}
     return AttemptView(
-        id=a["id"], parent=a["parent_commit"], commit=a.get("commit_sha"), hypothesis=a["hypothesis"], target_class=a.get("target_class"),
-        files=a.get("files") or [], decision=a["decision"], outcome=a["outcome"], reasons=a.get("reasons") or [],
-        classes=dict(list(classes.items())[:12]), correct=all(v.get("correct", True) for v in figures.values()), change=change,
-        per_class=per_class, measured=measured_statement(evidence), created=a["created"],
-        remeasured=(evidence.get("remeasured") or {}).get("statement"),
-        verification=(evidence.get("verification") or {}).get("summary") or (evidence.get("verification") or {}).get("failed"),
+        id=a.id, parent=a.parent_commit, commit=a.commit_sha, hypothesis=a.hypothesis, target_class=a.target_class,
+        files=a.files, decision=a.decision, outcome=a.outcome, reasons=a.reasons,
+        classes=dict(list(classes.items())[:12]), correct=all(v.correct for v in a.figures.values()),
+        change=ev.overall.statement() if ev.overall else None,
+        per_class={k: v.statement() for k, v in list(a.comparisons.items())[:12]}, measured=measured_statement(ev), created=a.created,
+        remeasured=(ev.remeasured or {}).get("statement"), verification=verification.get("summary") or verification.get("failed"),
     )
 
 
-def measured_statement(evidence: dict[str, Any]) -> str | None:
+def measured_statement(evidence: Evidence) -> str | None:
     """One line on how an attempt was measured: the timing source, the pairs, the clocks, the time."""
-    if not evidence.get("source"):
+    if not evidence.source:
         return None
-    parts = [f"timing: {evidence['source']}, BEST and candidate side by side", evidence.get("stopped") or ""]
-    clocks = evidence.get("clocks")
-    if clocks:
+    parts = [f"timing: {evidence.source}, BEST and candidate side by side", evidence.stopped or ""]
+    if evidence.clocks:
         from kernel_mcp.ledger.paired import Clocks
 
-        parts.append(Clocks.model_validate(clocks).statement())
-    if evidence.get("wall_s") is not None:
-        parts.append(f"{len(evidence.get('runs') or [])} runs in {evidence['wall_s']:.0f} s")
+        parts.append(Clocks.model_validate(evidence.clocks).statement())
+    if evidence.wall_s is not None:
+        parts.append(f"{len(evidence.runs)} runs in {evidence.wall_s:.0f} s")
     return "; ".join(p for p in parts if p)
 
 

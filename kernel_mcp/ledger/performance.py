@@ -6,7 +6,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kernel_mcp.ledger.state import Attempt, Experiment
 
 FILE_NAME = "performance.md"
 HEADER = (
@@ -54,24 +57,24 @@ def append_row(folder: Path, row: Row) -> None:
     path.write_text(head.rstrip("\n") + "\n" + row.markdown() + (sep + tail if sep else ""), encoding="utf-8")
 
 
-def append_stop(folder: Path, reason: str, exp: dict[str, Any], recent: list[dict[str, Any]], kept: list[dict[str, Any]] | None = None) -> None:
+def append_stop(folder: Path, reason: str, exp: Experiment, recent: list[Attempt], kept: list[Attempt] | None = None) -> None:
     """The stop summary: why, BEST, the kept steps, and the regressions that led to the stop."""
     path = ensure(folder)
     lines = [
         "\n## Stop summary\n",
         f"- stopped: {time.strftime('%Y-%m-%d %H:%M')}",
         f"- reason: {reason}",
-        f"- BEST commit: {exp['best_commit']}",
+        f"- BEST commit: {exp.best_commit}",
         f"- kept: {len(kept or [])} attempt(s) including the baseline",
         "",
         "| attempt | hypothesis | changed files | metric best -> candidate | delta | notes |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for a in recent:
-        overall = (a.get("evidence") or {}).get("overall") or {}
-        metric = f"{overall.get('best_median', 0):.4g} -> {overall.get('candidate_median', 0):.4g}" if overall else "-"
-        delta = f"{overall.get('change', 0):+.2%}" if overall else "-"
-        cells = [a["id"], a["hypothesis"], ", ".join(a["files"][:4]), metric, delta, "; ".join(a["reasons"])[:200]]
+        overall = a.evidence.overall
+        metric = f"{overall.best_median:.4g} -> {overall.candidate_median:.4g}" if overall else "-"
+        delta = f"{overall.change:+.2%}" if overall else "-"
+        cells = [a.id, a.hypothesis, ", ".join(a.files[:4]), metric, delta, "; ".join(a.reasons)[:200]]
         lines.append("| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in cells) + " |")
     with path.open("a", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")

@@ -12,6 +12,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
+from kernel_mcp.ledger.state import Attempt, Experiment, Intent
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS experiments (
   tag TEXT PRIMARY KEY, branch TEXT NOT NULL, worktree TEXT NOT NULL, subdir TEXT NOT NULL,
@@ -48,6 +52,21 @@ def _row(row: sqlite3.Row | None) -> dict[str, Any] | None:
     return out
 
 
+def _plain(value: Any) -> Any:
+    """Models (and containers of them) as JSON-ready data."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _json(value: Any) -> str:
+    return json.dumps(_plain(value), default=str, allow_nan=False)
+
+
 class LedgerStore:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -69,22 +88,24 @@ class LedgerStore:
         return _Tx(self.db)
 
     # experiments
-    def experiment(self, tag: str | None) -> dict[str, Any] | None:
+    def experiment(self, tag: str | None) -> Experiment | None:
         if tag:
-            return _row(self.db.execute("SELECT * FROM experiments WHERE tag = ?", (tag,)).fetchone())
-        return _row(self.db.execute("SELECT * FROM experiments ORDER BY created DESC, rowid DESC LIMIT 1").fetchone())
+            row = _row(self.db.execute("SELECT * FROM experiments WHERE tag = ?", (tag,)).fetchone())
+        else:
+            row = _row(self.db.execute("SELECT * FROM experiments ORDER BY created DESC, rowid DESC LIMIT 1").fetchone())
+        return Experiment.model_validate(row) if row else None
 
     def add_experiment(self, **fields: Any) -> None:
         fields.setdefault("created", now())
         for key in ("protected", "run_outputs"):
             if key in fields:
-                fields[key] = json.dumps(fields[key])
+                fields[key] = _json(fields[key])
         names = ", ".join(fields)
         self.db.execute(f"INSERT INTO experiments ({names}) VALUES ({', '.join('?' * len(fields))})", tuple(fields.values()))
 
     def update_experiment(self, tag: str, **fields: Any) -> None:
         sets = ", ".join(f"{k} = ?" for k in fields)
-        values = [json.dumps(v) if k in JSON_FIELDS else v for k, v in fields.items()]
+        values = [_json(v) if k in JSON_FIELDS else v for k, v in fields.items()]
         self.db.execute(f"UPDATE experiments SET {sets} WHERE tag = ?", (*values, tag))
 
     # attempts
@@ -92,23 +113,24 @@ class LedgerStore:
         fields.setdefault("created", now())
         for key in JSON_FIELDS:
             if key in fields:
-                fields[key] = json.dumps(fields[key], default=str)
+                fields[key] = _json(fields[key])
         names = ", ".join(fields)
         cur = self.db.execute(f"INSERT INTO attempts ({names}) VALUES ({', '.join('?' * len(fields))})", tuple(fields.values()))
         return int(cur.lastrowid)
 
     def update_attempt(self, attempt_id: int, **fields: Any) -> None:
         sets = ", ".join(f"{k} = ?" for k in fields)
-        values = [json.dumps(v, default=str) if k in JSON_FIELDS else v for k, v in fields.items()]
+        values = [_json(v) if k in JSON_FIELDS else v for k, v in fields.items()]
         self.db.execute(f"UPDATE attempts SET {sets} WHERE id = ?", (*values, attempt_id))
 
-    def attempt(self, attempt_id: int) -> dict[str, Any] | None:
-        return _row(self.db.execute("SELECT * FROM attempts WHERE id = ?", (attempt_id,)).fetchone())
+    def attempt(self, attempt_id: int | None) -> Attempt | None:
+        row = _row(self.db.execute("SELECT * FROM attempts WHERE id = ?", (attempt_id,)).fetchone()) if attempt_id is not None else None
+        return Attempt.model_validate(row) if row else None
 
-    def attempts(self, tag: str, limit: int = 1000, outcome: str | None = None) -> list[dict[str, Any]]:
+    def attempts(self, tag: str, limit: int = 1000, outcome: str | None = None) -> list[Attempt]:
         query = "SELECT * FROM attempts WHERE tag = ?" + (" AND outcome = ?" if outcome else "") + " ORDER BY id DESC LIMIT ?"
         params = (tag, outcome, limit) if outcome else (tag, limit)
-        return [_row(r) for r in self.db.execute(query, params).fetchall()]
+        return [Attempt.model_validate(_row(r)) for r in self.db.execute(query, params).fetchall()]
 
     def delete_experiment(self, tag: str) -> None:
         """Only for an experiment whose start never finished (it has no attempt)."""
@@ -124,7 +146,7 @@ class LedgerStore:
             params += (batch,)
         self.db.execute(query, params)
 
-    def latest_attempt(self, tag: str) -> dict[str, Any] | None:
+    def latest_attempt(self, tag: str) -> Attempt | None:
         rows = self.attempts(tag, 1)
         return rows[0] if rows else None
 
@@ -132,8 +154,8 @@ class LedgerStore:
     def add_intent(self, tag: str, action: str, attempt_id: int | None, commit_sha: str | None = None) -> None:
         self.db.execute("INSERT INTO intents(tag, action, attempt_id, started, commit_sha) VALUES (?,?,?,?,?)", (tag, action, attempt_id, now(), commit_sha))
 
-    def intents(self, tag: str) -> list[dict[str, Any]]:
-        return [dict(r) for r in self.db.execute("SELECT rowid, * FROM intents WHERE tag = ?", (tag,)).fetchall()]
+    def intents(self, tag: str) -> list[Intent]:
+        return [Intent.model_validate(dict(r)) for r in self.db.execute("SELECT * FROM intents WHERE tag = ?", (tag,)).fetchall()]
 
     def clear_intents(self, tag: str) -> None:
         self.db.execute("DELETE FROM intents WHERE tag = ?", (tag,))

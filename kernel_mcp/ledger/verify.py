@@ -14,6 +14,7 @@ from kernel_mcp.errors import CommandFailed, KernelMcpError
 from kernel_mcp.gpu import gate
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run, Workspace
+from kernel_mcp.ledger.state import Experiment, Attempt
 
 AGREEMENT = 0.25  # the re-measured speedup must be within 25% of the evaluated one
 
@@ -55,15 +56,15 @@ async def verify(ws: Workspace, run: Run, workdir: Path, progress: ProgressFn | 
     return {"summary": f"{len(frame)} verification rows correct (seed {seed})", "seed": seed, "errors": worst}
 
 
-async def remeasure(ledger, exp: dict[str, Any], run: Run, workdir: Path, attempt: dict[str, Any], progress: ProgressFn | None) -> dict[str, Any]:
+async def remeasure(ledger, exp: Experiment, run: Run, workdir: Path, attempt: Attempt, progress: ProgressFn | None) -> dict[str, Any]:
     """BEST and the candidate measured again, side by side in fresh processes (pairs, both orders),
     with the benchmark's own metric: does the evaluated speedup hold?"""
     from kernel_mcp.ledger.paired import measure_together
 
-    again = await measure_together(ledger.ws, run, ledger.best_tree(exp), workdir, "csv", attempt["target_class"], progress, label="re-measure")
+    again = await measure_together(ledger.ws, run, ledger.best_tree(exp), workdir, "csv", attempt.target_class, progress, label="re-measure")
     if again.candidate is None or again.script is None or again.candidate.failure or not again.candidate.all_correct:
         raise CommandFailed("the re-measurement failed: " + (again.stopped or "no figures"))
-    evaluated = (attempt["evidence"].get("overall") or {}).get("change", 0.0)
+    evaluated = attempt.evidence.overall.change if attempt.evidence.overall else 0.0
     ratio_then, ratio_now = 1 + evaluated, 1 + again.script.change
     agrees = again.script.change < 0 and abs(ratio_now / ratio_then - 1) <= AGREEMENT
     statement = f"evaluated {1 / ratio_then:.2f}x faster, re-measured {1 / ratio_now:.2f}x ({again.pairs} pairs of fresh runs, both orders)"

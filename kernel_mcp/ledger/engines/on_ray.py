@@ -81,7 +81,7 @@ class RayEngine(EngineBase):
         await anyio.to_thread.run_sync(_connect, cfg.address)
         repo, _ = gitops.repo_of(self.ws.root)
         # BEST travels with the candidates: every task measures its candidate side by side with it.
-        best_ref, best_commit = f"refs/kernel-mcp/{self.exp['tag']}/{self.batch}/best", self.exp["best_commit"]
+        best_ref, best_commit = f"refs/kernel-mcp/{self.exp.tag}/{self.batch}/best", self.exp.best_commit
         gitops.pin(repo, best_ref, best_commit)
         with tempfile.TemporaryDirectory(prefix="kernel-mcp-bundle-") as tmp:
             data = gitops.bundle(repo, sorted({job.ref for job in jobs} | {best_ref}), Path(tmp) / "candidates.bundle")

@@ -1,0 +1,99 @@
+"""The ledger's state as typed records: an experiment, its attempts, and each attempt's evidence.
+
+The store (store.py) keeps them in SQLite and hands out these models, so every step reads named,
+validated fields instead of string keys, and a record written by an older version is read with
+defaults for what it did not have (evidence keeps unknown keys, so nothing recorded is dropped).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from kernel_mcp.bench import ClassRun
+from kernel_mcp.bench.stats import Comparison
+
+Status = Literal["starting", "running", "stopped", "ended"]
+
+
+class Experiment(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    tag: str
+    branch: str
+    worktree: str
+    subdir: str
+    base_commit: str
+    best_commit: str
+    best_attempt: int | None = None
+    status: Status
+    stop_reason: str | None = None
+    consecutive_regressions: int = 0
+    protected: dict[str, str] = Field(default_factory=dict)  # workspace-relative path -> sha256, at the start
+    created: str
+    run_outputs: list[str] = Field(default_factory=list)  # repo-relative files the runs wrote: never part of a candidate
+    owner: str | None = None  # the process measuring the baseline while status is "starting"
+
+
+class Evidence(BaseModel):
+    """What an attempt's decision rests on. Known fields are typed; other keys are kept as they came."""
+
+    model_config = ConfigDict(extra="allow")
+
+    seeds: list[int] = Field(default_factory=list)
+    run: str | None = None
+    keep_metric: str | None = None
+    candidate_commit: str | None = None  # the measured code, as a commit on BEST (pinned under refs/kernel-mcp/)
+    direction: int = 0
+    overall: Comparison | None = None
+    gpu_time: Comparison | None = None
+    impossible: list[str] = Field(default_factory=list)
+    source: str | None = None
+    pairs: int | None = None
+    profiler_pairs: int | None = None
+    stopped: str | None = None
+    wall_s: float | None = None
+    clocks: dict[str, Any] | None = None
+    best_figures: dict[str, ClassRun] = Field(default_factory=dict)
+    runs: list[dict[str, Any]] = Field(default_factory=list)
+    profile: dict[str, Any] | None = None
+    batch: str | None = None
+    candidate: dict[str, Any] | None = None  # a batch candidate's placement: index, ref, where, times
+    verification: dict[str, Any] | None = None
+    remeasured: dict[str, Any] | None = None
+    carried: list[str] = Field(default_factory=list)
+    protected_digest: str | None = None
+
+
+class Attempt(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    id: int
+    tag: str
+    parent_commit: str
+    commit_sha: str | None = None
+    diff_hash: str | None = None  # the candidate's tree
+    files: list[str] = Field(default_factory=list)
+    hypothesis: str
+    target_class: str | None = None
+    figures: dict[str, ClassRun] = Field(default_factory=dict)
+    comparisons: dict[str, Comparison] = Field(default_factory=dict)
+    decision: str
+    reasons: list[str] = Field(default_factory=list)
+    regression: bool = False
+    repair_count: int = 0
+    evidence: Evidence = Field(default_factory=Evidence)
+    outcome: str
+    created: str
+    closed: str | None = None
+
+
+class Intent(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    tag: str
+    action: str
+    attempt_id: int | None = None
+    started: str
+    commit_sha: str | None = None
