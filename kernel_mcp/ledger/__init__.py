@@ -106,20 +106,24 @@ class Ledger:
 
     def reconcile(self, exp: Experiment) -> None:
         """Finish or forget a step that a killed process left half-done (a keep between its intent
-        and its record), and remove a killed batch's candidate worktrees."""
+        and its record), and remove a killed batch's candidate worktrees. Only while no other
+        process holds the workspace lock: an intent under a held lock is a keep still running."""
         intents = self.store.intents(exp.tag)
-        if intents and exp.status != "starting":
-            wt = self.worktree(exp)
-            recover.clear_stale_index_lock(wt)
-            with self.store.transaction():
-                for intent in intents:
-                    if intent.action == "keep" and intent.commit_sha and gitops.branch_head(wt, exp.branch) == intent.commit_sha:
-                        self.record_keep(exp, intent.attempt_id, intent.commit_sha)
-                self.store.clear_intents(exp.tag)
-            gitops.sync_index(wt)
         repo, _ = gitops.repo_of(self.ws.root)
-        for folder in recover.orphan_folders(self.ws.state_dir / "worktrees", f"{exp.tag}.b"):
-            recover.remove_folder(repo, folder)
+        with recover.lock_if_free(self.ws.state_dir) as free:
+            if not free:
+                return
+            if intents and exp.status != "starting":
+                wt = self.worktree(exp)
+                recover.clear_stale_index_lock(wt)
+                with self.store.transaction():
+                    for intent in intents:
+                        if intent.action == "keep" and intent.commit_sha and gitops.branch_head(wt, exp.branch) == intent.commit_sha:
+                            self.record_keep(exp, intent.attempt_id, intent.commit_sha)
+                    self.store.clear_intents(exp.tag)
+                gitops.sync_index(wt)
+            for folder in recover.orphan_folders(self.ws.state_dir / "worktrees", f"{exp.tag}.b"):
+                recover.remove_folder(repo, folder)
 
     def record_keep(self, exp: Experiment, attempt_id: int, sha: str) -> None:
         self.store.update_attempt(attempt_id, outcome="kept", commit_sha=sha, closed=now())

@@ -15,7 +15,7 @@ from __future__ import annotations
 import fcntl
 import shutil
 import time
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import anyio
@@ -49,6 +49,23 @@ async def workspace_lock(state_dir: Path, wait_s: float = LOCK_WAIT_S):
         yield
     finally:
         handle.close()  # closing releases the flock
+
+
+@contextmanager
+def lock_if_free(state_dir: Path):
+    """The workspace lock if no other process holds it now (yields True), else yields False at once:
+    a step holding it is mid-way and will finish, or the next call repairs what it left."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    handle = (state_dir / LOCK_NAME).open("a")
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            got = True
+        except BlockingIOError:
+            got = False
+        yield got
+    finally:
+        handle.close()
 
 
 def owner_token() -> str:
