@@ -122,15 +122,6 @@ def reset_to(wt: git.Repo, commit: str) -> None:
     wt.git.clean("-fd", "--", ".")  # untracked files the attempt added; ignored build outputs stay
 
 
-def head_message(wt: git.Repo) -> str:
-    return wt.head.commit.message
-
-
-def remove_worktree(repo: git.Repo, path: Path, branch: str) -> None:
-    repo.git.worktree("remove", "--force", str(path))
-    repo.git.branch("-D", branch)
-
-
 # ---- candidates of experiment_evaluate_many ----------------------------------------------------
 SHA = re.compile(r"^[0-9a-f]{7,40}$")
 REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
