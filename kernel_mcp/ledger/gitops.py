@@ -7,6 +7,7 @@ passed after `--`, and resets happen only inside the dedicated worktree.
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -205,8 +206,14 @@ def snapshot(wt: git.Repo, base: str, leave_out: set[str], message: str) -> str:
     with tempfile.TemporaryDirectory(prefix="kernel-mcp-index-") as tmp:
         index = Path(tmp) / "index"
         env = {"GIT_INDEX_FILE": str(index), "GIT_LITERAL_PATHSPECS": "1"}
+        own = Path(wt.git_dir) / "index"
         with wt.git.custom_environment(**env):
-            wt.git.read_tree(base)
+            if own.is_file():
+                # a copy of the worktree's own index carries its file stats: only changed files are hashed again
+                shutil.copy2(own, index)  # with its mtime: git trusts a file stat only if older than the index (racy git)
+                wt.git.reset("-q", base, "--", ".")  # index entries only: HEAD stays where it is
+            else:
+                wt.git.read_tree(base)
             wt.git.add("-A", "--", ".")
             if leave_out:
                 listing = Path(tmp) / "leave-out"
