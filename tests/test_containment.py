@@ -166,3 +166,60 @@ async def test_killing_the_server_kills_its_command_and_daemons(workspace):
                 assert await _gone(parent), "the command outlived the server's kill -9"
                 assert await _gone(daemon), "the command's daemon outlived the server's kill -9"
                 tg.cancel_scope.cancel()
+
+
+EVAL_BENCH = r"""
+import csv, os, sys, time
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernel
+if kernel.DAEMON:
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            with open(os.path.join(kernel.DAEMON, f"daemon-{os.getpid()}"), "w") as f:
+                f.write(str(os.getpid()))
+            time.sleep(300)
+        os._exit(0)
+    os.wait()
+    time.sleep(300)
+os.makedirs("out", exist_ok=True)
+with open("out/bench.csv", "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["shape", "err_k", "us_k"])
+    w.writerow(["small", 0, 100.0])
+"""
+
+
+async def test_evaluate_of_a_daemonizing_benchmark_records_a_failed_attempt(tmp_path):
+    """Before, the runner waited on the daemon's pipe and the evaluation ended in an internal error."""
+    import git
+
+    from conftest import call, toml_list
+
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "bench.py").write_text(EVAL_BENCH)
+    (ws / "kernel.py").write_text("DAEMON = ''\n")
+    (ws / "kernel-mcp.toml").write_text(
+        f'[target]\narch = "gfx950"\nplatform = "offline"\n\n[benchmark]\ncommand = {toml_list(PY, "bench.py")}\n'
+        'csv = "out/bench.csv"\nconfig_columns = ["shape"]\ncorrectness = { column = "err_k", rule = "== 0" }\n'
+        'metric = "us_k"\ntarget_kernel = "k"\ntimeout_s = 3\nrepeats = 1\n[harness]\neditable = ["kernel.py"]\n'
+    )
+    (ws / ".gitignore").write_text("out/\n__pycache__/\n")
+    repo = git.Repo.init(ws)
+    repo.git.add("-A")
+    repo.git.commit("-m", "kernel and benchmark", "--author", "t <t@example.invalid>")
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    async with Client(build_server(ws)) as client:
+        worktree = (await call(client, "experiment_start", tag="daemon"))["worktree"]
+        Path(worktree, "kernel.py").write_text(f"DAEMON = {str(pids)!r}\n")
+        with anyio.fail_after(GUARD_S * 3):
+            result = await client.call_tool("experiment_evaluate", {"hypothesis": "daemonize"})
+        assert not result.is_error, text_of(result)
+        attempt = result.structured_content["attempt"]
+        assert attempt["decision"] == "failed" and "timed out" in attempt["reasons"][0], attempt
+    daemons = [int(p.read_text()) for p in pids.iterdir()]
+    assert daemons
+    for pid in daemons:
+        assert await _gone(pid), "a benchmark's daemon survived the evaluation"
