@@ -217,11 +217,15 @@ async def _drain_or_drop(proc: asyncio.subprocess.Process, pumps: list[asyncio.F
     for p in pending:
         p.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
+    _close_pipes(proc)
+    return True
+
+
+def _close_pipes(proc: asyncio.subprocess.Process) -> None:
     # asyncio gives no public way to close a subprocess's pipes; the transport owns them.
     transport = getattr(proc, "_transport", None)
     if transport is not None:
         transport.close()
-    return True
 
 
 async def _pump(stream: asyncio.StreamReader, capture: StreamCapture) -> None:
@@ -329,6 +333,7 @@ async def run(
         await asyncio.shield(_kill_tree(proc, tree))
         for p in pumps:
             p.cancel()
+        _close_pipes(proc)  # a process out of the token's reach may still hold them
         raise
     finally:
         for p in pumps:
