@@ -65,17 +65,29 @@ async def call_tool(workspace: str | None, tool: str, arguments: dict) -> tuple[
     return text, bool(result.is_error)
 
 
-def serve(workspace: str | None, http: tuple[str, int] | None) -> None:
+def serve(
+    workspace: str | None,
+    http: tuple[str, int] | None,
+    token_file: str | None = None,
+    allow_hosts: list[str] | None = None,
+    allow_origins: list[str] | None = None,
+) -> None:
+    from kernel_mcp import http_security
     from kernel_mcp.server import build_server
 
-    server = build_server(workspace)
     if http is None:
-        server.run("stdio")
+        build_server(workspace).run("stdio")
         return
     host, port = http
-    if host not in ("127.0.0.1", "localhost", "::1"):
-        print(f"kernel-mcp: serving on {host}, which is not loopback: anyone who reaches it can run the workspace's commands", file=sys.stderr)
-    asyncio.run(server.run_streamable_http_async(host=host, port=port))
+    policy = http_security.policy(host, port, http_security.read_token(token_file), allow_hosts, allow_origins)
+    server = build_server(workspace, policy)
+    if not http_security.is_loopback(host):
+        print(f"kernel-mcp: serving on {host}, which is not loopback: every request must bear the token; Host must be one of "
+              + ", ".join(policy.transport_security.allowed_hosts), file=sys.stderr)
+    if policy.generated:
+        # Printed once, here only: it is never logged or stored.
+        print(f"kernel-mcp: bearer token (send 'Authorization: Bearer <token>'): {policy.token}", file=sys.stderr)
+    asyncio.run(server.run_streamable_http_async(host=host, port=port, transport_security=policy.transport_security))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -86,6 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="serve the MCP tools (stdio by default)")
     p.add_argument("--workspace", default=None, help=f"workspace folder (default: ${WORKSPACE_ENV} or the current folder)")
     p.add_argument("--http", type=parse_http, default=None, metavar="HOST:PORT", help="serve streamable HTTP instead (host defaults to 127.0.0.1)")
+    p.add_argument("--token-file", default=None, metavar="FILE",
+                   help="HTTP bearer token, read from FILE (or set $KERNEL_MCP_HTTP_TOKEN); required beyond loopback, generated and printed once if not given")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME[:PORT]",
+                   help="also accept this Host header (repeatable); the default is the bind address, or every address of this machine for 0.0.0.0")
+    p.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                   help="also accept this Origin header, e.g. https://proxy.example (repeatable)")
 
     p = sub.add_parser("init", help="write a kernel-mcp.toml (editable set from the kernel sources found) and a .gitignore")
     p.add_argument("folder", nargs="?", default=".")
@@ -120,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "serve":
-            serve(args.workspace or default_workspace(), args.http)
+            serve(args.workspace or default_workspace(), args.http, args.token_file, args.allow_host, args.allow_origin)
             return 0
         if args.command == "init":
             from kernel_mcp.workspace.scaffold import initialize

@@ -5,6 +5,13 @@ shell string), a timeout after which the whole process group is killed (and any 
 left the group), output streamed to disk up to a cap while only a bounded tail stays in memory,
 and an explicit environment. Cancellation (the MCP client cancelling the request) kills the
 process tree the same way as a timeout.
+
+Containment (see `containment`): each command runs in its own session with a unique token in its
+environment; at a timeout, a cancel or the command's exit every process carrying the token is
+killed too, so a double-forked `setsid` daemon cannot outlive its command. After the kill the
+runner waits on the pipes only briefly: a process out of reach that still holds them gets the
+pipes closed under it, and the answer says so. Commands die with the server (PR_SET_PDEATHSIG for
+the direct child, and a watchdog that sweeps the server's tokens when the server goes).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from pathlib import Path
 
 import psutil
 
+from kernel_mcp import containment
 from kernel_mcp.errors import CommandFailed
 
 ProgressFn = Callable[[float, float | None, str], Awaitable[None]]
@@ -28,6 +36,7 @@ DEFAULT_LOG_CAP = 256 * 1024 * 1024  # bytes kept on disk per stream; beyond thi
 DEFAULT_TAIL = 64 * 1024  # bytes of each stream kept in memory for the answer
 KILL_GRACE_S = 2.0  # SIGTERM first, so a benchmark can flush; SIGKILL after this
 TREE_POLL_S = 0.5  # how often the process tree is snapshotted while a command runs
+PIPE_GRACE_S = 2.0  # after the kill, how long the output may still drain before the pipes are dropped
 _CHUNK = 64 * 1024
 
 
@@ -71,19 +80,21 @@ class RunResult:
     stdout: StreamCapture
     stderr: StreamCapture
     killed_pids: list[int] = field(default_factory=list)
+    pipes_abandoned: bool = False  # a process out of reach kept the output open; reading stopped
 
     @property
     def ok(self) -> bool:
         return self.returncode == 0 and not self.timed_out
 
     def status(self) -> str:
+        dropped = "; output pipes closed unread (a process out of reach held them)" if self.pipes_abandoned else ""
         if self.timed_out:
-            return "timed out (process tree killed)"
+            return "timed out (process tree killed)" + dropped
         if self.returncode is None:
-            return "no exit status"
+            return "no exit status" + dropped
         if self.returncode < 0:
-            return f"killed by signal {-self.returncode}"
-        return f"exit {self.returncode}"
+            return f"killed by signal {-self.returncode}" + dropped
+        return f"exit {self.returncode}" + dropped
 
 
 def resolve_executable(name: str, search_path: str | None = None) -> str:
@@ -124,8 +135,9 @@ def _group_members(pgid: int) -> list[psutil.Process]:
 class _Tree:
     """Every process seen under the command, so that none escapes the kill (not even via setsid)."""
 
-    def __init__(self, pid: int) -> None:
+    def __init__(self, pid: int, token: str) -> None:
         self.pid = pid
+        self.token = token
         self.seen: dict[int, psutil.Process] = {}
 
     def refresh(self) -> None:
@@ -150,10 +162,14 @@ class _Tree:
         return alive
 
     def alive(self) -> list[psutil.Process]:
+        """Everything of the command still running: descendants, the group, and the token's carriers
+        (a scan of every process's environment, so only when the command ends, not at each poll)."""
         self.refresh()
         if self.group_exists():
             for proc in _group_members(self.pid):
                 self.seen.setdefault(proc.pid, proc)
+        for proc in containment.carriers(self.token):
+            self.seen.setdefault(proc.pid, proc)
         return self.tracked_alive()
 
     def signal(self, sig: int) -> None:
@@ -177,12 +193,39 @@ async def _kill_tree(proc: asyncio.subprocess.Process, tree: _Tree) -> list[int]
         await asyncio.wait_for(proc.wait(), KILL_GRACE_S)
     except asyncio.TimeoutError:
         pass
-    pids += [p.pid for p in tree.alive() if p.pid not in pids]
-    tree.signal(signal.SIGKILL)
-    psutil.wait_procs(tree.alive(), timeout=KILL_GRACE_S)
+    # Rounds of SIGKILL until nothing carries the token: a daemon may fork again while we sweep.
+    deadline = time.monotonic() + KILL_GRACE_S
+    while True:
+        alive = tree.alive()
+        pids += [p.pid for p in alive if p.pid not in pids]
+        if not alive or time.monotonic() > deadline:
+            break
+        tree.signal(signal.SIGKILL)
+        await asyncio.sleep(0.05)  # on the loop, not psutil.wait_procs, so other calls go on
     if proc.returncode is None:
         await proc.wait()
     return pids
+
+
+async def _drain_or_drop(proc: asyncio.subprocess.Process, pumps: list[asyncio.Future]) -> bool:
+    """Let the output drain briefly; if something still holds the pipes, stop reading them.
+
+    Returns whether the pipes were dropped unread."""
+    _done, pending = await asyncio.wait(pumps, timeout=PIPE_GRACE_S)
+    if not pending:
+        return False
+    for p in pending:
+        p.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    _close_pipes(proc)
+    return True
+
+
+def _close_pipes(proc: asyncio.subprocess.Process) -> None:
+    # asyncio gives no public way to close a subprocess's pipes; the transport owns them.
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
 
 
 async def _pump(stream: asyncio.StreamReader, capture: StreamCapture) -> None:
@@ -230,6 +273,9 @@ async def run(
     err = StreamCapture(tail_bytes, log_dir / f"{log_name}.stderr.log" if log_dir else None, log_cap)
     if log_dir is not None:
         log_dir.mkdir(parents=True, exist_ok=True)
+    token = containment.new_token()
+    full_env[containment.TOKEN_ENV] = token
+    containment.ensure_watchdog()
     started = time.monotonic()
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -241,6 +287,7 @@ async def run(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,  # its own process group, so the whole tree can be killed
+            preexec_fn=containment.die_with_server_hook(),
         )
     except OSError as exc:
         raise CommandFailed(f"could not start {argv[0]}: {exc.strerror or exc}") from exc
@@ -250,8 +297,9 @@ async def run(
         proc.stdin.write(stdin_data)
         proc.stdin.close()
     timed_out = False
+    abandoned = False
     killed: list[int] = []
-    tree = _Tree(proc.pid)
+    tree = _Tree(proc.pid, token)
     try:
         deadline = started + timeout_s
         next_progress = started + progress_every_s
@@ -274,14 +322,18 @@ async def run(
         else:
             # The main process exited; a leftover child that keeps the pipes open must not hold us.
             await asyncio.wait(pumps, timeout=KILL_GRACE_S)
-            if not all(p.done() for p in pumps) or tree.group_exists() or tree.tracked_alive():
+            if not all(p.done() for p in pumps) or tree.alive():
                 killed = await _kill_tree(proc, tree)
-        await asyncio.wait_for(asyncio.gather(*pumps), KILL_GRACE_S * 3)
+        abandoned = await _drain_or_drop(proc, pumps)
+        for p in pumps:
+            if p.done() and not p.cancelled() and p.exception() is not None:
+                raise p.exception()
     except BaseException:
         # Cancelled (the client gave up) or anything unexpected: leave no process behind.
         await asyncio.shield(_kill_tree(proc, tree))
         for p in pumps:
             p.cancel()
+        _close_pipes(proc)  # a process out of the token's reach may still hold them
         raise
     finally:
         for p in pumps:
@@ -296,6 +348,7 @@ async def run(
         stdout=out,
         stderr=err,
         killed_pids=killed,
+        pipes_abandoned=abandoned,
     )
 
 

@@ -14,6 +14,7 @@ from kernel_mcp.gpu import gate
 from kernel_mcp.ledger import many
 from kernel_mcp.compile import isa_view
 from kernel_mcp.errors import InvalidInput, KernelMcpError
+from kernel_mcp.http_security import HttpPolicy
 from kernel_mcp.toolkit import DESTRUCTIVE, READ_ONLY, RUNS_COMMANDS, ServerState, ToolContext, ToolInput, ToolSpec, register
 from kernel_mcp.workspace import commands
 
@@ -541,9 +542,11 @@ TOOLS: list[ToolSpec] = [
 ]
 
 
-def build_server(workspace_dir: str | Path | None) -> MCPServer:
+def build_server(workspace_dir: str | Path | None, http: HttpPolicy | None = None) -> MCPServer:
+    """The server; with an HTTP policy that holds a token, every HTTP request must bear it."""
     state = ServerState(Path(workspace_dir) if workspace_dir else None)
-    server = MCPServer("kernel-mcp", version=__version__, instructions=INSTRUCTIONS)
+    auth, verifier = http.auth() if http is not None else (None, None)
+    server = MCPServer("kernel-mcp", version=__version__, instructions=INSTRUCTIONS, auth=auth, token_verifier=verifier)
     for spec in TOOLS:
         register(server, state, spec)
 

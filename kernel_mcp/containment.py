@@ -1,0 +1,139 @@
+"""Keeping every process a command starts within reach, and ending them with the server.
+
+A command runs in its own session, but a session is no fence: a benchmark can double-fork a
+`setsid` daemon that leaves both the group and the parent chain before the runner's next look.
+What such a process keeps is its environment, so every command gets a unique token in
+`KERNEL_MCP_RUN_TOKEN` (`<server id>.<run id>`) and the runner finds what it started by reading
+the environments of this user's processes. This is the fallback the issue names for machines
+where the server cannot create cgroups (cgroup v1, or v2 without delegation): a process that
+clears its own environment (`env -i`) can still hide from it.
+
+The server's commands die with the server two ways: the direct child asks the kernel for SIGKILL
+when the server goes (PR_SET_PDEATHSIG), and a watchdog process, started with the first command,
+holds the read end of a pipe whose write end only the server holds. When the server exits or is
+killed with SIGKILL the pipe reaches EOF and the watchdog kills every process carrying this
+server's token, daemons included, then exits.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import signal
+import subprocess
+import sys
+import threading
+import uuid
+from collections.abc import Callable
+
+import psutil
+
+TOKEN_ENV = "KERNEL_MCP_RUN_TOKEN"
+SERVER_ID = uuid.uuid4().hex  # one per server process; a command's token starts with it
+
+_PR_SET_PDEATHSIG = 1
+
+
+def new_token() -> str:
+    return f"{SERVER_ID}.{uuid.uuid4().hex}"
+
+
+def carriers(token_prefix: str) -> list[psutil.Process]:
+    """Live processes of this user whose environment carries a token starting with `token_prefix`."""
+    me, uid = os.getpid(), os.getuid()
+    found = []
+    for proc in psutil.process_iter(["uids"]):
+        try:
+            uids = proc.info["uids"]
+            if proc.pid == me or uids is None or uids.real != uid:
+                continue
+            value = proc.environ().get(TOKEN_ENV)
+            if value and value.startswith(token_prefix) and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        except psutil.Error:
+            continue  # gone meanwhile, or a kernel thread without an environment
+    return found
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_prctl = _load_prctl()  # resolved before any fork: the preexec hook must not load libraries
+
+
+def die_with_server_hook() -> Callable[[], None] | None:
+    """A preexec function for the direct child: SIGKILL when the server process goes.
+
+    The kernel ties the signal to the thread that forked; the runner forks from the event loop's
+    thread, which lives as long as the server."""
+    if _prctl is None:
+        return None
+    parent = os.getpid()
+    prctl = _prctl
+
+    def hook() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the server died between fork and prctl
+            os._exit(137)
+
+    return hook
+
+
+# The watchdog is self-contained (only psutil) so that it runs even if the package moves meanwhile.
+_WATCHDOG = r"""
+import os, sys, time, psutil
+prefix, name, uid = sys.argv[1], sys.argv[2], os.getuid()
+try:
+    while os.read(0, 4096):
+        pass
+except OSError:
+    pass
+quiet = 0
+for _ in range(200):
+    found = 0
+    for proc in psutil.process_iter(["uids"]):
+        try:
+            if proc.info["uids"] is None or proc.info["uids"].real != uid or proc.pid == os.getpid():
+                continue
+            if proc.environ().get(name, "").startswith(prefix):
+                proc.kill()
+                found += 1
+        except psutil.Error:
+            pass
+    quiet = quiet + 1 if not found else 0
+    if quiet >= 3:
+        break
+    time.sleep(0.05)
+"""
+
+_watchdog_lock = threading.Lock()
+_watchdog: tuple[subprocess.Popen, int] | None = None
+
+
+def ensure_watchdog() -> None:
+    """Start this server's watchdog once; it lives until the server's end, however it comes."""
+    global _watchdog
+    with _watchdog_lock:
+        if _watchdog is not None and _watchdog[0].poll() is None:
+            return
+        read_end, write_end = os.pipe()  # not inheritable: no command may hold the server's end
+        env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}  # it must not sweep itself
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-c", _WATCHDOG, SERVER_ID + ".", TOKEN_ENV],
+                stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                env=env, cwd="/", start_new_session=True,  # out of reach of any group kill
+            )
+        except OSError:
+            os.close(write_end)
+            return  # without it the token sweep at each command's end still runs
+        finally:
+            os.close(read_end)
+        _watchdog = (proc, write_end)
