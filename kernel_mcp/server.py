@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
@@ -103,7 +104,10 @@ async def _compile_kernel(args: CompileKernelInput, ctx: ToolContext) -> compile
 
 
 async def _isa_view(args: IsaViewInput, ctx: ToolContext) -> isa_view.IsaSlice:
-    return isa_view.view(ctx.workspace(), ctx.state.budget(), args.kernel, args.source_line, args.around, args.pattern, args.context, args.full, args.offset, args.run_id)
+    ws, budget = ctx.workspace(), ctx.state.budget()
+    # a worker thread: a long search never holds up the other clients' calls
+    return await anyio.to_thread.run_sync(lambda: isa_view.view(ws, budget, args.kernel, args.source_line, args.around, args.pattern, args.context,
+                                                                  args.full, args.offset, args.run_id))
 
 
 async def _hw_spec(args: HwSpecInput, ctx: ToolContext) -> hardware.HwSpecAnswer:

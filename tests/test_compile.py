@@ -226,3 +226,46 @@ def test_ptxas_and_res_usage_fixtures_parse():
     assert ptxas == {"dwconv3d_naive": {"stack": 0, "spill_stores": 0, "spill_loads": 0, "registers": 40, "barriers": 0}}
     res = nvidia.parse_res_usage(fixture("cuda/cuobjdump-res-usage.txt").read_text())
     assert res["dwconv3d_naive"]["REG"] == 40 and res["dwconv3d_naive"]["SHARED"] == 0
+
+
+async def test_a_backtracking_pattern_is_cut_off_and_other_calls_go_on(kernel_ws):
+    """`^(\\S+\\s?)+$X` froze the server with Python's re: it must be answered within 2 s (the regex
+    module's search fails it fast, or its time budget cuts it off with a clear error), and a call
+    made meanwhile must be answered (the search runs off the event loop)."""
+    import time
+
+    import anyio
+
+    async with Client(build_server(kernel_ws)) as client:
+        await compile_(client, source="lds32k.hip")
+        answered: dict[str, float] = {}
+        started = time.monotonic()
+
+        async def hostile() -> None:
+            result = await client.call_tool("isa_view", {"pattern": r"^(\S+\s?)+$X"})
+            assert not result.is_error or "took longer than" in text_of(result)
+            answered["hostile"] = time.monotonic() - started
+
+        async def meanwhile() -> None:
+            await anyio.sleep(0.1)
+            result = await client.call_tool("hw_spec", {"arch": "gfx950"})
+            assert not result.is_error
+            answered["meanwhile"] = time.monotonic() - started
+
+        with anyio.fail_after(30):  # a regression fails here instead of hanging the suite
+            async with anyio.create_task_group() as group:
+                group.start_soon(hostile)
+                group.start_soon(meanwhile)
+    assert answered["hostile"] < 2.0 + 1.0  # the 1 s search budget, plus the call itself on a busy machine
+    assert "meanwhile" in answered
+
+
+def test_an_agent_pattern_out_of_time_is_invalid_input():
+    from kernel_mcp.errors import InvalidInput
+    from kernel_mcp.patterns import AgentPattern
+
+    assert AgentPattern("ds_read").matching(["v_add_f32 v1, v2, v3", "ds_read_b128 v[0:3], v4"]) == [1]
+    with pytest.raises(InvalidInput, match="took longer than 0 s"):
+        AgentPattern("ds_read", budget_s=0.0).matching(["ds_read_b128 v[0:3], v4"])
+    with pytest.raises(InvalidInput, match="bad regular expression"):
+        AgentPattern("(unclosed")

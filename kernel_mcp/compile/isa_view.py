@@ -6,9 +6,9 @@ listing unless asked; even then the answer is paged within the response budget.
 
 from __future__ import annotations
 
-import re
 
 from kernel_mcp.compile import amdgpu_asm, nvidia
+from kernel_mcp.patterns import AgentPattern
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.toolkit import ToolOutput
 from kernel_mcp.workspace import Run, Workspace
@@ -95,11 +95,7 @@ def view(ws: Workspace, budget: int, kernel: str | None, source_line: int | None
         selected = list(range(hits[0], min(len(numbered), hits[0] + 2 * context + 1)))
         mode = f"label {label}"
     elif pattern is not None:
-        try:
-            regex = re.compile(pattern)
-        except re.error as exc:
-            raise InvalidInput(f"bad regular expression: {exc}") from None
-        hits = [i for i, (_s, t) in enumerate(numbered) if regex.search(t.strip())]
+        hits = AgentPattern(pattern).matching(t.strip() for _s, t in numbered)
         matches = len(hits)
         keep: set[int] = set()
         for i in hits[:MAX_MATCHES]:
