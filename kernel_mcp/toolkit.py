@@ -10,6 +10,7 @@ the caller (`KernelMcpError`) become error results; the server keeps serving.
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import traceback
 from collections.abc import Awaitable, Callable
@@ -110,6 +111,38 @@ def fit_budget(text: str, budget: int, runs: list[Run]) -> str:
     return data[:keep].decode("utf-8", errors="ignore") + note
 
 
+STRUCTURED_PER_TEXT = 16  # structured content may be this many times the text budget
+
+
+def fit_structured(data: Any, limit: int) -> tuple[Any, bool]:
+    """Halve the longest list in `data` until its JSON fits `limit` bytes (the text's budget has a
+    twin here: 40,000 config classes made 4.9 MB of structured content). Lists only shrink, so the
+    result still matches the output schema."""
+    def size(value: Any) -> int:
+        return len(json.dumps(value, separators=(",", ":"), default=str))
+
+    trimmed = False
+    while size(data) > limit:
+        lists: list[list] = []
+
+        def collect(value: Any) -> None:
+            if isinstance(value, list):
+                lists.append(value)
+                for item in value:
+                    collect(item)
+            elif isinstance(value, dict):
+                for item in value.values():
+                    collect(item)
+
+        collect(data)
+        longest = max((v for v in lists if len(v) > 1), key=size, default=None)
+        if longest is None:
+            break  # nothing left to cut: one huge value; the text budget still holds
+        del longest[len(longest) // 2:]
+        trimmed = True
+    return data, trimmed
+
+
 def error_result(exc: KernelMcpError) -> CallToolResult:
     # Text only: clients check structured content against the tool's output schema even on errors.
     return CallToolResult(content=[TextContent(type="text", text=exc.render())], is_error=True)
@@ -130,9 +163,12 @@ async def call_handler(spec: ToolSpec, state: ServerState, arguments: dict[str, 
         log.error("tool %s failed:\n%s", spec.name, traceback.format_exc())
         return error_result(KernelMcpError(f"internal error in {spec.name}: {type(exc).__name__}: {exc}"))
     text = fit_budget(out.render(), state.budget(), ctx.runs_made)
+    structured, trimmed = fit_structured(out.model_dump(mode="json"), STRUCTURED_PER_TEXT * state.budget())
+    if trimmed:
+        text += f"\n[structured content: long lists cut to fit {STRUCTURED_PER_TEXT * state.budget()} bytes; the run's files hold everything]"
     return CallToolResult(
         content=[TextContent(type="text", text=text)],
-        structured_content=out.model_dump(mode="json"),
+        structured_content=structured,
     )
 
 

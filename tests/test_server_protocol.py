@@ -217,3 +217,19 @@ def _pid_alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+async def test_structured_content_is_held_to_a_size_bound_like_the_text(workspace):
+    """A benchmark with 1,500 config classes: the text keeps to its 4 KB and the structured content
+    to 16 times that, cut list by list, still valid against the output schema (the client checks)."""
+    rows = "\\n".join(f"c{i},0,{10 + i % 7}.0" for i in range(1500))
+    (workspace / "bench.py").write_text(
+        "import os\nos.makedirs('out', exist_ok=True)\n"
+        f"open('out/bench.csv','w').write('shape,err_k,us_k\\n{rows}\\n')\n"
+    )
+    async with Client(build_server(workspace)) as client:
+        result = await client.call_tool("run_benchmark", {"repeats": 2})
+    assert not result.is_error, text_of(result)
+    assert len(text_of(result).encode()) <= 4096 + 200 and "structured content: long lists cut" in text_of(result)
+    assert len(json.dumps(result.structured_content, separators=(",", ":"))) <= 16 * 4096
+    assert 1 <= len(result.structured_content["bench"]["classes"]) < 1500
