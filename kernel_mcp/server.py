@@ -310,7 +310,9 @@ async def _profile_import(args: ProfileImportInput, ctx: ToolContext) -> profile
     ws = ctx.workspace()
     for p in args.paths:
         ws.resolve(p, must_exist=True)
-    return profile.profile_import(ws, ctx.new_run(args.model_dump()), args.paths)
+    run = ctx.new_run(args.model_dump())
+    # parsing a large import is blocking work: off the event loop, so other calls are answered meanwhile
+    return await anyio.to_thread.run_sync(lambda: profile.profile_import(ws, run, args.paths))
 
 
 async def _profile_compare(args: ProfileCompareInput, ctx: ToolContext) -> profile.ProfileComparison:
@@ -348,7 +350,8 @@ async def _thread_trace(args: ThreadTraceInput, ctx: ToolContext) -> trace.Trace
 async def _thread_trace_import(args: ThreadTraceImportInput, ctx: ToolContext) -> trace.TraceSummary:
     ws = ctx.workspace()
     ws.resolve(args.path, must_exist=True)
-    return trace.thread_trace_import(ws, ctx.new_run(args.model_dump()), args.path, args.kernel)
+    run = ctx.new_run(args.model_dump())
+    return await anyio.to_thread.run_sync(lambda: trace.thread_trace_import(ws, run, args.path, args.kernel))
 
 
 async def _thread_trace_compare(args: ThreadTraceCompareInput, ctx: ToolContext) -> trace.TraceComparison:

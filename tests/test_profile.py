@@ -11,6 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pandas as pd
+import anyio
 import pytest
 from mcp import Client
 
@@ -347,6 +348,45 @@ def test_rocpd_bad_databases(tmp_path):
                            (missing, "missing view kernels"), (blank, "missing view kernels")]:
         with pytest.raises(InvalidInput, match=expected):
             rocpd.summary([path], None, [path.name])
+
+
+async def test_a_rocpd_view_that_never_ends_is_stopped_and_others_are_answered_meanwhile(tmp_path, monkeypatch):
+    """A database whose `kernels` view is an endless recursive query: the import stops at its time
+    budget with a clear error, and a call made meanwhile is answered (the import runs off the loop)."""
+    import sqlite3
+    import time
+
+    monkeypatch.setattr(rocpd, "QUERY_BUDGET_S", 3.0)  # a wide margin over the quick call made meanwhile
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "kernel-mcp.toml").write_text('[target]\narch = "gfx950"\nplatform = "offline"\n')
+    db = build_rocpd(ws / "endless_results.db", SCHEMA, [{"name": "k", "start": 0, "end": 10}])
+    con = sqlite3.connect(db)
+    columns = [row[1] for row in con.execute("PRAGMA table_info(kernels)")]
+    con.execute("DROP VIEW kernels")
+    picks = ", ".join(f"NULL AS {c}" for c in columns)
+    con.execute(f"CREATE VIEW kernels AS WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT {picks} FROM n WHERE i < 0")
+    con.commit()
+    con.close()
+    answered: dict[str, float] = {}
+    async with Client(build_server(ws)) as client:
+        started = time.monotonic()
+
+        async def endless() -> None:
+            result = await client.call_tool("profile_import", {"paths": ["endless_results.db"]})
+            assert result.is_error and "took longer than 3 s" in text_of(result), text_of(result)
+            answered["endless"] = time.monotonic() - started
+
+        async def meanwhile() -> None:
+            await anyio.sleep(0.2)
+            assert not (await client.call_tool("hw_spec", {"arch": "gfx950"})).is_error
+            answered["meanwhile"] = time.monotonic() - started
+
+        with anyio.fail_after(60):  # a regression fails here instead of hanging the suite
+            async with anyio.create_task_group() as group:
+                group.start_soon(endless)
+                group.start_soon(meanwhile)
+    assert answered["meanwhile"] < answered["endless"]
 
 
 async def test_profile_import_folder_csv_ncu_and_rocpd_and_compare_across(tmp_path):

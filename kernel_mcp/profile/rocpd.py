@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import time
 from pathlib import Path
 
 from kernel_mcp.errors import InvalidInput
@@ -26,12 +27,21 @@ NEEDED = {
 }
 COUNTER_VIEW = ("counters_collection", {"dispatch_id", "kernel_name", "counter_name", "value"})
 MAX_ATTACHED = 9  # SQLite's default limit is 10 attached databases
+QUERY_BUDGET_S = 20.0  # all reads of one import: a view can be an endless recursive query
+
+
+def _bounded(con: sqlite3.Connection, budget_s: float) -> None:
+    """Interrupt any statement once the import's time budget is spent (SQLite calls the handler every
+    N virtual-machine steps; a non-zero answer aborts the statement with 'interrupted')."""
+    deadline = time.monotonic() + budget_s
+    con.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 10_000)
 
 
 def _open(paths: list[Path]) -> tuple[sqlite3.Connection, list[str]]:
     if len(paths) > MAX_ATTACHED:
         raise InvalidInput(f"{len(paths)} databases at once; at most {MAX_ATTACHED}", hint="import them in groups")
     con = sqlite3.connect("file::memory:", uri=True)  # URIs on, so each database attaches read-only
+    _bounded(con, QUERY_BUDGET_S)
     schemas = []
     for index, path in enumerate(paths):
         with path.open("rb") as handle:
@@ -111,6 +121,8 @@ def summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> P
     try:
         return _summary(paths, target_regex, labels)
     except sqlite3.DatabaseError as exc:  # a page read mid-query: the file is damaged
+        if "interrupted" in str(exc):
+            raise InvalidInput(f"reading the rocpd database took longer than {QUERY_BUDGET_S:g} s (a view that never ends?); stopped") from None
         raise InvalidInput(f"a rocpd database could not be read to the end (truncated or corrupt?): {exc}") from None
 
 
