@@ -191,10 +191,9 @@ def load_summary(ws: Workspace, run_id: str) -> ProfileSummary:
     path = run.path(SUMMARY_FILE)
     if not path.exists():
         raise InvalidInput(f"run {run_id} holds no profile", hint="give the run id of a profile_kernels or profile_import call")
-    summary = ProfileSummary.model_validate(json.loads(path.read_text()))
-    extra = run.path(DISPATCHES_FILE)
-    if extra.exists():
-        summary.target_dispatches = json.loads(extra.read_text())
+    summary = ProfileSummary.model_validate(json.loads(run.read_text(SUMMARY_FILE)))
+    if run.path(DISPATCHES_FILE).exists():
+        summary.target_dispatches = json.loads(run.read_text(DISPATCHES_FILE))
     return summary
 
 

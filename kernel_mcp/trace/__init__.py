@@ -143,10 +143,10 @@ def thread_trace_import(ws: Workspace, run: Run, path: str, kernel: str | None) 
 
 
 def load(ws: Workspace, run_id: str) -> TraceSummary:
-    path = ws.runs.get(run_id).path(SUMMARY_FILE)
-    if not path.exists():
+    run = ws.runs.get(run_id)
+    if not run.path(SUMMARY_FILE).exists():
         raise InvalidInput(f"run {run_id} holds no trace summary")
-    return TraceSummary.model_validate_json(path.read_text())
+    return TraceSummary.model_validate_json(run.read_text(SUMMARY_FILE))
 
 
 def thread_trace_compare(ws: Workspace, a: str, b: str) -> TraceComparison:
