@@ -46,7 +46,7 @@ def check_regular(path: Path, label: str | None = None, *, within: Path | None =
     try:
         info = os.lstat(path)
     except FileNotFoundError:
-        raise InvalidInput(f"{label}: no such file") from None
+        raise InvalidInput(f"{label} is not a file: nothing is there") from None
     except OSError as exc:
         raise InvalidInput(f"{label} cannot be read: {exc.strerror}") from None
     if stat.S_ISLNK(info.st_mode):
