@@ -23,7 +23,7 @@ from mcp import Client
 
 from kernel_mcp.server import build_server
 
-from conftest import PY, REPO, call, fixture, text_of, toml_list, write_toml
+from conftest import PY, call, fixture, text_of, toml_list, write_toml
 
 pytestmark = pytest.mark.anyio
 SECRET = "TOP-SECRET-LINE,never,to,be,echoed"
