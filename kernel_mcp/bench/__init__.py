@@ -15,10 +15,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, field_validator
 
-from kernel_mcp import runner
+from kernel_mcp import runner, safe_files
 from kernel_mcp.bench.results import ClassFigures, TableFigures, figures, read_csv, shown
 from kernel_mcp.bench.stats import Comparison, compare, median, spread
-from kernel_mcp.errors import CommandFailed, WorkspaceError
+from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.gpu import gate
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.toolkit import ToolOutput
@@ -77,11 +77,26 @@ class BenchRun(BaseModel):
 
 def _find_csv(ws: Workspace, cfg: BenchmarkConfig, started: float) -> Path:
     pattern = cfg.csv
-    candidates = [ws.resolve(pattern)] if not any(ch in pattern for ch in "*?[") else [p for p in ws.root.glob(pattern) if p.is_file()]
+    try:
+        candidates = [ws.resolve(pattern)] if not any(ch in pattern for ch in "*?[") else [p for p in ws.root.glob(pattern) if not p.is_dir()]
+    except InvalidInput as exc:
+        raise CommandFailed(f"the benchmark CSV: {exc.message}") from None
     fresh = [p for p in candidates if p.exists() and p.stat().st_mtime >= started - 1]
     if not fresh:
         raise CommandFailed(f"the benchmark did not write {pattern} (nothing newer than the run's start)")
-    return max(fresh, key=lambda p: p.stat().st_mtime)
+    chosen = max(fresh, key=lambda p: p.stat().st_mtime)
+    # checked before it is copied or read: a FIFO would block both, a link could lead out
+    try:
+        return safe_files.check_regular(chosen, _label(ws, chosen), within=ws.root)
+    except InvalidInput as exc:
+        raise CommandFailed(f"the benchmark CSV {exc.message}") from None
+
+
+def _label(ws: Workspace, path: Path) -> str:
+    try:
+        return path.relative_to(ws.root).as_posix()
+    except ValueError:
+        return path.name
 
 
 def worse(a: float | str | None, b: float | str | None) -> float | str | None:

@@ -20,7 +20,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from kernel_mcp.bench.stats import geomean
-from kernel_mcp.errors import CommandFailed, WorkspaceError
+from kernel_mcp import safe_files
+from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.workspace.config import BenchmarkConfig
 
 _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -60,7 +61,11 @@ class TableFigures(BaseModel):
 
 def read_csv(path: Path) -> pd.DataFrame:
     try:
-        frame = pd.read_csv(path)
+        # a regular file only: a FIFO named like the CSV would block the read forever
+        with safe_files.open_regular(path) as handle:
+            frame = pd.read_csv(handle)
+    except InvalidInput as exc:
+        raise CommandFailed(f"the benchmark CSV {exc.message}") from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
         raise CommandFailed(f"the benchmark CSV {path.name} could not be read: {exc}") from None
     if frame.empty:

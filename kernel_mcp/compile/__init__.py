@@ -141,6 +141,15 @@ def _apply_history(ws: Workspace, key_prefix: str, kernels: list[KernelFacts]) -
     tmp.replace(path)
 
 
+def _relative_files(ws: Workspace, diagnostics: list[Diagnostic]) -> None:
+    """The compiler is given the source as an absolute path (never an option), so it names it, and
+    the headers next to it, that way; the answer names them relative to the workspace as before."""
+    prefix = str(ws.root) + "/"
+    for d in diagnostics:
+        if d.file and d.file.startswith(prefix):
+            d.file = d.file[len(prefix):]
+
+
 async def compile_kernel(
     ws: Workspace,
     run: Run,
@@ -177,6 +186,7 @@ async def compile_kernel(
     if out.ok:
         _apply_history(ws, f"{arch}:{job.source_rel}", out.kernels)
     diagnostics, total = parse_diagnostics(out.diagnostic_lines())
+    _relative_files(ws, diagnostics)
     if not out.ok and not diagnostics:
         tail = out.result.stderr.tail.strip().splitlines()[-3:]
         diagnostics = [Diagnostic(file=job.source_rel, severity="error", message=" | ".join(tail)[:300] or out.result.status())]

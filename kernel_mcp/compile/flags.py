@@ -51,7 +51,7 @@ def check_flags(flags: list[str], family: str) -> list[str]:
 def check_defines(defines: list[str]) -> list[str]:
     out = []
     for define in defines:
-        if not _DEFINE.match(define):
+        if not _DEFINE.fullmatch(define):  # fullmatch: `$` would let a trailing newline through
             raise InvalidInput(f"define {define!r} must look like NAME or NAME=VALUE (letters, digits, _ and simple expressions)")
         out.append(f"-D{define}")
     return out

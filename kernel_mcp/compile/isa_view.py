@@ -67,7 +67,7 @@ def view(ws: Workspace, budget: int, kernel: str | None, source_line: int | None
          pattern: str | None, context: int, full: bool, offset: int, run_id: str | None) -> IsaSlice:
     run = latest_compile(ws, run_id)
     meta = run.meta()
-    isa_text = run.path(meta["isa"]).read_text(encoding="utf-8", errors="replace")
+    isa_text = run.read_text(meta["isa"])  # a regular file of the run, never through a link
     source = meta.get("source", "?")
     is_sass = meta["isa"].endswith(".sass")
     bodies = nvidia.sass_listing(isa_text) if is_sass else amdgpu_asm.kernel_bodies(isa_text)

@@ -26,6 +26,13 @@ class CompileJob:
     progress: ProgressFn | None = None
     timeout_s: float = COMPILE_TIMEOUT_S
 
+    def source_argument(self) -> str:
+        """The source as the compiler's argv names it: absolute, so that no name (`-x.hip`,
+        `@opts.hip`) can ever be read as an option or a response file of options."""
+        if not self.source.is_absolute():
+            raise ValueError("a compile job's source must be an absolute path")
+        return str(self.source)
+
     def optimization(self) -> list[str]:
         """-O3 unless the caller chose a level."""
         return [] if any(f.startswith("-O") for f in self.flags) else ["-O3"]

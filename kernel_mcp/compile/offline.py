@@ -44,7 +44,7 @@ async def compile_offline(job: CompileJob) -> BackendOutput:
     else:
         include = ["-nogpuinc", "-isystem", str(PRELUDE_DIR / "include"), "-include", str(PRELUDE_DIR / "kernel_mcp_hip_prelude.h")]
         note = "device-only compile with the offline clang and kernel-mcp's HIP device prelude (no ROCm here): resource figures are the compiler's, nothing was run"
-    argv = [*prefix, *amdgpu_flags(job, isa), *include, job.source_rel]
+    argv = [*prefix, *amdgpu_flags(job, isa), *include, job.source_argument()]
     result = await runner.run(argv, cwd=job.ws.root, timeout_s=job.timeout_s, log_dir=job.run.folder, log_name="compiler", progress=job.progress)
     asm = isa.read_text(encoding="utf-8", errors="replace") if result.ok and isa.exists() else ""
     kernels = amdgpu_asm.kernels_from(asm, result.stderr.tail) if asm else []

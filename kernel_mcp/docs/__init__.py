@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kernel_mcp import safe_files
 from kernel_mcp.docs.store import DocsStore
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.hardware.specs import KNOWN_ARCHS, check_arch, docs_index_dir
@@ -142,14 +143,18 @@ class IngestAnswer(ToolOutput):
 def ingest(store: DocsStore, paths: list[Path]) -> IngestAnswer:
     """Each file (or every supported file under a folder) is added; one bad file does not stop the rest."""
     results = []
-    files: list[Path] = []
+    files: list[tuple[Path, Path | None]] = []  # each file, and the folder it was found in
     for path in paths:
         if path.is_dir():
-            files += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in (".md", ".rst", ".html", ".htm", ".pdf", ".xml"))
+            # links are listed too, so that one leading out of the folder is reported, not read
+            files += [(p, path) for p in sorted(path.rglob("*"))
+                      if not (p.is_dir() and not p.is_symlink()) and p.suffix.lower() in (".md", ".rst", ".html", ".htm", ".pdf", ".xml")]
         else:
-            files.append(path)
-    for path in files:
+            files.append((path, None))
+    for path, folder in files:
         try:
+            # a regular file (a FIFO would block the read forever), inside the folder it was found in
+            safe_files.check_regular(path, str(path), within=folder, where=f"the folder {folder}")
             status, count = store.ingest(path)
             results.append({"path": str(path), "status": status, "sections": count})
         except KernelMcpError as exc:

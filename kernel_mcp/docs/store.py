@@ -12,6 +12,7 @@ import sqlite3
 import time
 from pathlib import Path
 
+from kernel_mcp import safe_files
 from kernel_mcp.docs.readers import SUFFIXES, Section, read_html, read_isa_xml, read_markdown, read_pdf, read_rst, slug
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 
@@ -75,14 +76,14 @@ class DocsStore:
         fmt = SUFFIXES.get(path.suffix.lower())
         if fmt is None:
             raise InvalidInput(f"{path.name}: unsupported format", hint="Markdown, reStructuredText, HTML, PDF, or AMD ISA XML")
-        if not path.is_file():
-            raise InvalidInput(f"{path}: not a file")
+        safe_files.check_regular(path, str(path))  # a FIFO would block the read forever
         size = path.stat().st_size
         if size == 0:
             raise InvalidInput(f"{path.name} is empty")
         if size > MAX_DOCUMENT_BYTES:
             raise InvalidInput(f"{path.name} is {size / 2**20:.0f} MiB, over the {MAX_DOCUMENT_BYTES // 2**20} MiB limit per document", hint="split it, or ingest the official files one by one")
-        data = path.read_bytes()
+        with safe_files.open_regular(path, str(path)) as handle:
+            data = handle.read(MAX_DOCUMENT_BYTES + 1)
         digest = _hash(data)
         key = str(path.resolve())
         row = self.db.execute("SELECT sha256, sections FROM sources WHERE path = ?", (key,)).fetchone()

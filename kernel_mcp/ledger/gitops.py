@@ -15,12 +15,13 @@ import git
 
 from kernel_mcp.errors import InvalidInput, WorkspaceError
 
-TAG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,47}$")
+# \Z, not $: `$` also matches before a trailing newline, so "t\n" would pass as a name
+TAG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,47}\Z")
 LEDGER_MARK = "Kernel-MCP-Attempt"
 
 
 def check_tag(tag: str) -> str:
-    if not TAG.match(tag) or ".." in tag or tag.endswith((".", ".lock")):
+    if not isinstance(tag, str) or not TAG.fullmatch(tag) or ".." in tag or tag.endswith((".", ".lock")):
         raise InvalidInput(f"run tag {tag!r} must be lowercase letters, digits, '.', '_' or '-' (at most 48, not starting with '-')")
     return tag
 
@@ -124,13 +125,13 @@ def reset_to(wt: git.Repo, commit: str) -> None:
 
 
 # ---- candidates of experiment_evaluate_many ----------------------------------------------------
-SHA = re.compile(r"^[0-9a-f]{7,40}$")
-REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$")
+SHA = re.compile(r"^[0-9a-f]{7,40}\Z")  # \Z: matched in full, a trailing newline included
+REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}\Z")
 
 
 def resolve_commit(repo: git.Repo, name: str) -> str:
     """A commit named by sha or branch/tag name, resolved without the git CLI seeing it as an option."""
-    if not REF.match(name) or ".." in name or name.endswith((".lock", "/")):
+    if not REF.fullmatch(name) or ".." in name or name.endswith((".lock", "/")):
         raise InvalidInput(f"{name!r} is not a commit sha or a branch name")
     try:
         return repo.commit(name).hexsha

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernel_mcp import runner
+from kernel_mcp import runner, safe_files
 from kernel_mcp.errors import CommandFailed, InvalidInput, KernelMcpError, WorkspaceError
 from kernel_mcp.gpu import gate
 from kernel_mcp.hardware import load_spec
@@ -148,17 +148,22 @@ def profile_import(ws: Workspace, run: Run, paths: list[str]) -> ProfileSummary:
 
     target = ws.config.benchmark.target_kernel if ws.config.benchmark else None
     resolved = [ws.resolve(p, must_exist=True) for p in paths]
-    dbs = [p for p in resolved if p.is_file() and p.suffix == ".db"] + [q for p in resolved if p.is_dir() for q in sorted(p.rglob("*.db"))]
+    for given, path in zip(paths, resolved):
+        if not path.is_dir():
+            safe_files.check_regular(path, given)  # a FIFO would block the read forever
+    # inside folders: regular files only, and no link leading out of the workspace
+    dbs = [p for p in resolved if p.suffix == ".db" and not p.is_dir()] + [
+        q for p in resolved if p.is_dir() for q in safe_files.files_under(p, "*.db", within=ws.root, relative_to=ws.root)]
     if dbs:
         return _keep(run, rocpd.summary(dbs, target, [ws.relative(p) for p in dbs]))
     frames, counter_frames, sources = [], [], set()
     for path in resolved:
         if path.is_dir():
-            frame = rocm.read_trace_folder(path)
+            frame = rocm.read_trace_folder(path, within=ws.root)
             frame["origin"] = ws.relative(path)
             frames.append(frame)
             sources.add("rocprofv3")
-            extra = rocm.read_counters_folder(path)
+            extra = rocm.read_counters_folder(path, within=ws.root)
             if extra is not None:
                 counter_frames.append(extra)
         elif path.name.endswith("kernel_trace.csv"):
@@ -171,7 +176,7 @@ def profile_import(ws: Workspace, run: Run, paths: list[str]) -> ProfileSummary:
         elif path.name.endswith("counter_collection.csv"):
             counter_frames.append(read_counter_collection(path))
         elif path.suffix == ".csv":
-            frame, _ = cuda.dispatches(path.read_text(encoding="utf-8", errors="replace"))
+            frame, _ = cuda.dispatches(safe_files.read_text(path))
             frame["origin"] = ws.relative(path)
             frames.append(frame)
             sources.add("ncu")
@@ -191,10 +196,9 @@ def load_summary(ws: Workspace, run_id: str) -> ProfileSummary:
     path = run.path(SUMMARY_FILE)
     if not path.exists():
         raise InvalidInput(f"run {run_id} holds no profile", hint="give the run id of a profile_kernels or profile_import call")
-    summary = ProfileSummary.model_validate(json.loads(path.read_text()))
-    extra = run.path(DISPATCHES_FILE)
-    if extra.exists():
-        summary.target_dispatches = json.loads(extra.read_text())
+    summary = ProfileSummary.model_validate(json.loads(run.read_text(SUMMARY_FILE)))
+    if run.path(DISPATCHES_FILE).exists():
+        summary.target_dispatches = json.loads(run.read_text(DISPATCHES_FILE))
     return summary
 
 

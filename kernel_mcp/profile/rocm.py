@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernel_mcp import runner, toolchain
-from kernel_mcp.errors import BackendMissing, CommandFailed
+from kernel_mcp import runner, safe_files, toolchain
+from kernel_mcp.errors import BackendMissing, CommandFailed, InvalidInput
 from kernel_mcp.profile.parsers import parse_list_avail, read_counter_collection, read_kernel_trace
 
 REJECTED_HINTS = ("exceeds", "cannot be collected", "Request exceeds", "insufficient", "too many")
@@ -39,17 +39,29 @@ async def output_format(cwd: Path) -> tuple[str, str]:
     return "csv", "this rocprofv3 does not offer rocpd output: CSV is read"
 
 
+def option_value(value: str, what: str) -> str:
+    """A caller's value that follows an option as its own word: one starting with '-' would be
+    parsed as another option (and '@' as a file of options by argument parsers that take them)."""
+    if value.startswith(("-", "@")):
+        raise InvalidInput(f"{what} {value!r} starts with {value[0]!r}, which rocprofv3 would read as an option",
+                           hint="a regular expression can say the same with a bracket, e.g. [-]name")
+    return value
+
+
 def trace_argv(out_dir: Path, command: list[str], kernel_regex: str | None, counters: list[str] | None = None, fmt: str = "csv") -> list[str]:
     argv = [find()]
-    argv += ["--pmc", *counters] if counters else ["--kernel-trace", "--stats"]
+    argv += ["--pmc", *(option_value(c, "counter") for c in counters)] if counters else ["--kernel-trace", "--stats"]
     argv += ["--output-format", fmt if not counters else "csv", "-d", str(out_dir), "-o", "kmcp"]
     if kernel_regex:
-        argv += ["--kernel-include-regex", kernel_regex]
+        argv += ["--kernel-include-regex", option_value(kernel_regex, "kernel_regex")]
     return argv + ["--", *command]
 
 
-def find_output(out_dir: Path, suffix: str) -> Path | None:
-    found = sorted(out_dir.rglob(f"*{suffix}"), key=lambda p: p.stat().st_mtime)
+def find_output(out_dir: Path, suffix: str, within: Path | None = None) -> Path | None:
+    """The newest `*suffix` under the folder: regular files only, no link leading out of `within`
+    (default: the folder itself), so an imported folder cannot point the reader elsewhere."""
+    candidates = safe_files.files_under(out_dir, f"*{suffix}", within=within or out_dir, relative_to=within or out_dir)
+    found = sorted(candidates, key=lambda p: p.stat().st_mtime)
     return found[-1] if found else None
 
 
@@ -63,8 +75,8 @@ def rejected(result: runner.RunResult) -> str | None:
     return None
 
 
-def read_trace_folder(folder: Path) -> pd.DataFrame:
-    trace = find_output(folder, "kernel_trace.csv")
+def read_trace_folder(folder: Path, within: Path | None = None) -> pd.DataFrame:
+    trace = find_output(folder, "kernel_trace.csv", within)
     if trace is None:
         raise CommandFailed(f"no kernel_trace.csv under {folder.name}", hint="was rocprofv3 run with --kernel-trace and CSV output?")
     frame = read_kernel_trace(trace)
@@ -72,6 +84,6 @@ def read_trace_folder(folder: Path) -> pd.DataFrame:
     return frame
 
 
-def read_counters_folder(folder: Path) -> pd.DataFrame | None:
-    path = find_output(folder, "counter_collection.csv")
+def read_counters_folder(folder: Path, within: Path | None = None) -> pd.DataFrame | None:
+    path = find_output(folder, "counter_collection.csv", within)
     return read_counter_collection(path) if path is not None else None

@@ -4,12 +4,13 @@ counters (NVIDIA); thread_trace_import for traces decoded elsewhere; thread_trac
 from __future__ import annotations
 
 import json
+import os
 import secrets
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from kernel_mcp import runner, toolchain
+from kernel_mcp import runner, safe_files, toolchain
 from kernel_mcp.errors import BackendMissing, CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.trace.analysis import TraceComparison, TraceSummary, compare, summarise
@@ -30,29 +31,46 @@ class TraceOptions(BaseModel):
     activity: int | None = Field(default=None, ge=1, le=16, description="--att-activity (gfx9 perfcounter streaming)")
 
 
-def summarise_folder(folder: Path, kernel: str, label: str) -> TraceSummary:
-    """Every decoded dispatch under the folder (code.json preferred, else stats CSVs, else ncu source CSVs)."""
-    codes = sorted(folder.rglob("code.json"))
+def summarise_folder(folder: Path, kernel: str, label: str, within: Path | None = None) -> TraceSummary:
+    """Every decoded dispatch under the folder (code.json preferred, else stats CSVs, else ncu source CSVs).
+
+    Only regular files whose links stay inside `within` (default: the folder) are read: a planted
+    link could lead anywhere, and a FIFO would block the read forever."""
+    within = within or folder
+
+    def found(pattern: str) -> list[Path]:
+        return safe_files.files_under(folder, pattern, within=within, relative_to=within)
+
+    codes = found("code.json")
     if codes:
         program: dict = {}
         for path in codes:
             accumulate_code_json(path, program)
         rows = program.values()
         fmt = "rocprofv3 thread trace"
-        meta = [json.loads(p.read_text()) for p in (c.with_name("filenames.json") for c in codes) if p.exists()]
+        meta = [_json_of(safe_files.read_text(p, within=within)) for p in (c.with_name("filenames.json") for c in codes) if os.path.lexists(p)]
         if meta and any(m.get("pc_sampling") for m in meta) and not any(m.get("thread_trace") for m in meta):
             fmt = "rocprofv3 PC sampling"
         summary = summarise(kernel, fmt, rows)
         waves = sum(len(m.get("wave_filenames") or []) for m in meta)
         summary.facts.append(f"{len(codes)} dispatch(es) decoded" + (f", {waves} wave files" if waves else ""))
         return summary
-    stats = sorted(folder.rglob("stats_*.csv"))
+    stats = found("stats_*.csv")
     if stats:
         return summarise(kernel, "rocprofv3 thread trace stats", (r for p in stats for r in read_stats_csv(p)))
-    ncu = sorted(folder.rglob("*.csv"))
+    ncu = found("*.csv")
     if ncu:
-        return summarise(kernel, "ncu source counters", (r for p in ncu for r in read_ncu_source(p.read_text(errors="replace"), p.name)))
+        return summarise(kernel, "ncu source counters", (r for p in ncu for r in read_ncu_source(safe_files.read_text(p, within=within), p.name)))
     raise InvalidInput(f"no decoded trace under {label}", hint="expected ui_output_*/code.json, stats_*.csv, or an ncu source CSV")
+
+
+def _json_of(text: str) -> dict:
+    """A filenames.json: a JSON object, or nothing usable (its content is never echoed)."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _compile_facts(ws: Workspace, kernel: str) -> list[str]:
@@ -92,7 +110,9 @@ async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int
             tool = toolchain.find("rocprofv3")
             if tool is None:
                 raise BackendMissing("rocprofv3 not found", hint="install rocprofiler-sdk with the ROCprof Trace Decoder")
-            argv = [tool, "--att", "--kernel-include-regex", kernel_regex, "-d", str(out)]
+            from kernel_mcp.profile.rocm import option_value
+
+            argv = [tool, "--att", "--kernel-include-regex", option_value(kernel_regex, "kernel_regex"), "-d", str(out)]
             if dispatch is not None:
                 argv += ["--kernel-iteration-range", f"[{dispatch}]"]
             for flag, value in (("--att-target-cu", options.target_cu), ("--att-shader-engine-mask", options.shader_engine_mask),
@@ -128,14 +148,16 @@ async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int
 def thread_trace_import(ws: Workspace, run: Run, path: str, kernel: str | None) -> TraceSummary:
     target = ws.resolve(path, must_exist=True)
     name = kernel or (ws.config.benchmark.target_kernel if ws.config.benchmark else target.name)
+    if not target.is_dir():
+        safe_files.check_regular(target, path)  # a FIFO would block the read forever
     if target.is_dir():
-        summary = summarise_folder(target, name, path)
+        summary = summarise_folder(target, name, path, within=ws.root)
     elif target.name == "code.json":
         summary = summarise(name, "rocprofv3 thread trace", read_code_json(target))
     elif target.name.startswith("stats_") and target.suffix == ".csv":
         summary = summarise(name, "rocprofv3 thread trace stats", read_stats_csv(target))
     elif target.suffix == ".csv":
-        summary = summarise(name, "ncu source counters", read_ncu_source(target.read_text(errors="replace"), target.name))
+        summary = summarise(name, "ncu source counters", read_ncu_source(safe_files.read_text(target, path), target.name))
     else:
         raise InvalidInput(f"{path}: not a decoded trace", hint="a folder with ui_output_*/code.json, a stats_*.csv, or an ncu source CSV")
     summary.facts += _compile_facts(ws, name)
@@ -143,10 +165,10 @@ def thread_trace_import(ws: Workspace, run: Run, path: str, kernel: str | None) 
 
 
 def load(ws: Workspace, run_id: str) -> TraceSummary:
-    path = ws.runs.get(run_id).path(SUMMARY_FILE)
-    if not path.exists():
+    run = ws.runs.get(run_id)
+    if not run.path(SUMMARY_FILE).exists():
         raise InvalidInput(f"run {run_id} holds no trace summary")
-    return TraceSummary.model_validate_json(path.read_text())
+    return TraceSummary.model_validate_json(run.read_text(SUMMARY_FILE))
 
 
 def thread_trace_compare(ws: Workspace, a: str, b: str) -> TraceComparison:

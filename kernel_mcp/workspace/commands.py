@@ -6,6 +6,8 @@ kernel-mcp.toml (`[commands]`, and `bench` for the fixed benchmark) can run.
 
 from __future__ import annotations
 
+import os
+
 from pydantic import BaseModel
 
 from kernel_mcp import runner
@@ -171,13 +173,12 @@ def read_runs(store: RunStore, ref: RunRef, budget: int) -> RunListing:
     run = store.get(ref.run_id)
     if ref.file is None:
         return RunListing(run_id=run.id, files=run.files())
-    path = run.path(ref.file)
-    if not path.is_file():
+    if not os.path.lexists(run.path(ref.file)):
         raise InvalidInput(f"run {run.id} has no file {ref.file!r}", hint="files: " + ", ".join(run.files()))
-    size = path.stat().st_size
-    if ref.offset < 0 or ref.offset > size:
-        raise InvalidInput(f"offset {ref.offset} is outside the file (size {size})")
-    with path.open("rb") as handle:
+    with run.open(ref.file) as handle:  # a regular file of the run: no link, no FIFO
+        size = os.fstat(handle.fileno()).st_size
+        if ref.offset < 0 or ref.offset > size:
+            raise InvalidInput(f"offset {ref.offset} is outside the file (size {size})")
         handle.seek(ref.offset)
         data = handle.read(max(256, budget - 200))
     return RunListing(run_id=run.id, file=ref.file, offset=ref.offset, size=size, text=data.decode("utf-8", errors="replace"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -9,7 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from kernel_mcp.errors import WorkspaceError
+from kernel_mcp import safe_files
+from kernel_mcp.errors import KernelMcpError, WorkspaceError
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -22,7 +24,7 @@ Arch = Literal["gfx950", "gfx942", "sm_90"]
 Platform = Literal["auto", "rocm", "cuda", "offline"]
 
 _RULE = re.compile(r"^\s*(==|!=|<=|>=|<|>)\s*([-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)\s*$")
-_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")  # \Z: `$` would accept a trailing newline
 
 
 class _Strict(BaseModel):
@@ -183,12 +185,16 @@ def parse_config(text: str, source: str = CONFIG_NAME) -> WorkspaceConfig:
 
 
 def load_config(path: Path) -> WorkspaceConfig:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not os.path.exists(path):
         raise WorkspaceError(
             f"no {CONFIG_NAME} in {path.parent}", hint="run `kernel-mcp init` in the workspace to write one"
-        ) from None
+        )
+    try:
+        # a regular file only: a FIFO named kernel-mcp.toml would block the open forever
+        with safe_files.open_regular(path) as handle:
+            text = handle.read().decode("utf-8")
+    except KernelMcpError as exc:
+        raise WorkspaceError(f"cannot read {path.name}: {exc.message}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise WorkspaceError(f"cannot read {path.name}: {exc}") from None
     return parse_config(text, path.name)

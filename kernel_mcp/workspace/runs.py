@@ -1,24 +1,30 @@
 """Run artifacts: the full raw output of every tool call, kept under `.kernel-mcp/runs/<run-id>/`.
 
 Tool answers are short; what they leave out stays here and is served as MCP resources
-(`kernel-mcp://runs/<run-id>/<file>`), so nothing a tool saw is lost.
+(`kernel-mcp://runs/<run-id>/<file>`), so nothing a tool saw is lost. Only what a run wrote is
+served: a run folder or a file in it that is a symbolic link (or a FIFO, or anything but a regular
+file) is refused, since whoever can edit the workspace could plant one pointing anywhere.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+from kernel_mcp import safe_files
 from kernel_mcp.errors import InvalidInput
 
 RESOURCE_SCHEME = "kernel-mcp"
-_RUN_ID = re.compile(r"^\d{8}-\d{6}-[a-z0-9_]+-[0-9a-f]{6}$")
-_FILE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
+# \Z, not $: `$` also matches before a trailing newline
+_RUN_ID = re.compile(r"^\d{8}-\d{6}-[a-z0-9_]+-[0-9a-f]{6}\Z")
+_FILE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*\Z")
 
 
 def run_uri(run_id: str, name: str | None = None) -> str:
@@ -31,13 +37,33 @@ class Run:
     folder: Path
 
     def path(self, name: str) -> Path:
-        if not _FILE.match(name):
+        if not isinstance(name, str) or not _FILE.fullmatch(name):
             raise InvalidInput(f"bad artifact name {name!r}")
         return self.folder / name
 
+    def open(self, name: str) -> BinaryIO:
+        """One artifact opened for reading: a regular file of this run, never through a link."""
+        _real_folder(self.folder, self.id)
+        return safe_files.open_regular(self.path(name), f"{self.id}/{name}", follow_links=False)
+
+    def read_text(self, name: str) -> str:
+        with self.open(name) as handle:
+            return handle.read().decode("utf-8", errors="replace")
+
     def write_text(self, name: str, text: str) -> Path:
         target = self.path(name)
-        target.write_text(text, encoding="utf-8")
+        # never through a link or into a FIFO planted in the run folder: O_NOFOLLOW refuses the
+        # one, O_NONBLOCK makes opening the other fail at once instead of waiting for a reader
+        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(target, flags, 0o644)
+        except OSError as exc:
+            raise InvalidInput(f"{self.id}/{name} cannot be written ({exc.strerror}): is it a link or a FIFO?") from None
+        with os.fdopen(fd, "wb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise InvalidInput(f"{self.id}/{name} is not a regular file; nothing was written")
+            os.set_blocking(fd, True)
+            handle.write(text.encode("utf-8"))
         return target
 
     def write_json(self, name: str, data: Any) -> Path:
@@ -47,7 +73,8 @@ class Run:
         return run_uri(self.id, name)
 
     def files(self) -> list[str]:
-        return sorted(p.name for p in self.folder.iterdir() if p.is_file())
+        """The regular files of the run: what `open` would serve."""
+        return sorted(p.name for p in self.folder.iterdir() if not p.is_symlink() and p.is_file())
 
     def finish(self, status: str, **extra: Any) -> None:
         meta = self.meta()
@@ -56,9 +83,22 @@ class Run:
 
     def meta(self) -> dict[str, Any]:
         try:
-            return json.loads((self.folder / "meta.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            meta = json.loads(self.read_text("meta.json"))
+        except (OSError, ValueError, InvalidInput):
             return {}
+        return meta if isinstance(meta, dict) else {}
+
+
+def _real_folder(folder: Path, run_id: str) -> None:
+    """A run folder must be a folder the server made, not a link to one elsewhere."""
+    try:
+        mode = os.lstat(folder).st_mode
+    except FileNotFoundError:
+        raise InvalidInput(f"no run {run_id!r} in this workspace") from None
+    if stat.S_ISLNK(mode):
+        raise InvalidInput(f"run {run_id} is a symbolic link, not a run folder; it is not read")
+    if not stat.S_ISDIR(mode):
+        raise InvalidInput(f"run {run_id} is not a folder")
 
 
 class RunStore:
@@ -78,25 +118,24 @@ class RunStore:
         return run
 
     def get(self, run_id: str) -> Run:
-        if not _RUN_ID.match(run_id):
+        if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
             raise InvalidInput(f"bad run id {run_id!r}")
         folder = self.root / run_id
-        if not folder.is_dir():
-            raise InvalidInput(f"no run {run_id!r} in this workspace")
+        _real_folder(folder, run_id)
         return Run(run_id, folder)
 
     def recent(self, limit: int = 20) -> list[Run]:
         if not self.root.is_dir():
             return []
-        ids = sorted((p.name for p in self.root.iterdir() if p.is_dir() and _RUN_ID.match(p.name)), reverse=True)
+        ids = sorted((p.name for p in self.root.iterdir() if _RUN_ID.fullmatch(p.name) and not p.is_symlink() and p.is_dir()), reverse=True)
         return [Run(i, self.root / i) for i in ids[:limit]]
 
     def read(self, run_id: str, name: str, limit_bytes: int) -> tuple[str, int]:
         """Text of one artifact (first `limit_bytes`), and its full size."""
-        path = self.get(run_id).path(name)
-        if not path.is_file():
+        run = self.get(run_id)
+        if not os.path.lexists(run.path(name)):
             raise InvalidInput(f"run {run_id} has no file {name!r}")
-        size = path.stat().st_size
-        with path.open("rb") as handle:
+        with run.open(name) as handle:
+            size = os.fstat(handle.fileno()).st_size
             data = handle.read(limit_bytes)
         return data.decode("utf-8", errors="replace"), size

@@ -63,6 +63,14 @@ class Workspace:
         if relative.startswith("-"):
             raise InvalidInput(f"path {relative!r} starts with '-' and would be read as an option")
         candidate = Path(relative)
+        if candidate.name.startswith(("-", "@")):
+            # `./-x.hip` or `src/@opts.hip`: a program handed the bare name would take it for an
+            # option or a response file of options; no kernel or output file needs such a name
+            raise InvalidInput(
+                f"path {relative!r}: the name {candidate.name!r} starts with {candidate.name[0]!r}, which a program would read as "
+                + ("an option" if candidate.name[0] == "-" else "a response file of options"),
+                hint="rename the file",
+            )
         if candidate.is_absolute():
             raise InvalidInput(f"path {relative!r} is absolute; give it relative to the workspace")
         resolved = (self.root / candidate).resolve()
