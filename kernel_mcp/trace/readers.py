@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import csv
 import io
+import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import ijson
+import numpy as np
 
+from kernel_mcp import limits
 from kernel_mcp.errors import InvalidInput
 
 PC_STALL_REASONS = ("NONE", "NO_INSTRUCTION_AVAILABLE", "ALU_DEPENDENCY", "WAITCNT", "INTERNAL_INSTRUCTION", "BARRIER_WAIT",
@@ -52,9 +56,11 @@ def mnemonic_of(isa: str) -> str:
 
 
 def _header(path: Path) -> list[str]:
-    """The "header" list of a code.json, found near either end without reading the rows."""
+    """The "header" list of a code.json, found near either end without reading the rows.
+
+    Only a flat list of names is taken (scanned by hand, no recursive decoder), so a header nested
+    thousands deep costs one 64 KiB window, not a stack overflow."""
     import json
-    import re
 
     size = path.stat().st_size
     with path.open("rb") as handle:
@@ -65,13 +71,40 @@ def _header(path: Path) -> list[str]:
     for piece in pieces:
         text = piece.decode("utf-8", errors="replace")
         match = re.search(r'"header"\s*:\s*\[', text)
-        if match:
-            try:
-                found, _ = json.JSONDecoder().raw_decode(text, match.end() - 1)
-                return [str(x) for x in found]
-            except ValueError:
-                continue
+        if not match:
+            continue
+        flat = _flat_array(text, match.end() - 1)
+        if flat is None:
+            continue
+        try:
+            found = json.loads(flat)
+        except ValueError:
+            continue
+        if len(found) > limits.MAX_ROW_FIELDS:
+            raise InvalidInput(f"{path.name}: the header names {len(found)} columns, over the {limits.MAX_ROW_FIELDS} this reader accepts")
+        return [str(x) for x in found]
     return []
+
+
+def _flat_array(text: str, start: int) -> str | None:
+    """text[start:] from its "[" to the matching "]" when nothing nests inside; else None."""
+    in_string = escaped = False
+    for i in range(start + 1, len(text)):
+        c = text[i]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            return None
+        elif c == "]":
+            return text[start : i + 1]
+    return None
 
 
 def read_code_json(path: Path) -> Iterator[Instr]:
@@ -81,34 +114,161 @@ def read_code_json(path: Path) -> Iterator[Instr]:
     yield from program.values()
 
 
+def _rows(handle, path: Path) -> Iterator[list]:
+    """The rows of "code", built from the parser's flat events with the nesting depth counted here.
+
+    ijson's item builder keeps a path prefix per level (memory grows with the square of the depth:
+    500,000 nested arrays took 24 GB); its flat events keep nothing, and a row may hold scalars and
+    one level of lists (Stall_Reasons), so anything deeper is refused at once."""
+    depth = 0
+    key = None
+    in_code = False
+    row: list | None = None
+    inner: list | None = None
+    for event, value in ijson.basic_parse(handle, use_float=True):
+        if event == "start_array" or event == "start_map":
+            depth += 1
+            if depth > limits.MAX_JSON_DEPTH:
+                raise InvalidInput(f"{path.name}: JSON nested deeper than {limits.MAX_JSON_DEPTH} levels; a rocprofv3 code.json has 4")
+            if in_code:
+                if event == "start_map" or depth > 4:
+                    raise InvalidInput(f"{path.name}: a row of \"code\" holds {'an object' if event == 'start_map' else 'lists nested in lists'}; rows hold values and one list of stall reasons")
+                if depth == 3:
+                    row = []
+                else:
+                    inner = []
+            elif depth == 2 and key == "code":
+                if event != "start_array":
+                    raise InvalidInput(f"{path.name}: \"code\" is not a list of rows")
+                in_code = True
+        elif event == "end_array" or event == "end_map":
+            if in_code:
+                if depth == 4:
+                    row.append(inner)  # type: ignore[union-attr]
+                    if len(row) > limits.MAX_ROW_FIELDS:  # type: ignore[arg-type]
+                        raise InvalidInput(f"{path.name}: a row has over {limits.MAX_ROW_FIELDS} fields")
+                    inner = None
+                elif depth == 3:
+                    yield row  # type: ignore[misc]
+                    row = None
+                else:
+                    in_code = False
+            depth -= 1
+        elif event == "map_key":
+            if depth == 1:
+                key = value
+        elif in_code:
+            if depth == 2:
+                raise InvalidInput(f"{path.name}: \"code\" holds {value!r:.40} where a row (a list) belongs")
+            target = row if depth == 3 else inner
+            target.append(value)  # type: ignore[union-attr]
+            if len(target) > (limits.MAX_ROW_FIELDS if depth == 3 else limits.MAX_LIST_ITEMS):  # type: ignore[arg-type]
+                raise InvalidInput(f"{path.name}: a row or its list has over {limits.MAX_ROW_FIELDS} entries")
+
+
+_STRING = re.compile(rb'"(?:[^"\\\n]|\\.)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+MAX_LINE = 1 << 20
+
+
+class _DepthGuard:
+    """The file as ijson reads it, handed over whole lines at a time after their nesting depth is
+    measured: ijson's item builder keeps a path prefix per level (500,000 nested arrays took
+    24 GB), so nothing deeper than MAX_JSON_DEPTH may reach it. JSON strings cannot hold a raw
+    newline, so a line's brackets outside its strings are exactly its structure (an invalid string
+    that spans lines stops the parser there, before anything after it is built)."""
+
+    def __init__(self, handle, path: Path) -> None:
+        self.handle, self.path = handle, path
+        self.depth = 0
+        self.carry = b""
+
+    def read(self, size: int = -1) -> bytes:
+        if size == 0:
+            return b""
+        buf = self.carry
+        while True:
+            data = self.handle.read(max(size, 65536))
+            buf += data
+            cut = len(buf) if not data else buf.rfind(b"\n") + 1
+            if cut or not data:
+                break
+            if len(buf) > MAX_LINE:
+                raise InvalidInput(f"{self.path.name}: a line longer than {MAX_LINE // 2**20} MiB; rocprofv3 writes code.json indented")
+        block, self.carry = buf[:cut], buf[cut:]
+        # Without a backslash no quote is escaped, so every other piece between quotes is outside a
+        # string (the fast path, C speed); with one, the exact expression.
+        outside = _STRING.sub(b"", block) if b"\\" in block else b"".join(block.split(b'"')[0::2])
+        steps = np.frombuffer(outside.translate(None, _NOT_BRACKETS).translate(_STEP), dtype=np.int8)
+        if len(steps):
+            depths = np.cumsum(steps, dtype=np.int64) + self.depth
+            if int(depths.max()) > limits.MAX_JSON_DEPTH:
+                raise InvalidInput(f"{self.path.name}: JSON nested deeper than {limits.MAX_JSON_DEPTH} levels; a rocprofv3 code.json has 4")
+            self.depth = int(depths[-1])
+        return block
+
+
+def _line_structured(path: Path) -> bool:
+    with path.open("rb") as handle:
+        return b"\n" in handle.read(65536)
+
+
+_NUMBER = (int, float)
+
+
 def accumulate_code_json(path: Path, program: dict[int, Instr], keep_order: bool = False) -> int:
     """Add a code.json's rows into `program` (index -> totals), streaming; returns the row count.
 
     This is the hot loop of multi-gigabyte traces: column positions are resolved once, and a row
-    seen before (the same instruction in another dispatch) only adds numbers in place."""
+    seen before (the same instruction in another dispatch) only adds numbers in place. Memory is
+    bounded by the program (MAX_INSTRUCTIONS), not by the file."""
+    limits.check_size(path, limits.CODE_JSON_MAX_BYTES, "thread trace")
     header = _header(path) or list(UI_DEFAULT_HEADER)
     pos = {name: i for i, name in enumerate(header)}
     missing = [c for c in ("ISA", "Hit", "Latency") if c not in pos]
     if missing:
         raise InvalidInput(f"{path.name}: header lacks {', '.join(missing)}; not a rocprofv3 code.json this reader knows")
-    width = min(len(header), 10)
     i_isa, i_idx, i_src, i_hit, i_lat = pos["ISA"], pos.get("LineNumber", 2), pos.get("Source"), pos["Hit"], pos["Latency"]
     i_stall, i_idle = pos.get("Stall"), pos.get("Idle")
     i_iss, i_stl, i_rsn = pos.get("PC_Issued"), pos.get("PC_Stalled"), pos.get("Stall_Reasons")
+    numeric = [i for i in (i_hit, i_lat, i_stall, i_idle, i_iss, i_stl) if i is not None]
+    if i_iss is not None and i_stl is None:
+        raise InvalidInput(f"{path.name}: header has PC_Issued without PC_Stalled")
+    width = max(p for p in (i_isa, i_idx, i_src, i_rsn, *numeric) if p is not None) + 1
     count = 0
     with path.open("rb") as handle:
         try:
-            for row in ijson.items(handle, "code.item", use_float=True):
-                if type(row) is not list or len(row) < width:
-                    raise InvalidInput(f"{path.name}: row {count} has {len(row) if isinstance(row, list) else 'no'} fields, the header {len(header)} (inconsistent trace)")
+            # Indented files (what rocprofv3 writes) go through ijson's fast item builder behind the
+            # depth guard; a file without line breaks through the flat events, which bound the depth
+            # themselves at a third of the speed.
+            rows = ijson.items(_DepthGuard(handle, path), "code.item", use_float=True) if _line_structured(path) else _rows(handle, path)
+            for row in rows:
+                if type(row) is not list:
+                    raise InvalidInput(f"{path.name}: row {count} is {type(row).__name__}, not a list")
+                if len(row) < width:
+                    raise InvalidInput(f"{path.name}: row {count} has {len(row)} fields, the header {len(header)} (inconsistent trace)")
+                if count >= limits.MAX_ROWS_PER_FILE:
+                    raise InvalidInput(f"{path.name}: over {limits.MAX_ROWS_PER_FILE} rows; one dispatch's code.json has one row per instruction")
                 count += 1
                 index = row[i_idx]
+                if type(index) is not int:
+                    raise InvalidInput(f"{path.name}: row {count - 1} has the instruction index {index!r:.40}, not an integer")
                 acc = program.get(index)
                 if acc is None:
                     isa = row[i_isa]
+                    if type(isa) is not str:
+                        raise InvalidInput(f"{path.name}: row {count - 1} has the instruction {isa!r:.40}, not text")
                     if isa.startswith(";"):
                         continue  # the kernel's label row
-                    acc = program[index] = Instr(index=int(index), isa=isa, source=row[i_src] if i_src is not None else None)
+                    source = row[i_src] if i_src is not None else None
+                    if source is not None and type(source) is not str:
+                        raise InvalidInput(f"{path.name}: row {count - 1} has the source {source!r:.40}, neither text nor null")
+                    if len(program) >= limits.MAX_INSTRUCTIONS:
+                        raise InvalidInput(f"{path.name}: over {limits.MAX_INSTRUCTIONS} distinct instructions; no kernel is that long")
+                    acc = program[index] = Instr(index=index, isa=isa, source=source)
+                # Numbers are added unchecked (this loop is the cost of a large trace): text, null
+                # or a list where a number belongs raises TypeError, turned into a clear error below.
                 acc.hits += row[i_hit]
                 acc.latency += row[i_lat]
                 if i_stall is not None:
@@ -116,20 +276,34 @@ def accumulate_code_json(path: Path, program: dict[int, Instr], keep_order: bool
                 if i_idle is not None:
                     acc.idle += row[i_idle]
                 if i_iss is not None:
-                    acc.samples += row[i_iss] + row[i_stl]
+                    acc.samples += row[i_iss] + row[i_stl]  # type: ignore[index]
                     reasons = row[i_rsn] if i_rsn is not None else None
                     if reasons and any(reasons):
+                        if type(reasons) is not list:
+                            raise TypeError(f"Stall_Reasons is {type(reasons).__name__}")
                         for k, v in enumerate(reasons):
                             if v:
                                 name = PC_STALL_REASONS[k] if k < len(PC_STALL_REASONS) else f"reason_{k}"
                                 acc.reasons[name] = acc.reasons.get(name, 0.0) + v
+        except TypeError as exc:
+            raise InvalidInput(f"{path.name}: row {count - 1} holds a value of the wrong type where a number belongs ({exc})") from None
         except ijson.IncompleteJSONError as exc:
             raise InvalidInput(f"{path.name}: the trace ends early after {count} rows (truncated): {exc}") from None
         except ijson.JSONError as exc:
             raise InvalidInput(f"{path.name}: not valid JSON after {count} rows: {exc}") from None
+        except UnicodeDecodeError:
+            raise InvalidInput(f"{path.name}: not UTF-8 text after {count} rows") from None
     if count == 0:
         raise InvalidInput(f"{path.name}: no instruction rows")
+    _check_finite(program, path)
     return count
+
+
+def _check_finite(program: dict[int, Instr], path: Path) -> None:
+    """A number like 1e999 reads as infinity, which no JSON answer can carry."""
+    for instr in program.values():
+        if not all(math.isfinite(v) for v in (instr.hits, instr.latency, instr.stall, instr.idle, instr.samples, *instr.reasons.values())):
+            raise InvalidInput(f"{path.name}: instruction {instr.index} sums to a number that is not finite (a value out of range?)")
 
 
 STATS_COLUMNS = ("Instruction", "Hitcount", "Latency", "Stall", "Idle")
