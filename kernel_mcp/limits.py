@@ -37,7 +37,8 @@ BENCH_MAX_CELL_CHARS = 1_000  # a config value (a shape, a dtype) is short; it i
 
 # kernel-mcp.toml nests 2 or 3 levels ([benchmark] correctness = {...}); tomllib recurses per level.
 TOML_MAX_DEPTH = 32
-TOML_MAX_BYTES = 1 * 2**20
+TOML_MAX_DOTS_PER_LINE = 64  # dotted keys; a line of floats holds one dot each
+TOML_MAX_BYTES = 256 * 2**10  # the example configuration is 3 KB
 
 
 def check_size(path: Path, limit: int, what: str) -> int:
@@ -61,19 +62,27 @@ def read_text(path: Path, limit: int, what: str) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-def nesting_depth(text: str, limit: int) -> int | None:
-    """The first position where brackets or braces nest deeper than `limit` outside TOML/JSON
-    strings and comments, or None. Linear, no recursion: a guard to run before a recursive parser."""
-    depth = 0
+def nesting_problem(text: str, depth_limit: int, dots_limit: int) -> tuple[int, str] | None:
+    """(position, what) where brackets or braces nest deeper than `depth_limit`, or a line holds
+    more than `dots_limit` dots (dotted keys, which tomllib resolves in time growing with the square
+    of their length), outside TOML/JSON strings and comments; None when neither. Linear, no
+    recursion: a guard to run before a recursive parser."""
+    depth = dots = 0
     i, n = 0, len(text)
     while i < n:
         c = text[i]
         if c in "[{":
             depth += 1
-            if depth > limit:
-                return i
+            if depth > depth_limit:
+                return i, f"arrays or tables nested deeper than {depth_limit} levels"
         elif c in "]}":
             depth = max(0, depth - 1)
+        elif c == ".":
+            dots += 1
+            if dots > dots_limit:
+                return i, f"over {dots_limit} dots on one line (a dotted key that deep)"
+        elif c == "\n":
+            dots = 0
         elif c == "#":
             end = text.find("\n", i)
             i = n if end < 0 else end

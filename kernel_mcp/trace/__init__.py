@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from kernel_mcp import runner, toolchain
+from kernel_mcp import limits, runner, toolchain
 from kernel_mcp.errors import BackendMissing, CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.trace.analysis import TraceComparison, TraceSummary, compare, summarise
@@ -39,7 +39,7 @@ def summarise_folder(folder: Path, kernel: str, label: str) -> TraceSummary:
             accumulate_code_json(path, program)
         rows = program.values()
         fmt = "rocprofv3 thread trace"
-        meta = [json.loads(p.read_text()) for p in (c.with_name("filenames.json") for c in codes) if p.exists()]
+        meta = [_filenames(p) for p in (c.with_name("filenames.json") for c in codes) if p.exists()]
         if meta and any(m.get("pc_sampling") for m in meta) and not any(m.get("thread_trace") for m in meta):
             fmt = "rocprofv3 PC sampling"
         summary = summarise(kernel, fmt, rows)
@@ -51,8 +51,19 @@ def summarise_folder(folder: Path, kernel: str, label: str) -> TraceSummary:
         return summarise(kernel, "rocprofv3 thread trace stats", (r for p in stats for r in read_stats_csv(p)))
     ncu = sorted(folder.rglob("*.csv"))
     if ncu:
-        return summarise(kernel, "ncu source counters", (r for p in ncu for r in read_ncu_source(p.read_text(errors="replace"), p.name)))
+        return summarise(kernel, "ncu source counters", (r for p in ncu for r in read_ncu_source(limits.read_text(p, limits.PROFILE_CSV_MAX_BYTES, "ncu source"), p.name)))
     raise InvalidInput(f"no decoded trace under {label}", hint="expected ui_output_*/code.json, stats_*.csv, or an ncu source CSV")
+
+
+def _filenames(path: Path) -> dict:
+    """A dispatch's filenames.json (metadata beside code.json); small, and refused when malformed."""
+    try:
+        meta = json.loads(limits.read_text(path, 2**20, "thread trace metadata"))
+    except (ValueError, RecursionError):
+        raise InvalidInput(f"{path.parent.name}/{path.name} is not valid JSON") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("wave_filenames") or [], list):
+        raise InvalidInput(f"{path.parent.name}/{path.name} is not rocprofv3 trace metadata (an object with wave_filenames)")
+    return meta
 
 
 def _compile_facts(ws: Workspace, kernel: str) -> list[str]:
@@ -135,7 +146,7 @@ def thread_trace_import(ws: Workspace, run: Run, path: str, kernel: str | None) 
     elif target.name.startswith("stats_") and target.suffix == ".csv":
         summary = summarise(name, "rocprofv3 thread trace stats", read_stats_csv(target))
     elif target.suffix == ".csv":
-        summary = summarise(name, "ncu source counters", read_ncu_source(target.read_text(errors="replace"), target.name))
+        summary = summarise(name, "ncu source counters", read_ncu_source(limits.read_text(target, limits.PROFILE_CSV_MAX_BYTES, "ncu source"), target.name))
     else:
         raise InvalidInput(f"{path}: not a decoded trace", hint="a folder with ui_output_*/code.json, a stats_*.csv, or an ncu source CSV")
     summary.facts += _compile_facts(ws, name)

@@ -310,17 +310,30 @@ STATS_COLUMNS = ("Instruction", "Hitcount", "Latency", "Stall", "Idle")
 
 
 def read_stats_csv(path: Path) -> Iterator[Instr]:
+    limits.check_size(path, limits.PROFILE_CSV_MAX_BYTES, "thread trace stats")
     with path.open(newline="", encoding="utf-8", errors="replace") as handle:
-        reader = csv.DictReader(handle)
-        missing = [c for c in STATS_COLUMNS if c not in (reader.fieldnames or [])]
-        if missing:
-            raise InvalidInput(f"{path.name}: lacks {', '.join(missing)}; not a rocprofv3 thread-trace stats CSV")
-        for i, row in enumerate(reader):
-            try:
-                yield Instr(index=i, isa=row["Instruction"], source=row.get("Source") or None, hits=float(row["Hitcount"]),
-                            latency=float(row["Latency"]), stall=float(row["Stall"]), idle=float(row["Idle"]))
-            except (TypeError, ValueError):
-                raise InvalidInput(f"{path.name}: row {i + 2} has a non-numeric value (truncated?)") from None
+        try:
+            reader = csv.DictReader(handle)
+            missing = [c for c in STATS_COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                raise InvalidInput(f"{path.name}: lacks {', '.join(missing)}; not a rocprofv3 thread-trace stats CSV")
+            for i, row in enumerate(reader):
+                if i >= limits.PROFILE_CSV_MAX_ROWS:
+                    raise InvalidInput(f"{path.name}: over {limits.PROFILE_CSV_MAX_ROWS} rows")
+                try:
+                    values = [float(row[c]) for c in STATS_COLUMNS[1:]]
+                except (TypeError, ValueError):
+                    raise InvalidInput(f"{path.name}: row {i + 2} has a non-numeric value (truncated?)") from None
+                if not all(math.isfinite(v) for v in values):
+                    raise InvalidInput(f"{path.name}: row {i + 2} has a value that is not a finite number")
+                isa = row["Instruction"]
+                if not isinstance(isa, str):
+                    raise InvalidInput(f"{path.name}: row {i + 2} has no instruction (truncated?)")
+                source = row.get("Source")
+                yield Instr(index=i, isa=isa, source=source if isinstance(source, str) and source else None,
+                            hits=values[0], latency=values[1], stall=values[2], idle=values[3])
+        except csv.Error as exc:  # e.g. a field over the csv module's 131,072-character limit
+            raise InvalidInput(f"{path.name}: not a readable CSV: {exc}") from None
 
 
 def _is_library(source: str | None) -> bool:
@@ -333,15 +346,26 @@ def read_ncu_source(text: str, name: str = "ncu source") -> Iterator[Instr]:
     In the cuda+sass view one instruction is listed under every source line it belongs to (an
     inlined header function and the kernel line that called it): it is counted once, attributed
     to the kernel's own file where it appears there."""
+    try:
+        yield from _ncu_source(text, name)
+    except InvalidInput as exc:
+        raise exc if exc.message.startswith(name) else InvalidInput(f"{name}: {exc.message}") from None
+    except csv.Error as exc:  # e.g. a field over the csv module's 131,072-character limit
+        raise InvalidInput(f"{name}: not a readable CSV: {exc}") from None
+
+
+def _ncu_source(text: str, name: str) -> Iterator[Instr]:
     reader = csv.reader(io.StringIO(text))
     header: list[str] | None = None
     current_file, current_line = None, None
     by_address: dict[str, Instr] = {}
-    for row in reader:
+    for number, row in enumerate(reader, 1):
+        if number > limits.PROFILE_CSV_MAX_ROWS:
+            raise InvalidInput(f"{name}: over {limits.PROFILE_CSV_MAX_ROWS} rows")
         if not row:
             continue
         if row[0] == "File Path":
-            current_file = row[1]
+            current_file = row[1] if len(row) > 1 else None
             continue
         if row[0] in ("Kernel Name", "Function Name"):
             continue
@@ -356,6 +380,8 @@ def read_ncu_source(text: str, name: str = "ncu source") -> Iterator[Instr]:
             cells = dict(zip(header, row))
             address, sass = cells["Address"], cells["Source"]
         else:  # cuda,sass: "Line No","Source","Address","Source",...
+            if len(row) < 4:
+                raise InvalidInput(f"{name}: row {number} has {len(row)} fields; a cuda,sass row has at least 4")
             line_no, address, sass = row[0], row[2], row[3]
             cells = dict(zip(header[4:], row[4:]))
             if line_no:
@@ -363,17 +389,21 @@ def read_ncu_source(text: str, name: str = "ncu source") -> Iterator[Instr]:
                 continue
         if not address.startswith("0x"):
             continue
+        try:
+            offset = int(address, 16)
+        except ValueError:
+            raise InvalidInput(f"{name}: row {number} has the address {address[:40]!r}, not a hexadecimal number") from None
         seen = by_address.get(address)
         if seen is not None:
             if _is_library(seen.source) and not _is_library(current_line):
                 seen.source = current_line
             continue
         reasons = {k[len("stall_"):]: _num(v) for k, v in cells.items() if k.startswith("stall_") and "(Not Issued)" not in k and _num(v)}
-        by_address[address] = Instr(index=int(address, 16), isa=sass.strip(), source=current_line, samples=_num(cells.get("Warp Stall Sampling (All Samples)")),
+        by_address[address] = Instr(index=offset, isa=sass.strip(), source=current_line, samples=_num(cells.get("Warp Stall Sampling (All Samples)")),
                                     hits=_num(cells.get("Instructions Executed")), reasons=reasons)
     if header is None:
         raise InvalidInput(f"{name}: no ncu source table (expected a header with Address and Warp Stall Sampling)")
-    for position, address in enumerate(sorted(by_address, key=lambda a: int(a, 16))):
+    for position, address in enumerate(sorted(by_address, key=lambda a: by_address[a].index)):
         instr = by_address[address]
         instr.index = position  # program order; the address stays readable in the run's CSV
         yield instr
@@ -381,6 +411,9 @@ def read_ncu_source(text: str, name: str = "ncu source") -> Iterator[Instr]:
 
 def _num(value) -> float:
     try:
-        return float(str(value).replace(",", ""))
+        number = float(str(value).replace(",", ""))
     except (TypeError, ValueError):
         return 0.0
+    if not math.isfinite(number):  # "inf" or "1e999" in a sample count: no JSON answer can carry it
+        raise InvalidInput(f"the value {str(value)[:40]!r} is not a finite number")
+    return number

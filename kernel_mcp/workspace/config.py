@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from kernel_mcp import limits
 from kernel_mcp.errors import WorkspaceError
 
 if sys.version_info >= (3, 11):
@@ -168,13 +169,27 @@ def _describe(error: dict) -> str:
 
 
 def parse_config(text: str, source: str = CONFIG_NAME) -> WorkspaceConfig:
-    """Parse and validate the TOML text; errors name the file, the key and what is allowed."""
+    """Parse and validate the TOML text; errors name the file, the key and what is allowed.
+
+    tomllib recurses once per nesting level, so a file nested thousands deep raised RecursionError,
+    and as every call reads the config, every call failed: the depth is measured first, without
+    recursion, and a deep file is refused like any other malformed one."""
+    if len(text) > limits.TOML_MAX_BYTES:
+        raise WorkspaceError(f"{source} is {len(text)} characters, over the {limits.TOML_MAX_BYTES} a workspace configuration may hold")
+    problem = limits.nesting_problem(text, limits.TOML_MAX_DEPTH, limits.TOML_MAX_DOTS_PER_LINE)
+    if problem is not None:
+        where, what = problem
+        raise WorkspaceError(f"{source} has {what} (line {text.count(chr(10), 0, where) + 1}); a workspace configuration nests 3 levels")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise WorkspaceError(f"{source} is not valid TOML: {exc}") from None
+    except RecursionError:  # a nesting the scan above did not see (dotted keys, say)
+        raise WorkspaceError(f"{source} nests too deeply to be a workspace configuration") from None
     try:
         return WorkspaceConfig.model_validate(data)
+    except RecursionError:
+        raise WorkspaceError(f"{source} nests too deeply to be a workspace configuration") from None
     except ValidationError as exc:
         problems = "; ".join(_describe(e) for e in exc.errors(include_url=False))
         raise WorkspaceError(
@@ -184,7 +199,8 @@ def parse_config(text: str, source: str = CONFIG_NAME) -> WorkspaceConfig:
 
 def load_config(path: Path) -> WorkspaceConfig:
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open(encoding="utf-8") as handle:
+            text = handle.read(limits.TOML_MAX_BYTES + 1)  # a larger file is refused by parse_config
     except FileNotFoundError:
         raise WorkspaceError(
             f"no {CONFIG_NAME} in {path.parent}", hint="run `kernel-mcp init` in the workspace to write one"
