@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernel_mcp import runner
+from kernel_mcp import limits, runner
 from kernel_mcp.errors import CommandFailed, InvalidInput, KernelMcpError, WorkspaceError
 from kernel_mcp.gpu import gate
 from kernel_mcp.hardware import load_spec
@@ -171,7 +171,10 @@ def profile_import(ws: Workspace, run: Run, paths: list[str]) -> ProfileSummary:
         elif path.name.endswith("counter_collection.csv"):
             counter_frames.append(read_counter_collection(path))
         elif path.suffix == ".csv":
-            frame, _ = cuda.dispatches(path.read_text(encoding="utf-8", errors="replace"))
+            try:
+                frame, _ = cuda.dispatches(limits.read_text(path, limits.PROFILE_CSV_MAX_BYTES, "ncu CSV"))
+            except KernelMcpError as exc:  # the parser knows the text, not its file
+                raise type(exc)(f"{path.name}: {exc.message}", exc.hint) from None
             frame["origin"] = ws.relative(path)
             frames.append(frame)
             sources.add("ncu")
