@@ -143,12 +143,12 @@ def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> 
                        MIN(grid_x) || 'x' || MIN(grid_y) || 'x' || MIN(grid_z), MAX(grid_x) || 'x' || MAX(grid_y) || 'x' || MAX(grid_z),
                        MIN(workgroup_x) || 'x' || MIN(workgroup_y) || 'x' || MIN(workgroup_z), MAX(workgroup_x) || 'x' || MAX(workgroup_y) || 'x' || MAX(workgroup_z),
                        MAX(vgpr_count), MAX(accum_vgpr_count), MAX(sgpr_count), MAX(lds_size), MAX(scratch_size),
-                       SUM(typeof(duration) NOT IN ('integer', 'real') OR typeof(name) != 'text')
+                       SUM(typeof(duration) NOT IN ('integer', 'real') OR typeof(start) NOT IN ('integer', 'real') OR typeof(name) != 'text')
                 FROM {schema}.kernels GROUP BY kernel_id"""
         ):
             # Counted in the same scan: SQLite adds text as 0, so a text duration would be a silent lie.
             if bad:
-                raise InvalidInput(f"{label}: {bad} dispatch(es) of the kernels view have a duration that is not a number or a name that is not text; not what rocprofv3 writes")
+                raise InvalidInput(f"{label}: {bad} dispatch(es) of the kernels view have a start or duration that is not a number or a name that is not text; not what rocprofv3 writes")
             k = stats.setdefault(name, {"calls": 0, "total": 0, "min": mn, "max": mx, "grids": set(), "blocks": set(), "origins": set(), "regs": (vgprs, agprs, sgprs, lds, scratch)})
             k["calls"] += calls
             k["total"] += total
