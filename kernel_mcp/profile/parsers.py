@@ -192,6 +192,8 @@ def ncu_duration_ns(value: float | None, unit: str) -> float | None:
 def read_ncu_raw(text: str) -> pd.DataFrame:
     """`ncu --page raw --csv` (wide: a units row under the header) -> the same shape as read_ncu_metrics."""
     table = _ncu_table(text, "ncu raw")
+    if any(c not in table.columns for c in ("ID", "Kernel Name")):
+        raise InvalidInput("ncu raw: not the --page raw format (no ID and Kernel Name columns)", hint="columns: " + ", ".join(map(str, table.columns[:15])))
     units = table.iloc[0] if len(table) and table.iloc[0].get("ID", "") == "" else None
     body = table.iloc[1:] if units is not None else table
     fixed = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Block Size", "Grid Size", "Device", "CC"}
