@@ -118,13 +118,15 @@ def _bytes(relative: str) -> bytes:
 
 # ---------------------------------------------------------------- thread traces -------------
 CODE = _bytes("rocm/rcv-pcsampling-code.json") if (FIXTURES / "rocm/rcv-pcsampling-code.json").exists() else b""
+CODE_ONE_LINE = json.dumps(json.loads(CODE), separators=(",", ":")).encode() if CODE else b""
 
 
 @FUZZ
 @given(data=st.data())
 def test_code_json(tmp_path_factory, data):
     folder = tmp_path_factory.mktemp("ui_output_agent_1_dispatch_1")
-    (folder / "code.json").write_bytes(data.draw(mutated(CODE)))
+    # Indented as rocprofv3 writes it (the guarded item builder) or on one line (the flat events).
+    (folder / "code.json").write_bytes(data.draw(mutated(data.draw(st.sampled_from([CODE, CODE_ONE_LINE])))))
     if data.draw(st.booleans()):
         (folder / "filenames.json").write_bytes(data.draw(mutated(_bytes("rocm/rcv-pcsampling-filenames.json"))))
     _outcome("thread_trace_import: rocprofv3 code.json (+ filenames.json)", lambda: summarise_folder(folder, "k", "fuzz"))

@@ -9,7 +9,6 @@ import io
 import json
 import shutil
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -203,4 +202,21 @@ def test_errors_are_the_projects_own(tmp_path):
     path.write_bytes(b'{"code": [["\xff\xfe' + bytes(range(256)) + b'"]]}')
     with pytest.raises(KernelMcpError):
         list(read_code_json(path))
-    assert shutil.which(sys.executable)
+
+
+async def test_damaged_run_summaries_are_invalid_input(tmp_path):
+    """thread_trace_compare and profile_compare read summaries kept in run folders; a damaged one
+    is named, not an internal error."""
+    write_toml(tmp_path, BASIC_TOML)
+    shutil.copy(fixture(CODE_JSON), tmp_path / "code.json")
+    shutil.copy(fixture("cuda/ncu_metrics.csv"), tmp_path / "ncu.csv")
+    async with Client(build_server(tmp_path)) as client:
+        trace = (await client.call_tool("thread_trace_import", {"path": "code.json"})).structured_content["run_id"]
+        prof = (await client.call_tool("profile_import", {"paths": ["ncu.csv"]})).structured_content["run_id"]
+        runs = tmp_path / ".kernel-mcp" / "runs"
+        (runs / trace / "trace.json").write_text('{"kernel": [' * 3)
+        (runs / prof / "profile.json").write_text("[" * 100_000)
+        for tool, args in (("thread_trace_compare", {"a": trace, "b": trace}), ("profile_compare", {"run_a": prof, "run_b": prof})):
+            result = await client.call_tool(tool, args)
+            text = text_of(result)
+            assert result.is_error and text.startswith("invalid input") and "internal error" not in text, (tool, text)

@@ -194,10 +194,13 @@ def load_summary(ws: Workspace, run_id: str) -> ProfileSummary:
     path = run.path(SUMMARY_FILE)
     if not path.exists():
         raise InvalidInput(f"run {run_id} holds no profile", hint="give the run id of a profile_kernels or profile_import call")
-    summary = ProfileSummary.model_validate(json.loads(path.read_text()))
-    extra = run.path(DISPATCHES_FILE)
-    if extra.exists():
-        summary.target_dispatches = json.loads(extra.read_text())
+    try:
+        summary = ProfileSummary.model_validate(json.loads(limits.read_text(path, 64 * 2**20, "profile summary")))
+        extra = run.path(DISPATCHES_FILE)
+        if extra.exists():
+            summary.target_dispatches = json.loads(limits.read_text(extra, 256 * 2**20, "target dispatches"))
+    except (ValueError, RecursionError) as exc:  # JSON or schema errors of a damaged or edited run file
+        raise InvalidInput(f"run {run_id}: its profile files are not what profile_import wrote ({str(exc).splitlines()[0][:160]})") from None
     return summary
 
 

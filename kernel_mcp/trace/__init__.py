@@ -157,7 +157,10 @@ def load(ws: Workspace, run_id: str) -> TraceSummary:
     path = ws.runs.get(run_id).path(SUMMARY_FILE)
     if not path.exists():
         raise InvalidInput(f"run {run_id} holds no trace summary")
-    return TraceSummary.model_validate_json(path.read_text())
+    try:
+        return TraceSummary.model_validate_json(limits.read_text(path, 64 * 2**20, "trace summary"))
+    except ValueError as exc:  # pydantic's ValidationError is one: a damaged or edited file
+        raise InvalidInput(f"run {run_id}: {SUMMARY_FILE} is not a trace summary ({str(exc).splitlines()[0][:160]})") from None
 
 
 def thread_trace_compare(ws: Workspace, a: str, b: str) -> TraceComparison:
