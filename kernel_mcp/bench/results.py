@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
+from kernel_mcp import limits
 from kernel_mcp.bench.stats import geomean
 from kernel_mcp import safe_files
 from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
@@ -60,16 +61,30 @@ class TableFigures(BaseModel):
 
 
 def read_csv(path: Path) -> pd.DataFrame:
+    """The benchmark's CSV, within stated bounds (size, rows, cell length), or CommandFailed saying
+    which bound: the benchmark wrote it, so a table beyond them is a fault of the run."""
+    size = path.stat().st_size
+    if size > limits.BENCH_CSV_MAX_BYTES:
+        raise CommandFailed(f"the benchmark CSV {path.name} is {size / 2**20:.1f} MiB, over the {limits.BENCH_CSV_MAX_BYTES // 2**20} MiB accepted")
     try:
         # a regular file only: a FIFO named like the CSV would block the read forever
         with safe_files.open_regular(path) as handle:
-            frame = pd.read_csv(handle)
+            frame = pd.read_csv(handle, nrows=limits.BENCH_CSV_MAX_ROWS + 1)
     except InvalidInput as exc:
         raise CommandFailed(f"the benchmark CSV {exc.message}") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
-        raise CommandFailed(f"the benchmark CSV {path.name} could not be read: {exc}") from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError, OverflowError) as exc:
+        raise CommandFailed(f"the benchmark CSV {path.name} could not be read: {str(exc)[:300]}") from None
     if frame.empty:
         raise CommandFailed(f"the benchmark CSV {path.name} has no rows")
+    if len(frame) > limits.BENCH_CSV_MAX_ROWS:
+        raise CommandFailed(f"the benchmark CSV {path.name} has over {limits.BENCH_CSV_MAX_ROWS} rows, more than a benchmark's shapes and repeats")
+    for column in frame.columns:
+        if len(str(column)) > limits.BENCH_MAX_CELL_CHARS:
+            raise CommandFailed(f"the benchmark CSV {path.name} has a column name of {len(str(column))} characters, over {limits.BENCH_MAX_CELL_CHARS}")
+        if frame[column].dtype == object:
+            longest = frame[column].astype(str).str.len().max()
+            if longest > limits.BENCH_MAX_CELL_CHARS:
+                raise CommandFailed(f"the benchmark CSV {path.name} has a value of {longest} characters in column {str(column)[:60]}, over {limits.BENCH_MAX_CELL_CHARS}")
     return frame
 
 
@@ -163,6 +178,11 @@ def figures(frame: pd.DataFrame, cfg: BenchmarkConfig, harness=None, floor=None)
         raise CommandFailed(problem, hint="every row the benchmark writes must carry a measured time; a row it could not time is an error of the run, not a figure")
     classes = []
     groups = frame.groupby(columns, sort=False, dropna=False) if columns else [((), frame)]
+    count = len(groups) if columns else 1
+    if count > limits.BENCH_MAX_CLASSES:
+        # 40,000 classes made a 4.9 MB answer and held the server for 24 s: refused before any is built.
+        raise CommandFailed(f"the benchmark CSV has {count} config classes over {', '.join(columns)[:200]}, over the {limits.BENCH_MAX_CLASSES} accepted",
+                            hint="set [benchmark] config_columns to the columns that name a configuration" if not cfg.config_columns else None)
     for key, group in groups:
         key = key if isinstance(key, tuple) else (key,)
         idx = group.index

@@ -161,5 +161,8 @@ def ingest(store: DocsStore, paths: list[Path]) -> IngestAnswer:
             results.append({"path": str(path), "status": f"error: {exc.message}"})
         except OSError as exc:
             results.append({"path": str(path), "status": f"error: {exc}"})
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError) as exc:
+            # A reader tripped on something malformed this file holds: reported, and the rest go on.
+            results.append({"path": str(path), "status": f"error: malformed document ({type(exc).__name__}: {str(exc)[:200]})"})
     stats = store.stats()
     return IngestAnswer(results=results, sections_total=stats["sections"], sources_total=stats["sources"])

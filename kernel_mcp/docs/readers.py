@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
+from kernel_mcp import limits
 from kernel_mcp.errors import InvalidInput
 
 if sys.version_info >= (3, 11):
@@ -116,6 +117,8 @@ def read_front_matter(text: str) -> tuple[dict | None, str]:
     end = text.find("\n+++", 3)
     if end < 0:
         raise InvalidInput("front matter opened with +++ is never closed")
+    if limits.nesting_problem(text[3:end], limits.TOML_MAX_DEPTH, limits.TOML_MAX_DOTS_PER_LINE) is not None:
+        raise InvalidInput("front matter nests too deeply (arrays, tables or dotted keys)")
     try:
         meta = tomllib.loads(text[3:end])
     except tomllib.TOMLDecodeError as exc:
@@ -123,16 +126,35 @@ def read_front_matter(text: str) -> tuple[dict | None, str]:
     return meta, text[end + 4 :]
 
 
+_FRONT_MATTER_TYPES = {"id": str, "title": str, "summary": str, "parent": str, "sources": list, "arch": list, "layer": int}
+
+
+def _check_front_matter(meta: dict, path: Path) -> None:
+    """Keys of the wrong type are refused with the key named (a string `layer` or a number `id`
+    raised TypeError or ValueError, which aborted a whole folder's ingestion)."""
+    for key, kind in _FRONT_MATTER_TYPES.items():
+        if key in meta and (type(meta[key]) is not kind):
+            raise InvalidInput(f"{path.name}: front matter {key} is {type(meta[key]).__name__}, not {'text' if kind is str else kind.__name__}")
+    for key in ("sources", "arch"):
+        if any(type(item) is not str for item in meta.get(key, [])):
+            raise InvalidInput(f"{path.name}: front matter {key} must be a list of text")
+    if meta.get("layer", 1) not in (0, 1, 2):
+        raise InvalidInput(f"{path.name}: front matter layer must be 0, 1 or 2")
+    if "id" in meta and not re.fullmatch(r"[a-z0-9][a-z0-9/_.-]{0,120}", meta["id"]):
+        raise InvalidInput(f"{path.name}: front matter id {meta['id'][:60]!r} must be lower-case letters, digits, '/', '_', '.', '-'")
+
+
 def read_markdown(path: Path, text: str, page_id: str) -> list[Section]:
     meta, body = read_front_matter(text)
     title, intro, blocks = markdown_blocks(body)
     if meta is None:
         return split_headed(page_id, title or path.stem, blocks, f"{path.name}", intro=intro)
+    _check_front_matter(meta, path)
     sources = meta.get("sources", [])
     citation = "; ".join(sources) if sources else f"kernel-mcp docs_index {path.name}"
     arch = meta.get("arch", [])
     page_id = meta.get("id", page_id)
-    layer = int(meta.get("layer", 1))
+    layer = meta.get("layer", 1)
     if layer == 0:
         return [Section(id=page_id, title=meta.get("title", "map"), layer=0, body=body.strip(), arch=arch, summary=meta.get("summary", ""), citation=citation)]
     sections = split_headed(page_id, meta.get("title", title or path.stem), blocks, citation, arch=arch, summary=meta.get("summary"), intro=intro)

@@ -90,6 +90,8 @@ class DocsStore:
         if row is not None and row["sha256"] == digest:
             return "unchanged", row["sections"]
         sections = self._read(path, fmt, data, kind)
+        if kind != "shipped":
+            self._refuse_shipped_ids(path, sections)
         with self.db:
             self.db.execute("DELETE FROM sources WHERE path = ?", (key,))
             cur = self.db.execute(
@@ -125,6 +127,17 @@ class DocsStore:
         if fmt == "rst":
             return read_rst(path, text, page_id)
         return read_html(path, text, page_id)
+
+    def _refuse_shipped_ids(self, path: Path, sections: list[Section]) -> None:
+        """A user's document may not take the id of a shipped page: an ingested `id = "map"` replaced
+        the map for good (the shipped file, unchanged, is never re-read)."""
+        for s in sections:
+            if not isinstance(s.id, str) or not s.id.strip():
+                raise InvalidInput(f"{path.name}: a section has the id {s.id!r}; ids are non-empty text")
+            if s.id == "map" or not s.id.startswith("user/"):
+                row = self.db.execute("SELECT src.kind FROM sections s JOIN sources src ON src.id = s.source_id WHERE s.id = ?", (s.id,)).fetchone()
+                if s.id == "map" or (row is not None and row["kind"] == "shipped"):
+                    raise InvalidInput(f"{path.name}: the id {s.id!r} belongs to a shipped page", hint="give the front matter another id (ingested pages live under user/)")
 
     def forget_missing(self, kind: str, present: set[str]) -> None:
         with self.db:

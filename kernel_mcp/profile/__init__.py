@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from kernel_mcp import runner, safe_files
+from kernel_mcp import limits, runner, safe_files
 from kernel_mcp.errors import CommandFailed, InvalidInput, KernelMcpError, WorkspaceError
 from kernel_mcp.gpu import gate
 from kernel_mcp.hardware import load_spec
@@ -176,7 +176,10 @@ def profile_import(ws: Workspace, run: Run, paths: list[str]) -> ProfileSummary:
         elif path.name.endswith("counter_collection.csv"):
             counter_frames.append(read_counter_collection(path))
         elif path.suffix == ".csv":
-            frame, _ = cuda.dispatches(safe_files.read_text(path))
+            try:
+                frame, _ = cuda.dispatches(limits.read_text(path, limits.PROFILE_CSV_MAX_BYTES, "ncu CSV"))
+            except KernelMcpError as exc:  # the parser knows the text, not its file
+                raise type(exc)(f"{path.name}: {exc.message}", exc.hint) from None
             frame["origin"] = ws.relative(path)
             frames.append(frame)
             sources.add("ncu")
@@ -196,9 +199,16 @@ def load_summary(ws: Workspace, run_id: str) -> ProfileSummary:
     path = run.path(SUMMARY_FILE)
     if not path.exists():
         raise InvalidInput(f"run {run_id} holds no profile", hint="give the run id of a profile_kernels or profile_import call")
-    summary = ProfileSummary.model_validate(json.loads(run.read_text(SUMMARY_FILE)))
-    if run.path(DISPATCHES_FILE).exists():
-        summary.target_dispatches = json.loads(run.read_text(DISPATCHES_FILE))
+    try:
+        # through the run (never a link), within a size the server itself would write
+        limits.check_size(path, 64 * 2**20, "profile summary")
+        summary = ProfileSummary.model_validate(json.loads(run.read_text(SUMMARY_FILE)))
+        extra = run.path(DISPATCHES_FILE)
+        if extra.exists():
+            limits.check_size(extra, 256 * 2**20, "target dispatches")
+            summary.target_dispatches = json.loads(run.read_text(DISPATCHES_FILE))
+    except (ValueError, RecursionError) as exc:  # JSON or schema errors of a damaged or edited run file
+        raise InvalidInput(f"run {run_id}: its profile files are not what profile_import wrote ({str(exc).splitlines()[0][:160]})") from None
     return summary
 
 

@@ -14,6 +14,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.profile import counters as ctr
 from kernel_mcp.profile.summary import MAX_GROUP_SAMPLES, MAX_KERNELS, CounterRow, KernelRow, ProfileSummary
@@ -118,12 +120,17 @@ def _target_dispatches(con: sqlite3.Connection, schemas: list[str], names: list[
 
 
 def summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> ProfileSummary:
+    names = ", ".join(p.name for p in paths)
     try:
         return _summary(paths, target_regex, labels)
     except sqlite3.DatabaseError as exc:  # a page read mid-query: the file is damaged
         if "interrupted" in str(exc):
-            raise InvalidInput(f"reading the rocpd database took longer than {QUERY_BUDGET_S:g} s (a view that never ends?); stopped") from None
-        raise InvalidInput(f"a rocpd database could not be read to the end (truncated or corrupt?): {exc}") from None
+            raise InvalidInput(f"{names}: reading the rocpd database took longer than {QUERY_BUDGET_S:g} s (a view that never ends?); stopped") from None
+        raise InvalidInput(f"{names}: a rocpd database could not be read to the end (truncated or corrupt?): {exc}") from None
+    except (TypeError, ValueError, OverflowError, ZeroDivisionError, KeyError, ValidationError) as exc:
+        # Columns of the wrong type (text where rocprofv3 writes numbers, NULL names) that the
+        # per-row checks below did not name: still a property of the file, never an internal error.
+        raise InvalidInput(f"{names}: a rocpd table holds values of the wrong type ({type(exc).__name__}: {str(exc)[:200]})") from None
 
 
 def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> ProfileSummary:
@@ -143,13 +150,17 @@ def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> 
     # kernel id, which sorts far faster than the name); a few rows per kernel come back.
     stats: dict[str, dict] = {}
     for schema, label in zip(schemas, labels):
-        for (name, calls, total, mn, mx, gmin, gmax, bmin, bmax, vgprs, agprs, sgprs, lds, scratch) in con.execute(
+        for (name, calls, total, mn, mx, gmin, gmax, bmin, bmax, vgprs, agprs, sgprs, lds, scratch, bad) in con.execute(
             f"""SELECT MIN(name), COUNT(*), SUM(duration), MIN(duration), MAX(duration),
                        MIN(grid_x) || 'x' || MIN(grid_y) || 'x' || MIN(grid_z), MAX(grid_x) || 'x' || MAX(grid_y) || 'x' || MAX(grid_z),
                        MIN(workgroup_x) || 'x' || MIN(workgroup_y) || 'x' || MIN(workgroup_z), MAX(workgroup_x) || 'x' || MAX(workgroup_y) || 'x' || MAX(workgroup_z),
-                       MAX(vgpr_count), MAX(accum_vgpr_count), MAX(sgpr_count), MAX(lds_size), MAX(scratch_size)
+                       MAX(vgpr_count), MAX(accum_vgpr_count), MAX(sgpr_count), MAX(lds_size), MAX(scratch_size),
+                       SUM(typeof(duration) NOT IN ('integer', 'real') OR typeof(start) NOT IN ('integer', 'real') OR typeof(name) != 'text')
                 FROM {schema}.kernels GROUP BY kernel_id"""
         ):
+            # Counted in the same scan: SQLite adds text as 0, so a text duration would be a silent lie.
+            if bad:
+                raise InvalidInput(f"{label}: {bad} dispatch(es) of the kernels view have a start or duration that is not a number or a name that is not text; not what rocprofv3 writes")
             k = stats.setdefault(name, {"calls": 0, "total": 0, "min": mn, "max": mx, "grids": set(), "blocks": set(), "origins": set(), "regs": (vgprs, agprs, sgprs, lds, scratch)})
             k["calls"] += calls
             k["total"] += total

@@ -89,7 +89,7 @@ def _dims(frame: pd.DataFrame, prefix: str) -> str:
     cols = [f"{prefix}_{a}" for a in "xyz"]
     if not all(c in frame.columns for c in cols):
         return "?"
-    shapes = {tuple(int(v) for v in row) for row in frame[cols].dropna().itertuples(index=False)}
+    shapes = {tuple(_whole(v) for v in row) for row in frame[cols].dropna().itertuples(index=False)}
     if len(shapes) == 1:
         return "x".join(map(str, next(iter(shapes))))
     return "varies"
@@ -126,12 +126,17 @@ def summarise(dispatches: pd.DataFrame, source: str, target_regex: str | None, o
         if order:
             targets = targets.sort_values(order, kind="stable")
         for _, d in targets.iterrows():
-            key = str(d["kernel"]) + "|" + "x".join(str(int(d[c])) for c in grid_cols)
+            key = str(d["kernel"]) + "|" + "x".join(_whole(d[c]) for c in grid_cols)
             group = groups.setdefault(key, [])
             counts[key] = counts.get(key, 0) + 1
             if len(group) < MAX_GROUP_SAMPLES:
                 group.append(float(d["duration_ns"]))
     return ProfileSummary(source=source, kernels=shown, kernels_total=len(rows), dispatches=len(dispatches), total_gpu_us=total / 1e3, target_regex=target_regex, origins=origins or [], target_dispatches=groups, target_calls=counts)
+
+
+def _whole(value) -> str:
+    """A grid dimension as text; "?" where the profiler's cell was empty or not a number."""
+    return str(int(value)) if not pd.isna(value) and abs(value) < 2**63 else "?"
 
 
 def _opt(row: pd.Series, column: str) -> float | None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from kernel_mcp import runner, safe_files, toolchain
+from kernel_mcp import limits, runner, safe_files, toolchain
 from kernel_mcp.errors import BackendMissing, CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.trace.analysis import TraceComparison, TraceSummary, compare, summarise
@@ -48,7 +48,7 @@ def summarise_folder(folder: Path, kernel: str, label: str, within: Path | None 
             accumulate_code_json(path, program)
         rows = program.values()
         fmt = "rocprofv3 thread trace"
-        meta = [_json_of(safe_files.read_text(p, within=within)) for p in (c.with_name("filenames.json") for c in codes) if os.path.lexists(p)]
+        meta = [_filenames(p, within) for p in (c.with_name("filenames.json") for c in codes) if os.path.lexists(p)]
         if meta and any(m.get("pc_sampling") for m in meta) and not any(m.get("thread_trace") for m in meta):
             fmt = "rocprofv3 PC sampling"
         summary = summarise(kernel, fmt, rows)
@@ -60,17 +60,21 @@ def summarise_folder(folder: Path, kernel: str, label: str, within: Path | None 
         return summarise(kernel, "rocprofv3 thread trace stats", (r for p in stats for r in read_stats_csv(p)))
     ncu = found("*.csv")
     if ncu:
-        return summarise(kernel, "ncu source counters", (r for p in ncu for r in read_ncu_source(safe_files.read_text(p, within=within), p.name)))
+        return summarise(kernel, "ncu source counters", (r for p in ncu for r in read_ncu_source(
+            limits.read_text(p, limits.PROFILE_CSV_MAX_BYTES, "ncu source", within=within), p.name)))
     raise InvalidInput(f"no decoded trace under {label}", hint="expected ui_output_*/code.json, stats_*.csv, or an ncu source CSV")
 
 
-def _json_of(text: str) -> dict:
-    """A filenames.json: a JSON object, or nothing usable (its content is never echoed)."""
+def _filenames(path: Path, within: Path) -> dict:
+    """A dispatch's filenames.json (metadata beside code.json); small, a regular file inside
+    `within`, and refused when malformed (its content is never echoed)."""
     try:
-        value = json.loads(text)
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
+        meta = json.loads(limits.read_text(path, 2**20, "thread trace metadata", within=within))
+    except (ValueError, RecursionError):
+        raise InvalidInput(f"{path.parent.name}/{path.name} is not valid JSON") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("wave_filenames") or [], list):
+        raise InvalidInput(f"{path.parent.name}/{path.name} is not rocprofv3 trace metadata (an object with wave_filenames)")
+    return meta
 
 
 def _compile_facts(ws: Workspace, kernel: str) -> list[str]:
@@ -157,7 +161,7 @@ def thread_trace_import(ws: Workspace, run: Run, path: str, kernel: str | None) 
     elif target.name.startswith("stats_") and target.suffix == ".csv":
         summary = summarise(name, "rocprofv3 thread trace stats", read_stats_csv(target))
     elif target.suffix == ".csv":
-        summary = summarise(name, "ncu source counters", read_ncu_source(safe_files.read_text(target, path), target.name))
+        summary = summarise(name, "ncu source counters", read_ncu_source(limits.read_text(target, limits.PROFILE_CSV_MAX_BYTES, "ncu source", label=path), target.name))
     else:
         raise InvalidInput(f"{path}: not a decoded trace", hint="a folder with ui_output_*/code.json, a stats_*.csv, or an ncu source CSV")
     summary.facts += _compile_facts(ws, name)
@@ -168,7 +172,11 @@ def load(ws: Workspace, run_id: str) -> TraceSummary:
     run = ws.runs.get(run_id)
     if not run.path(SUMMARY_FILE).exists():
         raise InvalidInput(f"run {run_id} holds no trace summary")
-    return TraceSummary.model_validate_json(run.read_text(SUMMARY_FILE))
+    try:
+        limits.check_size(run.path(SUMMARY_FILE), 64 * 2**20, "trace summary")
+        return TraceSummary.model_validate_json(run.read_text(SUMMARY_FILE))  # through the run: never a link
+    except ValueError as exc:  # pydantic's ValidationError is one: a damaged or edited file
+        raise InvalidInput(f"run {run_id}: {SUMMARY_FILE} is not a trace summary ({str(exc).splitlines()[0][:160]})") from None
 
 
 def thread_trace_compare(ws: Workspace, a: str, b: str) -> TraceComparison:

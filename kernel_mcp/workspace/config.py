@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from kernel_mcp import safe_files
+from kernel_mcp import limits, safe_files
 from kernel_mcp.errors import KernelMcpError, WorkspaceError
 
 if sys.version_info >= (3, 11):
@@ -170,13 +170,27 @@ def _describe(error: dict) -> str:
 
 
 def parse_config(text: str, source: str = CONFIG_NAME) -> WorkspaceConfig:
-    """Parse and validate the TOML text; errors name the file, the key and what is allowed."""
+    """Parse and validate the TOML text; errors name the file, the key and what is allowed.
+
+    tomllib recurses once per nesting level, so a file nested thousands deep raised RecursionError,
+    and as every call reads the config, every call failed: the depth is measured first, without
+    recursion, and a deep file is refused like any other malformed one."""
+    if len(text) > limits.TOML_MAX_BYTES:
+        raise WorkspaceError(f"{source} is {len(text)} characters, over the {limits.TOML_MAX_BYTES} a workspace configuration may hold")
+    problem = limits.nesting_problem(text, limits.TOML_MAX_DEPTH, limits.TOML_MAX_DOTS_PER_LINE)
+    if problem is not None:
+        where, what = problem
+        raise WorkspaceError(f"{source} has {what} (line {text.count(chr(10), 0, where) + 1}); a workspace configuration nests 3 levels")
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise WorkspaceError(f"{source} is not valid TOML: {exc}") from None
+    except RecursionError:  # a nesting the scan above did not see (dotted keys, say)
+        raise WorkspaceError(f"{source} nests too deeply to be a workspace configuration") from None
     try:
         return WorkspaceConfig.model_validate(data)
+    except RecursionError:
+        raise WorkspaceError(f"{source} nests too deeply to be a workspace configuration") from None
     except ValidationError as exc:
         problems = "; ".join(_describe(e) for e in exc.errors(include_url=False))
         raise WorkspaceError(
@@ -185,14 +199,14 @@ def parse_config(text: str, source: str = CONFIG_NAME) -> WorkspaceConfig:
 
 
 def load_config(path: Path) -> WorkspaceConfig:
-    if not os.path.exists(path):
+    if not os.path.lexists(path):
         raise WorkspaceError(
             f"no {CONFIG_NAME} in {path.parent}", hint="run `kernel-mcp init` in the workspace to write one"
         )
     try:
         # a regular file only: a FIFO named kernel-mcp.toml would block the open forever
         with safe_files.open_regular(path) as handle:
-            text = handle.read().decode("utf-8")
+            text = handle.read(limits.TOML_MAX_BYTES + 1).decode("utf-8")  # a larger file is refused by parse_config
     except KernelMcpError as exc:
         raise WorkspaceError(f"cannot read {path.name}: {exc.message}") from None
     except (OSError, UnicodeDecodeError) as exc:

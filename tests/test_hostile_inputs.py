@@ -1,0 +1,222 @@
+"""Hostile inputs to the importers and the config loader, through the real MCP client where a tool
+reads them: every one ends in a clear error naming the file and the reason (issue 18), never an
+internal error, and the server keeps answering afterwards."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from kernel_mcp.docs import DocsStore, ingest, open_store
+from kernel_mcp.errors import KernelMcpError
+from kernel_mcp.server import build_server
+
+from conftest import BASIC_TOML, FIXTURES, PY, fixture, text_of, write_toml
+from rocpd_builder import build as build_rocpd
+
+pytestmark = pytest.mark.anyio
+CODE_JSON = "rocm/rcv-pcsampling-code.json"
+DEPTH = 500_000
+
+
+def _deep_code_json(path: Path, newlines: bool) -> Path:
+    """One row nested 500,000 arrays deep (about 1 MB), the header of the real file after it."""
+    header = json.loads(fixture(CODE_JSON).read_text())["header"]
+    sep = "\n" if newlines else ""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('{"code": [' + sep + ("[" + sep) * DEPTH + ("]" + sep) * DEPTH + '], "header": ' + json.dumps(header) + "}")
+    return path
+
+
+@pytest.mark.parametrize("newlines", [True, False], ids=["indented", "one-line"])
+def test_deeply_nested_code_json_under_a_memory_limit(tmp_path, newlines):
+    """The import runs in a process limited to 1.5 GB of address space: a parser whose memory grows
+    with the depth fails this test with MemoryError instead of exhausting the machine."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    write_toml(ws, BASIC_TOML)
+    _deep_code_json(ws / "trace" / "code.json", newlines)
+    script = textwrap.dedent(
+        """
+        import asyncio, resource, sys
+        resource.setrlimit(resource.RLIMIT_AS, (1536 * 2**20, 1536 * 2**20))
+        from mcp import Client
+        from kernel_mcp.server import build_server
+
+        async def main():
+            async with Client(build_server(sys.argv[1])) as client:
+                result = await client.call_tool("thread_trace_import", {"path": "trace/code.json"})
+                print("ERROR" if result.is_error else "OK")
+                print("\\n".join(block.text for block in result.content))
+                again = await client.call_tool("workspace_info", {})
+                print("STILL SERVING" if not again.is_error else "BROKEN")
+
+        asyncio.run(main())
+        """
+    )
+    done = subprocess.run([PY, "-c", script, str(ws)], capture_output=True, text=True, timeout=300, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = done.stdout
+    assert out.startswith("ERROR") and "STILL SERVING" in out, out
+    assert "code.json" in out and "nested" in out and "internal error" not in out, out
+
+
+async def test_malformed_traces_and_csvs_are_invalid_input_naming_the_file(tmp_path):
+    write_toml(tmp_path, BASIC_TOML)
+    real = json.loads(fixture(CODE_JSON).read_text())
+    row = real["code"][1]
+    cases = {
+        "text-count/code.json": {**real, "code": [[*row[:6], "many", *row[7:]]]},
+        "null-index/code.json": {**real, "code": [[row[0], 0, None, *row[3:]]]},
+        "object-row/code.json": {**real, "code": [{"ISA": "s_nop 0"}]},
+        "string-reasons/code.json": {**real, "code": [[*row[:12], "WAITCNT"]]},
+        "huge-number/code.json": {**real, "code": [[*row[:6], 1e308, *row[7:]], [*row[:6], 1e308, *row[7:]]]},
+    }
+    for name, doc in cases.items():
+        (tmp_path / name).parent.mkdir(parents=True)
+        (tmp_path / name).write_text(json.dumps(doc, indent=1))
+    (tmp_path / "stats_wide.csv").write_text("Codeobj,Vaddr,Instruction,Hitcount,Latency,Stall,Idle,Source\n0,0,s_nop," + "9" * 200_000 + ",1,1,1,x\n")
+    (tmp_path / "stats_text.csv").write_text("Codeobj,Vaddr,Instruction,Hitcount,Latency,Stall,Idle,Source\n0,0,s_nop,lots,1,1,1,x\n")
+    sass = fixture("cuda/ncu_source_sass.csv").read_text()
+    (tmp_path / "ncu_badaddr.csv").write_text(sass.replace('"0x', '"0xZZ', 1) if '"0x' in sass else sass + '\n"0xZZ"\n')
+    (tmp_path / "ncu_field.csv").write_text(sass + '"' + "x" * 200_000 + '"\n')
+    async with Client(build_server(tmp_path)) as client:
+        for name in [*cases, "stats_wide.csv", "stats_text.csv", "ncu_badaddr.csv", "ncu_field.csv"]:
+            result = await client.call_tool("thread_trace_import", {"path": name})
+            text = text_of(result)
+            assert result.is_error and text.startswith("invalid input"), (name, text)
+            assert Path(name).name in text and "internal error" not in text, (name, text)
+
+
+async def test_malformed_profiler_outputs_are_invalid_input(tmp_path):
+    write_toml(tmp_path, BASIC_TOML)
+    ncu = fixture("cuda/ncu_metrics.csv").read_text()
+    first = ncu.index('"ID"')
+    lines = ncu[first:].splitlines()
+    lines[1] = '"x1"' + lines[1][lines[1].index(","):]  # a launch ID that is not a number
+    (tmp_path / "ncu_id.csv").write_text("\n".join(lines) + "\n")
+    rows = list(csv.reader(io.StringIO(fixture("rocm/sdk-kernel_trace.csv").read_text())))
+    rows[1][rows[0].index("Start_Timestamp")] = "1e400"  # past any nanosecond clock
+    with (tmp_path / "x_kernel_trace.csv").open("w", newline="") as handle:
+        csv.writer(handle).writerows(rows[:2])
+    async with Client(build_server(tmp_path)) as client:
+        for name in ("ncu_id.csv", "x_kernel_trace.csv"):
+            result = await client.call_tool("profile_import", {"paths": [name]})
+            text = text_of(result)
+            assert result.is_error and text.startswith("invalid input") and name in text, (name, text)
+
+
+async def test_rocpd_with_text_durations_is_refused(tmp_path):
+    write_toml(tmp_path, BASIC_TOML)
+    db = build_rocpd(tmp_path / "run.db", FIXTURES / "rocm" / "rocpd-schema", [{"name": "k_main", "start": 100, "end": 200}, {"name": "k_main", "start": 300, "end": 420}])
+    import sqlite3
+
+    con = sqlite3.connect(db)
+    table = next(r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rocpd_kernel_dispatch%'"))
+    con.execute(f"UPDATE `{table}` SET start = 'early', end = 'late'")
+    con.commit()
+    con.close()
+    async with Client(build_server(tmp_path)) as client:
+        result = await client.call_tool("profile_import", {"paths": ["run.db"]})
+        text = text_of(result)
+        assert result.is_error and text.startswith("invalid input") and "run.db" in text, text
+
+
+async def test_benchmark_csv_with_40000_classes_is_refused(workspace):
+    (workspace / "bench.py").write_text(
+        "import os\nos.makedirs('out', exist_ok=True)\n"
+        "open('out/bench.csv','w').write('shape,err_k,us_k\\n' + ''.join(f's{i},0,10.0\\n' for i in range(40000)))\n"
+    )
+    async with Client(build_server(workspace)) as client:
+        result = await client.call_tool("run_benchmark", {"repeats": 1})
+        text = text_of(result)
+        # The run is answered as a failed benchmark run, with the reason, and a small answer.
+        assert "40000 config classes" in text and "internal error" not in text, text
+        assert len(text) < 4096 and len(json.dumps(result.structured_content or {})) < 16384
+
+
+@pytest.mark.parametrize("body", ["x = " + "[" * 50_000 + "]" * 50_000, "x = " + "{a=" * 50_000 + "}" * 50_000, "a" + ".a" * 50_000 + " = 1"],
+                         ids=["arrays", "inline-tables", "dotted-keys"])
+async def test_deeply_nested_config_is_a_workspace_error_and_the_server_recovers(workspace, body):
+    good = (workspace / "kernel-mcp.toml").read_text()
+    (workspace / "kernel-mcp.toml").write_text(body)
+    async with Client(build_server(workspace)) as client:
+        result = await client.call_tool("workspace_info", {})
+        text = text_of(result)
+        assert result.is_error and text.startswith("workspace error") and "kernel-mcp.toml" in text, text
+        hw = await client.call_tool("hw_spec", {"arch": "gfx950"})
+        assert not hw.is_error, text_of(hw)  # a call that needs no config still answers
+        (workspace / "kernel-mcp.toml").write_text(good)
+        again = await client.call_tool("workspace_info", {})
+        assert not again.is_error, text_of(again)
+
+
+def test_ingested_documents_cannot_replace_shipped_ids_and_bad_files_are_skipped(tmp_path):
+    store = open_store(tmp_path / "state")
+    shipped_map = store.get("map")["body"]
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a-map.md").write_text('+++\nid = "map"\nlayer = 0\ntitle = "mine"\n+++\nall yours\n')
+    (folder / "b-lds.md").write_text('+++\nid = "lds"\ntitle = "mine"\n+++\n# x\n## y\ntext\n')
+    (folder / "c-layer.md").write_text('+++\nlayer = "one"\n+++\n# Page\n## Part\nbody\n')
+    (folder / "d-id.md").write_text("+++\nid = 7\n+++\n# Page\n## Part\nbody\n")
+    (folder / "e-deep.md").write_text("+++\nx = " + "[" * 5000 + "]" * 5000 + "\n+++\n# Page\n")
+    (folder / "f-good.md").write_text("# Good page\n\n## Usable section\nThe rest of the folder is still ingested.\n")
+    report = ingest(store, [folder])
+    status = {Path(r["path"]).name: r["status"] for r in report.results}
+    assert status["f-good.md"] == "added", status
+    for name in ("a-map.md", "b-lds.md", "c-layer.md", "d-id.md", "e-deep.md"):
+        assert status[name].startswith("error:") and "malformed document" not in status[name], (name, status[name])
+    assert "shipped" in status["a-map.md"] and "layer" in status["c-layer.md"] and "id" in status["d-id.md"]
+    assert store.get("map")["body"] == shipped_map
+    fresh = DocsStore(tmp_path / "state" / "docs.sqlite")
+    assert fresh.get("map")["body"] == shipped_map
+    fresh.close()
+
+
+def test_code_json_without_line_breaks_reads_the_same(tmp_path):
+    """The one-line form goes through the flat-event reader; both readers agree on the real file."""
+    from kernel_mcp.trace.readers import read_code_json
+
+    one_line = tmp_path / "flat" / "code.json"
+    one_line.parent.mkdir()
+    one_line.write_text(json.dumps(json.loads(fixture(CODE_JSON).read_text()), separators=(",", ":")))
+    indented = [vars(i) for i in read_code_json(fixture(CODE_JSON))]
+    flat = [vars(i) for i in read_code_json(one_line)]
+    assert flat == indented and len(flat) > 1000
+
+
+def test_errors_are_the_projects_own(tmp_path):
+    """Random bytes where each importer expects its format: a KernelMcpError, nothing else."""
+    from kernel_mcp.trace.readers import read_code_json
+
+    path = tmp_path / "code.json"
+    path.write_bytes(b'{"code": [["\xff\xfe' + bytes(range(256)) + b'"]]}')
+    with pytest.raises(KernelMcpError):
+        list(read_code_json(path))
+
+
+async def test_damaged_run_summaries_are_invalid_input(tmp_path):
+    """thread_trace_compare and profile_compare read summaries kept in run folders; a damaged one
+    is named, not an internal error."""
+    write_toml(tmp_path, BASIC_TOML)
+    shutil.copy(fixture(CODE_JSON), tmp_path / "code.json")
+    shutil.copy(fixture("cuda/ncu_metrics.csv"), tmp_path / "ncu.csv")
+    async with Client(build_server(tmp_path)) as client:
+        trace = (await client.call_tool("thread_trace_import", {"path": "code.json"})).structured_content["run_id"]
+        prof = (await client.call_tool("profile_import", {"paths": ["ncu.csv"]})).structured_content["run_id"]
+        runs = tmp_path / ".kernel-mcp" / "runs"
+        (runs / trace / "trace.json").write_text('{"kernel": [' * 3)
+        (runs / prof / "profile.json").write_text("[" * 100_000)
+        for tool, args in (("thread_trace_compare", {"a": trace, "b": trace}), ("profile_compare", {"run_a": prof, "run_b": prof})):
+            result = await client.call_tool(tool, args)
+            text = text_of(result)
+            assert result.is_error and text.startswith("invalid input") and "internal error" not in text, (tool, text)
