@@ -112,3 +112,15 @@ def test_worst_errors_that_are_not_numbers_win_and_old_records_read_as_text():
     assert worse(0.5, "NaN") == "NaN" and worse("inf", 9.0) == "inf" and worse("NaN", "inf") == "NaN"
     old = ClassRun.model_validate({"key": "shape=a", "rows": 1, "correct": False, "failing_rows": 1, "worst_error": float("nan"), "samples": [1.0]})
     assert old.worst_error == "NaN" and '"worst_error":"NaN"' in old.model_dump_json()
+
+
+@pytest.mark.parametrize("body", ["shape,err_k\nsmall,0,10\nsmall,0,11\n", "shape,err_k,us_k\nsmall,0,10,99\n"])
+def test_a_row_longer_than_the_header_is_a_failed_run_not_an_internal_error(tmp_path, body):
+    """pandas would make a header one field short into row labels (repeated ones broke the figures
+    with a TypeError the fuzz run found) or drop the extra fields: both are refused, by name."""
+    from kernel_mcp.bench.results import read_csv
+
+    path = tmp_path / "bench.csv"
+    path.write_text(body)
+    with pytest.raises(CommandFailed, match="bench.csv could not be read: Length of header"):
+        read_csv(path)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import operator
 import re
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -68,11 +69,14 @@ def read_csv(path: Path) -> pd.DataFrame:
         raise CommandFailed(f"the benchmark CSV {path.name} is {size / 2**20:.1f} MiB, over the {limits.BENCH_CSV_MAX_BYTES // 2**20} MiB accepted")
     try:
         # a regular file only: a FIFO named like the CSV would block the read forever
-        with safe_files.open_regular(path) as handle:
-            frame = pd.read_csv(handle, nrows=limits.BENCH_CSV_MAX_ROWS + 1)
+        with safe_files.open_regular(path) as handle, warnings.catch_warnings():
+            # index_col=False: a header one field short must not turn the first column into labels;
+            # pandas then drops the extra fields with a warning, which is a malformed file here
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            frame = pd.read_csv(handle, nrows=limits.BENCH_CSV_MAX_ROWS + 1, index_col=False)
     except InvalidInput as exc:
         raise CommandFailed(f"the benchmark CSV {exc.message}") from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError, OverflowError) as exc:
+    except (pd.errors.ParserError, pd.errors.ParserWarning, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError, OverflowError) as exc:
         raise CommandFailed(f"the benchmark CSV {path.name} could not be read: {str(exc)[:300]}") from None
     if frame.empty:
         raise CommandFailed(f"the benchmark CSV {path.name} has no rows")
@@ -134,18 +138,20 @@ def _class_label(row, columns: list[str]) -> str:
 
 
 def unusable_metric(frame: pd.DataFrame, metric: pd.Series, cfg: BenchmarkConfig, columns: list[str], errors: pd.Series, ok: pd.Series) -> str | None:
-    """Why the metric column cannot be read as times, naming the first bad row; None when it can."""
-    bad = [i for i in frame.index if not (math.isfinite(metric[i]) and metric[i] > 0)]
+    """Why the metric column cannot be read as times, naming the first bad row; None when it can.
+    Rows are taken by position: labels of a hand-made CSV need not be unique."""
+    values = metric.to_numpy()
+    bad = [pos for pos, v in enumerate(values) if not (math.isfinite(v) and v > 0)]
     if not bad:
         return None
     first = bad[0]
-    raw = frame.at[first, cfg.metric]
-    value = shown(raw) if not math.isfinite(metric[first]) else shown(metric[first])
-    kind = "not a finite number" if not math.isfinite(metric[first]) else "not a positive time"
-    where = f"{_class_label(frame.loc[first], columns)} (row {frame.index.get_loc(first) + 1} of {len(frame)})"
+    raw = frame[cfg.metric].iloc[first]
+    value = shown(raw) if not math.isfinite(values[first]) else shown(values[first])
+    kind = "not a finite number" if not math.isfinite(values[first]) else "not a positive time"
+    where = f"{_class_label(frame.iloc[first], columns)} (row {first + 1} of {len(frame)})"
     text = f"the metric column {cfg.metric} holds {value} in {where}: {kind}, so no figure can be made of it"
-    if not ok[first]:
-        text += f"; that row's {cfg.correctness.column} {shown(errors[first])} also fails {cfg.correctness.rule}"
+    if not ok.iloc[first]:
+        text += f"; that row's {cfg.correctness.column} {shown(errors.iloc[first])} also fails {cfg.correctness.rule}"
     if len(bad) > 1:
         text += f"; {len(bad)} rows in all"
     return text
@@ -154,9 +160,9 @@ def unusable_metric(frame: pd.DataFrame, metric: pd.Series, cfg: BenchmarkConfig
 def worst_error(raw: pd.Series, errors: pd.Series) -> float | str | None:
     """The largest error of a class; a value that is not a finite number is worse than any, and is
     reported as the CSV had it (a float NaN or inf would not survive JSON)."""
-    for i in errors.index:
-        if not math.isfinite(errors[i]):
-            return shown(raw[i]) if math.isnan(errors[i]) else shown(errors[i])
+    for pos, value in enumerate(errors.to_numpy()):
+        if not math.isfinite(value):
+            return shown(raw.iloc[pos]) if math.isnan(value) else shown(value)
     return float(errors.abs().max()) if len(errors) else None
 
 

@@ -67,7 +67,7 @@ def _malformed(what: str, name: str):
 def _require(frame: pd.DataFrame, columns: tuple[str, ...], path: Path, what: str) -> None:
     missing = [c for c in columns if c not in frame.columns]
     if missing:
-        raise InvalidInput(f"{what}: {path.name} lacks column(s) {', '.join(missing)}: not a rocprofv3 file of a known version", hint="columns found: " + ", ".join(map(str, frame.columns[:20])))
+        raise InvalidInput(f"{what}: {path.name} lacks column(s) {', '.join(missing)}: not a rocprofv3 file of a known version", hint=f"its header has {len(frame.columns)} column(s), none of them echoed here (a file's content never is)")
 
 
 def read_kernel_trace(path: Path) -> pd.DataFrame:
