@@ -121,10 +121,11 @@ async def end(ledger: Ledger, tag: str | None, reason: str) -> ExperimentAnswer:
     exp = ledger.running(tag)
     wt = ledger.worktree(exp)
     snap = ledger.candidate(exp, "end check")
+    files = gitops.files_between(wt, exp.best_commit, snap)
     latest = ledger.store.latest_attempt(exp.tag)
-    unevaluated = gitops.tree_of(wt, snap) != gitops.tree_of(wt, exp.best_commit) and not (latest and latest.diff_hash == gitops.tree_of(wt, snap))
-    if unevaluated:
-        files = gitops.files_between(wt, exp.best_commit, snap)
+    measured = latest.evidence.candidate_commit if latest else None
+    # the same test as keep's: nothing differs from the code the latest attempt measured
+    if files and not (measured and not gitops.files_between(wt, measured, snap)):
         raise InvalidInput(f"the worktree holds changes that were never evaluated: {', '.join(files[:8])}",
                            hint="experiment_evaluate them, or experiment_revert to discard them, then end the experiment")
     await stop(ledger, exp, reason, status="ended")

@@ -36,8 +36,8 @@ def _still_evaluated(ledger: Ledger, exp: Experiment, attempt: Attempt, when: st
 def _close(ledger: Ledger, attempt: Attempt, evidence: Evidence, reason: str) -> None:
     """Refuse a pending attempt at keep (never one that another server kept meanwhile)."""
     with ledger.store.transaction():
-        now_ = ledger.store.attempt(attempt.id)
-        if now_ is not None and now_.outcome == "pending":
+        current = ledger.store.attempt(attempt.id)
+        if current is not None and current.outcome == "pending":
             ledger.store.update_attempt(attempt.id, evidence=evidence, reasons=attempt.reasons + [reason], decision="refused", outcome="refused", closed=now())
 
 
