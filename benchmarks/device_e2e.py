@@ -78,7 +78,7 @@ async def tools(out: Path) -> None:
         await call(client, "gpu_status")
         for src in ("src/naive.hip", "src/lds.hip", "src/mfma.hip", "src/fast.hip"):
             await call(client, "compile_kernel", source=src, arch="sm_90")
-        await call(client, "isa_view", kernel="conv3d_fast_kernel<8>", pattern="LDS|FFMA", context=0)
+        await call(client, "isa_view", kernel="conv3d_fast_kernel<8, 4>", pattern="LDS|FFMA", context=0)
         await call(client, "compile_kernel", source="src/lds.hip", arch="gfx950")
         p1 = await call(client, "profile_kernels")
         await call(client, "profile_kernels", kernel_regex="conv3d_fast", preset="memory")
