@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from kernel_mcp import __version__, gpu, toolchain
+from kernel_mcp import __version__, gpu, platforms, toolchain
 from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.gpu import GpuInfo
 from kernel_mcp.toolchain import ExecutableInfo
@@ -70,33 +70,6 @@ class DoctorResult(ToolOutput):
         return "\n".join(lines)
 
 
-def resolve_platform(
-    configured: str | None, arch: str | None, exes: list[ExecutableInfo], gpus: list[GpuInfo]
-) -> tuple[str, str]:
-    """The toolchain family in use: the workspace's choice, else what the target and the machine allow."""
-    found = {e.name for e in exes if e.found}
-    vendors = {g.vendor for g in gpus}
-    has_rocm = "amd" in vendors or bool(found & {"hipcc", "amdclang++"})
-    has_cuda = "nvidia" in vendors or "nvcc" in found
-    if configured and configured != "auto":
-        return configured, "set in kernel-mcp.toml"
-    if arch and arch.startswith("gfx"):
-        if has_rocm:
-            return "rocm", f"target {arch} and ROCm found"
-        if "nvidia" in vendors and "nvcc" in found:
-            return "cuda", f"target {arch} compiles offline; benchmarks and profiles run on the NVIDIA GPU here"
-        return "offline", f"target {arch} but no ROCm here: compile facts from the offline clang only"
-    if arch and arch.startswith("sm_"):
-        if has_cuda:
-            return "cuda", f"target {arch} and CUDA found"
-        return "offline", f"target {arch} but no CUDA toolkit here"
-    if has_rocm:
-        return "rocm", "ROCm tools or AMD GPUs found"
-    if has_cuda:
-        return "cuda", "CUDA tools or NVIDIA GPUs found"
-    return "offline", "no GPU toolchain found: compile facts only (offline clang)"
-
-
 def liveness(tools: Iterable[tuple[str, tuple[str, ...]]], exes: list[ExecutableInfo], gpus: list[GpuInfo], ws_problem: str | None, has_benchmark: bool) -> list[ToolLiveness]:
     found = {e.name for e in exes if e.found}
     out = []
@@ -148,7 +121,8 @@ async def diagnose(state: ServerState, tools: Iterable[tuple[str, tuple[str, ...
 
         fmt, why = await rocprof.output_format(Path(cwd))
         notes.append(f"rocprofv3 output format in use: {fmt} ({why})")
-    platform, reason = resolve_platform(configured, arch, exes, gpus)
+    resolution = platforms.resolve(configured, arch)
+    platform, reason = resolution.name, resolution.reason
     return DoctorResult(
         kernel_mcp_version=__version__,
         platform=platform,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, field_validator
 
-from kernel_mcp import runner, safe_files
+from kernel_mcp import platforms, runner, safe_files
 from kernel_mcp.bench.results import ClassFigures, TableFigures, figures, read_csv, shown
 from kernel_mcp.bench.stats import Comparison, compare, median, spread
 from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
@@ -141,7 +141,7 @@ async def run_benchmark(
     seeds: list[int] = []
     started_all = time.monotonic()
     failure = None
-    require_gpu = ws.config.target.platform in ("rocm", "cuda")
+    require_gpu = platforms.needs_gpu(ws)
     impossible: list[str] = []
     floor_arch = None
     async with gate.use(ws.config.gate, str(root), progress, require_gpu=require_gpu, lease=lease) as lease:

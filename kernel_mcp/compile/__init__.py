@@ -1,7 +1,7 @@
 """compile_kernel: what the compiler really produced, per kernel, after every edit.
 
-The backend follows the target and the machine: hipcc when ROCm is installed, the offline clang
-(device-only) for gfx950/gfx942 otherwise, nvcc for sm_90. Each answer carries registers, LDS,
+The compiler follows the target and the machine (platforms.compiler_for): hipcc when ROCm is
+installed, the offline clang (device-only) for AMD targets otherwise, nvcc for NVIDIA targets. Each answer carries registers, LDS,
 spills, occupancy with its limiter, the instruction mix, the diagnostics and the change against
 the previous compile of the same kernel; the full ISA and compiler output stay as artifacts.
 """
@@ -9,14 +9,13 @@ the previous compile of the same kernel; the full ISA and compiler output stay a
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-from kernel_mcp.compile import amdgpu_asm, cuda, offline, rocm
+from kernel_mcp import platforms
 from kernel_mcp.compile.diagnostics import parse_diagnostics
 from kernel_mcp.compile.flags import check_defines, check_flags
 from kernel_mcp.compile.job import BackendOutput, CompileJob
 from kernel_mcp.compile.models import Diagnostic, KernelFacts
-from kernel_mcp.errors import InvalidInput, KernelMcpError
+from kernel_mcp.errors import InvalidInput
 from kernel_mcp.hardware import load_spec, occupancy
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.toolkit import ToolOutput
@@ -66,21 +65,6 @@ class CompileAnswer(ToolOutput):
         if self.diagnostics_total > len(self.diagnostics):
             lines.append(f"... {self.diagnostics_total - len(self.diagnostics)} more distinct diagnostics in compiler.stderr.log")
         return "\n".join(lines)
-
-
-def choose_backend(ws: Workspace, arch: str) -> str:
-    platform = ws.config.target.platform
-    if arch.startswith("sm_"):
-        if platform in ("rocm", "offline"):
-            raise InvalidInput(f"arch {arch} needs the cuda platform, but the workspace sets platform = {platform!r}")
-        return "cuda"
-    if platform == "cuda":
-        raise InvalidInput(f"arch {arch} is an AMD target, but the workspace sets platform = 'cuda'")
-    if platform in ("auto", "rocm") and rocm.find_hipcc():
-        return "rocm"
-    if platform == "rocm":
-        raise KernelMcpError("platform = 'rocm' but neither hipcc nor amdclang++ was found", hint="install ROCm or set platform = 'offline'")
-    return "offline"
 
 
 def _with_occupancy(kernels: list[KernelFacts], arch: str, block_size: int | None) -> list[str]:
@@ -165,18 +149,13 @@ async def compile_kernel(
         raise InvalidInput(f"{source} is not a kernel source file ({', '.join(SOURCE_SUFFIXES)})")
     arch = arch or ws.config.target.arch
     load_spec(arch)  # refuses unknown archs with the list of known ones
-    backend = choose_backend(ws, arch)
+    compiler = platforms.compiler_for(ws, arch)
     job = CompileJob(
         ws=ws, source=path, source_rel=ws.relative(path), arch=arch,
-        defines=check_defines(defines or []), flags=check_flags(flags or [], "nvcc" if backend == "cuda" else "clang"),
+        defines=check_defines(defines or []), flags=check_flags(flags or [], compiler.flag_dialect),
         run=run, progress=progress,
     )
-    if backend == "cuda":
-        out: BackendOutput = await cuda.compile_cuda(job)
-    elif backend == "rocm":
-        out = await rocm.compile_rocm(job, rocm.find_hipcc())
-    else:
-        out = await offline.compile_offline(job)
+    out: BackendOutput = await compiler.compile(job)
     notes = list(out.notes)
     if out.result.timed_out:
         notes.append(f"the compiler was killed after {job.timeout_s:.0f} s")

@@ -11,6 +11,13 @@ CUBIN_NAME = "kernel.cubin"
 SASS_NAME = "kernel.sass"
 
 
+def _reserved_per_block(arch: str) -> int | None:
+    from kernel_mcp.hardware import load_spec
+
+    value = load_spec(arch).get("shared_memory_reserved_per_block_bytes")
+    return int(value) if value else None
+
+
 async def compile_cuda(job: CompileJob) -> BackendOutput:
     nvcc = toolchain.find("nvcc")
     if nvcc is None:
@@ -37,4 +44,6 @@ async def compile_cuda(job: CompileJob) -> BackendOutput:
             else:
                 notes.append(f"cuobjdump -sass gave {dump.status()}: {dump.stderr.tail[-200:]}")
     kernels = nvidia.kernels_from(text, res_usage, sass) if result.ok else []
+    if result.ok:
+        notes += nvidia.shared_memory_notes(text, res_usage, _reserved_per_block(job.arch))
     return BackendOutput("nvcc", False, result, kernels, SASS_NAME if sass else None, notes)

@@ -107,6 +107,32 @@ def sass_mix(ops: list[str]) -> InstructionMix:
     return InstructionMix(total=len(ops), **counts)
 
 
+def static_shared(ptxas: dict[str, int], res: dict[str, int]) -> int | None:
+    """One figure for a kernel's static shared memory: ptxas's, the compiler's own account of the
+    kernel (no "bytes smem" on its line means none). cuobjdump's SHARED is used only when ptxas did
+    not describe the kernel: CUDA 13's cuobjdump adds the per-block system reservation to it, which
+    occupancy already counts (see shared_memory_notes)."""
+    if ptxas:
+        return ptxas.get("shared", 0)
+    return res.get("SHARED")
+
+
+def shared_memory_notes(ptxas_text: str, res_usage: str, reserved_per_block: int | None) -> list[str]:
+    """Where cuobjdump and ptxas disagree on a kernel's shared memory, say so and which is used."""
+    notes = []
+    info, res = parse_ptxas(ptxas_text), parse_res_usage(res_usage)
+    for symbol, p in info.items():
+        dumped = res.get(symbol, {}).get("SHARED")
+        compiled = p.get("shared", 0)
+        if dumped is None or dumped == compiled:
+            continue
+        why = (f"the {dumped - compiled} B difference is the per-block system reservation, which this cuobjdump includes; "
+               "LDS shows ptxas's figure and occupancy adds the reservation once") if reserved_per_block and dumped - compiled == reserved_per_block \
+            else "they disagree by an amount that is not the per-block reservation; LDS shows ptxas's figure"
+        notes.append(f"{display_name(symbol)}: cuobjdump -res-usage says SHARED {dumped} B, ptxas {compiled} B: {why}")
+    return notes
+
+
 def kernels_from(ptxas: str, res_usage: str, sass: str) -> list[KernelFacts]:
     info = parse_ptxas(ptxas)
     res = parse_res_usage(res_usage)
@@ -122,7 +148,7 @@ def kernels_from(ptxas: str, res_usage: str, sass: str) -> list[KernelFacts]:
                 scratch_bytes=p.get("stack", r.get("STACK")),
                 spill_stores_bytes=p.get("spill_stores"),
                 spill_loads_bytes=p.get("spill_loads"),
-                lds_bytes=r.get("SHARED", p.get("shared", 0)),
+                lds_bytes=static_shared(p, r),
                 mix=sass_mix(bodies.get(symbol, [])),
             )
         )

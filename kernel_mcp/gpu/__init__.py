@@ -3,12 +3,8 @@ samples of what one GPU is doing (clocks, temperature, power), kept as evidence 
 
 from __future__ import annotations
 
-import time
-
 from kernel_mcp import runner, toolchain
 from kernel_mcp.errors import BackendMissing, CommandFailed
-from kernel_mcp.gpu import cuda, rocm
-from kernel_mcp.gpu.clocks import lock_clocks, unlock_clocks
 from kernel_mcp.gpu.cuda import QUERY_ARGS, parse_nvidia_smi_xml
 from kernel_mcp.gpu.models import GpuInfo, GpuProcess, GpuSample
 from kernel_mcp.gpu.rocm import STATIC_ARGS, parse_amd_smi_static
@@ -21,7 +17,7 @@ MONITOR_TIMEOUT_S = 30.0
 SAMPLE_TIMEOUT_S = 5.0
 
 
-async def _monitor_output(name: str, args: tuple[str, ...], cwd: str, timeout_s: float = MONITOR_TIMEOUT_S) -> str:
+async def monitor_output(name: str, args: tuple[str, ...], cwd: str, timeout_s: float = MONITOR_TIMEOUT_S) -> str:
     path = toolchain.find(name)
     if path is None:
         raise BackendMissing(f"{name} not found")
@@ -42,13 +38,13 @@ async def list_gpus(cwd: str) -> tuple[list[GpuInfo], list[str]]:
         if toolchain.find(name) is None:
             continue
         try:
-            gpus += parse(await _monitor_output(name, args, cwd))
+            gpus += parse(await monitor_output(name, args, cwd))
         except (CommandFailed, BackendMissing) as exc:
             notes.append(exc.message)
     return gpus, notes
 
 
-def _pick(samples: list[GpuSample], gpu: GpuInfo) -> GpuSample | None:
+def pick(samples: list[GpuSample], gpu: GpuInfo) -> GpuSample | None:
     if len(samples) == 1:  # the monitor was asked for this GPU only
         return samples[0]
     return next((s for s in samples if s.index == gpu.index), None)
@@ -61,24 +57,27 @@ async def sample(gpu: GpuInfo | None, cwd: str) -> GpuSample | None:
     prints something unreadable: a sample is evidence, never a reason to fail a run."""
     if gpu is None:
         return None
-    started = time.time()
+    from kernel_mcp import platforms
+
     try:
-        if gpu.vendor == "nvidia":
-            if toolchain.find("nvidia-smi") is None:
-                return None
-            text = await _monitor_output("nvidia-smi", cuda.sample_args(gpu), cwd, SAMPLE_TIMEOUT_S)
-            parse = cuda.parse_nvidia_smi_samples
-        else:
-            if toolchain.find("amd-smi") is None:
-                return None
-            try:
-                text = await _monitor_output("amd-smi", rocm.sample_args(gpu), cwd, SAMPLE_TIMEOUT_S)
-            except CommandFailed as exc:
-                if not exc.message.endswith("gave exit 2"):
-                    return None
-                # exit 2 is argparse refusing an option: --perf-level exists only on bare-metal Linux
-                text = await _monitor_output("amd-smi", rocm.sample_args(gpu, rocm.SAMPLE_GROUPS[:-1]), cwd, SAMPLE_TIMEOUT_S)
-            parse = rocm.parse_amd_smi_metric_samples
-        return _pick(parse(text, (started + time.time()) / 2), gpu)
+        return await platforms.for_gpu(gpu).sample(gpu, cwd)
     except Exception:  # noqa: BLE001 - whatever went wrong, the run it describes goes on without it
         return None
+
+
+async def lock_clocks(gpu: GpuInfo | None, cwd: str, sclk_mhz: int | None = None) -> str | None:
+    """Hold the GPU's clocks steady the vendor's way, where the vendor has one (AMD's performance
+    determinism); a statement of what was done or why not, None where nothing is attempted."""
+    if gpu is None:
+        return "no GPU leased: clocks not locked"
+    from kernel_mcp import platforms
+
+    return await platforms.for_gpu(gpu).lock_clocks(gpu, cwd, sclk_mhz)
+
+
+async def unlock_clocks(gpu: GpuInfo | None, cwd: str) -> str | None:
+    if gpu is None:
+        return "no GPU leased: nothing to unlock"
+    from kernel_mcp import platforms
+
+    return await platforms.for_gpu(gpu).unlock_clocks(gpu, cwd)

@@ -49,16 +49,11 @@ async def _control(gpu: GpuInfo, cwd: str, amd_smi_args: list[str], rocm_smi_arg
     return None, None
 
 
-async def lock_clocks(gpu: GpuInfo | None, cwd: str, sclk_mhz: int | None = None) -> str | None:
+async def set_determinism(gpu: GpuInfo, cwd: str, sclk_mhz: int | None = None) -> str:
     """Put an AMD GPU into performance determinism, the graphics clock capped at `sclk_mhz` (by
-    default the GPU's own maximum, as amd-smi reports it). A statement of what was done or why not;
-    None on NVIDIA (nothing attempted)."""
+    default the GPU's own maximum, as amd-smi reports it). A statement of what was done or why not."""
     from kernel_mcp.gpu import sample  # here: the package imports this module
 
-    if gpu is None:
-        return "no GPU leased: clocks not locked"
-    if gpu.vendor != "amd":
-        return None
     if toolchain.find("amd-smi") is None and toolchain.find("rocm-smi") is None:
         return "neither amd-smi nor rocm-smi is installed: clocks not locked"
     if sclk_mhz is None:
@@ -80,12 +75,8 @@ async def lock_clocks(gpu: GpuInfo | None, cwd: str, sclk_mhz: int | None = None
     return f"GPU {gpu.index}: performance determinism on via {tool}, graphics clock capped at {sclk_mhz} MHz ({seen})"
 
 
-async def unlock_clocks(gpu: GpuInfo | None, cwd: str) -> str | None:
-    """Leave performance determinism (DPM level back to AUTO). A statement; None on NVIDIA."""
-    if gpu is None:
-        return "no GPU leased: nothing to unlock"
-    if gpu.vendor != "amd":
-        return None
+async def reset_determinism(gpu: GpuInfo, cwd: str) -> str:
+    """Leave performance determinism (DPM level back to AUTO). A statement of what was done."""
     tool, result = await _control(gpu, cwd, ["reset", "--gpu", _selector(gpu), "--perf-determinism"], ["-d", str(gpu.index), "--resetperfdeterminism"])
     if result is None:
         return "neither amd-smi nor rocm-smi is installed: nothing to unlock"

@@ -139,9 +139,10 @@ class Lease:
 
 
 def pin_env(gpu: GpuInfo) -> dict[str, str]:
-    if gpu.vendor == "nvidia":
-        return {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": gpu.uuid or str(gpu.index)}
-    return {"HIP_VISIBLE_DEVICES": str(gpu.index), "ROCR_VISIBLE_DEVICES": str(gpu.index)}
+    """The environment that makes a run see this GPU only (its vendor's visibility variables)."""
+    from kernel_mcp import platforms
+
+    return platforms.for_gpu(gpu).pin_env(gpu)
 
 
 def _try_lock(gpu: GpuInfo):

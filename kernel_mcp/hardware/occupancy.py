@@ -168,6 +168,6 @@ def occupancy(spec: HardwareSpec, *, vgprs: int, agprs: int = 0, sgprs: int = 0,
         raise InvalidInput(f"block size {block_size} is outside 1..{int(spec.get('max_workgroup_size') or 1024)}")
     if min(vgprs, agprs, sgprs, lds_bytes) < 0:
         raise InvalidInput("resource counts must not be negative")
-    if spec.vendor == "nvidia":
-        return nvidia_occupancy(spec, vgprs, lds_bytes, block_size)
-    return amd_occupancy(spec, vgprs, agprs, sgprs, lds_bytes, block_size)
+    from kernel_mcp import platforms  # the vendor's rules live with its platform
+
+    return platforms.for_vendor(spec.vendor).occupancy(spec, vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds_bytes, block_size=block_size)

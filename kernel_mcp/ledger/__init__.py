@@ -20,7 +20,6 @@ from typing import Any
 
 import git
 
-from kernel_mcp import toolchain
 from kernel_mcp.bench import BenchRun, ClassRun
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.ledger import gitops, harness, performance, recover
@@ -134,12 +133,9 @@ class Ledger:
         chosen = self.ws.config.harness.keep_metric
         if chosen != "auto":
             return chosen
-        if self.ws.config.target.platform == "offline":
-            return "csv"
-        from kernel_mcp.profile import vendor_of
+        from kernel_mcp import platforms
 
-        tool = "ncu" if vendor_of(self.ws) == "cuda" else "rocprofv3"
-        return "profiler" if toolchain.find(tool) else "csv"
+        return "profiler" if platforms.of(self.ws).platform.can_profile() else "csv"
 
     # ---- what the benchmark writes is never an edit ------------------------------------------
     def outputs(self, exp: Experiment) -> set[str]:

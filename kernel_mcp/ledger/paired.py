@@ -25,7 +25,7 @@ from typing import Any, Awaitable, Callable, Literal
 
 from pydantic import BaseModel
 
-from kernel_mcp import runner
+from kernel_mcp import platforms, runner
 from kernel_mcp.bench import BenchRun, run_benchmark, worse
 from kernel_mcp.bench.stats import Comparison, clear_of, geomean, median, paired
 from kernel_mcp.errors import CommandFailed, KernelMcpError
@@ -165,7 +165,7 @@ async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Pa
     out = Together()
     started_all = time.monotonic()
     sample = sampler or gpu_sampler(ws)
-    require_gpu = cfg.target.platform in ("rocm", "cuda")
+    require_gpu = platforms.needs_gpu(ws)
     async with gate.use(cfg.gate, str(cand_dir), progress, require_gpu=require_gpu, lease=lease) as held:
         for side in ("best", "candidate"):
             failed = await _build(ws, run, folders[side], side, held)
@@ -174,7 +174,7 @@ async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Pa
             if failed:
                 out.candidate = _failed_bench(ws, label, failed, held)
                 out.stopped = "the candidate's build failed"
-                return _finish(out, started_all, keep_metric, held)
+                return _finish(ws, out, started_all, keep_metric, held)
         lock_note = await _lock_clocks(ws, held)
         try:
             await _bench_pairs(ws, run, folders, held, out, label, target, threshold, lo_pairs, hi_pairs, progress, slot_env, sample)
@@ -183,7 +183,7 @@ async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Pa
                 await _profile_pairs(ws, run, folders, held, out, threshold, lo_pairs, hi_pairs, progress, sample)
         finally:
             await _unlock_clocks(ws, held, lock_note)
-        return _finish(out, started_all, keep_metric, held, lock_note)
+        return _finish(ws, out, started_all, keep_metric, held, lock_note)
 
 
 async def _bench_pairs(ws, run, folders, held, out: Together, label, target, threshold, lo_pairs, hi_pairs, progress, slot_env, sample) -> None:
@@ -280,14 +280,13 @@ def _failed_bench(ws: Workspace, label: str, failure: str, held: gate.Lease) -> 
                     inferred_classes=False, classes=[], seeds=[], repeats=0, gpu=held.describe(), duration_s=0.0, failure=failure)
 
 
-def _finish(out: Together, started: float, keep_metric: str, held: gate.Lease, lock_note: str | None = None) -> Together:
+def _finish(ws: Workspace, out: Together, started: float, keep_metric: str, held: gate.Lease, lock_note: str | None = None) -> Together:
     out.wall_s = time.monotonic() - started
     samples = [s for r in out.runs for s in (r.before, r.after) if s is not None]
     clocks = [s.sm_clock_mhz for s in samples if s.sm_clock_mhz]
     temps = [s.temperature_c for s in samples if s.temperature_c is not None]
     if keep_metric == "profiler" and out.gpu_time is not None:
-        locked = "locked by ncu (--clock-control base) for the profiled runs; free-running for the benchmark's own runs" if _vendor(held) == "nvidia" else \
-                 (lock_note or "free-running (rocprofv3 does not lock clocks)")
+        locked = platforms.of(ws).platform.profiled_clocks(lock_note)
     elif lock_note:
         locked = lock_note
     elif any(s.clocks_locked for s in samples):
@@ -302,10 +301,6 @@ def _finish(out: Together, started: float, keep_metric: str, held: gate.Lease, l
     return out
 
 
-def _vendor(held: gate.Lease) -> str | None:
-    return held.gpu.vendor if held.gpu is not None else None
-
-
 def gpu_sampler(ws: Workspace) -> Sampler:
     """Samples through the GPU monitor (gpu.sample never fails a run: None when it cannot say)."""
     from kernel_mcp import gpu as monitor
@@ -317,8 +312,8 @@ def gpu_sampler(ws: Workspace) -> Sampler:
 
 async def _lock_clocks(ws: Workspace, held: gate.Lease) -> str | None:
     """The vendor's deterministic-performance mode for the evaluation, when kernel-mcp.toml asks for
-    it (AMD only; the statement says what was done or why not)."""
-    if not ws.config.harness.lock_clocks or held.gpu is None or held.gpu.vendor != "amd":
+    it (where the vendor has one; the statement says what was done or why not)."""
+    if not ws.config.harness.lock_clocks or held.gpu is None:
         return None
     from kernel_mcp import gpu as monitor
 

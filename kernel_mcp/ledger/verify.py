@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kernel_mcp import runner
+from kernel_mcp import platforms, runner
 from kernel_mcp.bench.results import _OPS as OPS, read_csv
 from kernel_mcp.errors import CommandFailed, KernelMcpError
 from kernel_mcp.gpu import gate
@@ -26,7 +26,7 @@ async def verify(ws: Workspace, run: Run, workdir: Path, progress: ProgressFn | 
         return {"summary": "none configured"}
     cfg = ws.config.benchmark
     seed = secrets.randbits(62)
-    async with gate.acquire(ws.config.gate, str(workdir), progress, require_gpu=ws.config.target.platform in ("rocm", "cuda")) as lease:
+    async with gate.acquire(ws.config.gate, str(workdir), progress, require_gpu=platforms.needs_gpu(ws)) as lease:
         started = time.time()
         result = await runner.run(h.verify_command, cwd=workdir, timeout_s=cfg.timeout_s, env={cfg.seed_env: str(seed), **lease.env},
                                   log_dir=run.folder, log_name="verify", progress=progress)

@@ -35,29 +35,28 @@ PRESETS: dict[str, dict[str, list[str]]] = {
 }
 
 
-def base_name(vendor: str, name: str) -> str:
-    return name.split(".")[0] if vendor == "cuda" else name
-
-
-def choose(vendor: str, preset: str | None, names: list[str], available: set[str] | None) -> tuple[list[str], list[str]]:
-    """The counters to collect and notes about any dropped; unknown explicit names are an error."""
+def choose(platform, preset: str | None, names: list[str], available: set[str] | None) -> tuple[list[str], list[str]]:
+    """The counters to collect on `platform` (a platforms.Platform) and notes about any dropped;
+    unknown explicit names are an error."""
+    presets = PRESETS[platform.name]
+    base_name = platform.counter_base_name
     notes = []
     wanted = list(names)
     if preset:
-        if preset not in PRESETS[vendor]:
-            raise InvalidInput(f"unknown preset {preset!r}", hint="presets: " + ", ".join(PRESETS[vendor]))
-        wanted = PRESETS[vendor][preset] + wanted
+        if preset not in presets:
+            raise InvalidInput(f"unknown preset {preset!r}", hint="presets: " + ", ".join(presets))
+        wanted = presets[preset] + wanted
     wanted = list(dict.fromkeys(wanted))
     if available is None:
         return wanted, ["the profiler's counter listing is unavailable: names not checked"]
-    unknown = [n for n in names if base_name(vendor, n) not in available]
+    unknown = [n for n in names if base_name(n) not in available]
     if unknown:
         hints = []
         for n in unknown:
-            close = difflib.get_close_matches(base_name(vendor, n), sorted(available), n=4, cutoff=0.5)
+            close = difflib.get_close_matches(base_name(n), sorted(available), n=4, cutoff=0.5)
             hints.append(f"{n}: close matches {', '.join(close) or 'none'}")
         raise InvalidInput(f"counter(s) not available on this target: {', '.join(unknown)}", hint="; ".join(hints))
-    dropped = [n for n in wanted if base_name(vendor, n) not in available]
+    dropped = [n for n in wanted if base_name(n) not in available]
     if dropped:
         notes.append(f"preset counters not on this target, skipped: {', '.join(dropped)}")
     return [n for n in wanted if n not in dropped], notes

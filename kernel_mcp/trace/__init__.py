@@ -10,8 +10,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from kernel_mcp import limits, runner, safe_files, toolchain
-from kernel_mcp.errors import BackendMissing, CommandFailed, InvalidInput, WorkspaceError
+from kernel_mcp import limits, safe_files
+from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.trace.analysis import TraceComparison, TraceSummary, compare, summarise
 from kernel_mcp.trace.readers import accumulate_code_json, read_code_json, read_ncu_source, read_stats_csv
@@ -99,49 +99,19 @@ def _keep(run: Run, summary: TraceSummary) -> TraceSummary:
 
 
 async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int | None, options: TraceOptions, progress: ProgressFn | None, cwd: Path | None = None) -> TraceSummary:
+    from kernel_mcp import platforms
     from kernel_mcp.gpu import gate  # imported here: summarising a trace needs neither
-    from kernel_mcp.profile import vendor_of
 
     cfg = ws.config.benchmark
     if cfg is None:
         raise WorkspaceError("kernel-mcp.toml has no [benchmark] table")
-    vendor = vendor_of(ws)
+    platform = platforms.runtime(ws, "traced")
     out = run.folder / "trace"
     root = cwd or ws.root
     async with gate.acquire(ws.config.gate, str(root), progress, require_gpu=True) as lease:
         env = {cfg.seed_env: str(secrets.randbits(62)), **lease.env}
-        if vendor == "rocm":
-            tool = toolchain.find("rocprofv3")
-            if tool is None:
-                raise BackendMissing("rocprofv3 not found", hint="install rocprofiler-sdk with the ROCprof Trace Decoder")
-            from kernel_mcp.profile.rocm import option_value
-
-            argv = [tool, "--att", "--kernel-include-regex", option_value(kernel_regex, "kernel_regex"), "-d", str(out)]
-            if dispatch is not None:
-                argv += ["--kernel-iteration-range", f"[{dispatch}]"]
-            for flag, value in (("--att-target-cu", options.target_cu), ("--att-shader-engine-mask", options.shader_engine_mask),
-                                ("--att-simd-select", options.simd_select), ("--att-buffer-size", options.buffer_size), ("--att-activity", options.activity)):
-                if value is not None:
-                    argv += [flag, str(value)]
-            if options.serialize_all:
-                argv += ["--att-serialize-all", "True"]
-            result = await runner.run([*argv, "--", *cfg.command], cwd=root, timeout_s=cfg.timeout_s * 4, env=env, log_dir=run.folder, log_name="rocprofv3-att", progress=progress)
-        else:
-            tool = toolchain.find("ncu")
-            if tool is None:
-                raise BackendMissing("ncu not found", hint="install Nsight Compute")
-            out.mkdir(parents=True, exist_ok=True)
-            report = out / "trace.ncu-rep"
-            argv = [tool, "--set", "full", "--import-source", "yes", "-k", f"regex:{kernel_regex}", "-c", "1", "--target-processes", "all",
-                    "--clock-control", "none", "-o", str(report.with_suffix(""))]
-            if dispatch is not None:
-                argv += ["--launch-skip", str(dispatch)]
-            result = await runner.run([*argv, "--", *cfg.command], cwd=root, timeout_s=cfg.timeout_s * 4, env=env, log_dir=run.folder, log_name="ncu-full", progress=progress)
-            if result.ok:
-                page = await runner.run([tool, "--import", str(report), "--page", "source", "--csv", "--print-source", "sass"], cwd=ws.root, timeout_s=600, tail_bytes=256 * 2**20)
-                if not page.ok:
-                    raise CommandFailed(f"ncu --import --page source gave {page.status()}", hint=page.stderr.tail[-300:] or None)
-                (out / "source_sass.csv").write_text(page.stdout.tail)
+        request = platforms.TraceRequest(root=root, env=env, kernel_regex=kernel_regex, dispatch=dispatch, options=options, out=out)
+        result = await platform.trace(ws, run, request, progress)
     if not result.ok:
         raise CommandFailed(f"the trace run gave {result.status()}", hint=(result.stderr.tail or result.stdout.tail)[-400:] or None)
     summary = summarise_folder(out, kernel_regex, run.id)

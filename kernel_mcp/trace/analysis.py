@@ -15,7 +15,6 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from kernel_mcp.compile.amdgpu_asm import classify
 from kernel_mcp.toolkit import ToolOutput
 from kernel_mcp.trace.readers import Instr, mnemonic_of
 
@@ -41,7 +40,9 @@ _TRACE_CATEGORY = {
 }
 
 
-def category_of(instr: Instr) -> str:
+def category_of(instr: Instr, classify) -> str:
+    """Where an instruction's time goes, from its class in its own instruction set (`classify`:
+    the platform's classifier; SASS read with the AMDGPU one would all be 'other')."""
     m = instr.mnemonic
     kind = classify(m)
     if kind == "waitcnt":
@@ -112,6 +113,9 @@ def _cost(instr: Instr, sampled: bool) -> float:
 
 def summarise(kernel: str, source: str, rows: Iterable[Instr]) -> TraceSummary:
     """One pass over the rows keeps only per-instruction totals (the program, not the trace)."""
+    from kernel_mcp import platforms
+
+    classify = platforms.of_tool(source).classify
     program: dict[int, Instr] = {}
     for r in rows:
         seen = program.get(r.index)
@@ -136,18 +140,18 @@ def summarise(kernel: str, source: str, rows: Iterable[Instr]) -> TraceSummary:
                 categories[NCU_REASON_CATEGORY.get(reason, "other")] += value
             rest = i.samples - sum(i.reasons.values())
             if rest > 0:
-                categories[category_of(i)] += rest
+                categories[category_of(i, classify)] += rest
         else:
             cost = _cost(i, sampled)
             if not sampled and i.idle:
                 categories["idle"] += i.idle
                 cost -= i.idle
-            categories[category_of(i)] += cost
+            categories[category_of(i, classify)] += cost
     grand = sum(categories.values()) or 1.0
     shares = {k: v / grand for k, v in categories.items()}
     hottest = sorted(ordered, key=lambda i: -_cost(i, sampled))[:MAX_HOT]
     hot = [HotInstruction(index=i.index, isa=i.isa, source=i.source, hits=i.hits, cost=_cost(i, sampled), share=_cost(i, sampled) / total,
-                          latency=i.latency, stall=i.stall, idle=i.idle, category=category_of(i), reasons=dict(sorted(i.reasons.items(), key=lambda kv: -kv[1])[:4]))
+                          latency=i.latency, stall=i.stall, idle=i.idle, category=category_of(i, classify), reasons=dict(sorted(i.reasons.items(), key=lambda kv: -kv[1])[:4]))
            for i in hottest]
     waits = _waits(ordered, sampled, total, source)
     summary = TraceSummary(kernel=kernel, source=source, unit=unit, total=total, instructions=len(ordered), categories=shares, hot=hot, waits=waits, findings=[])

@@ -14,6 +14,7 @@ from contextlib import AsyncExitStack
 
 import anyio
 
+from kernel_mcp import platforms
 from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.gpu import gate
 from kernel_mcp.gpu.gate import Lease, NoIdleGpu
@@ -26,7 +27,7 @@ class LocalEngine(EngineBase):
 
     async def _leases(self, stack: AsyncExitStack, wanted: int | None, most: int, progress: ProgressFn | None) -> list[Lease]:
         cfg = self.ws.config
-        require_gpu = cfg.target.platform in ("rocm", "cuda")
+        require_gpu = platforms.needs_gpu(self.ws)
         # The first GPU waits like any run (and stops the batch when none comes free in time).
         first = await stack.enter_async_context(gate.acquire(cfg.gate, str(self.ws.root), progress, require_gpu=require_gpu))
         leases = [first]

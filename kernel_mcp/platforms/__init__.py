@@ -1,0 +1,142 @@
+"""Which vendor does the work, decided in one place.
+
+`resolve` is the only rule for "which platform": the workspace's `[target] platform` when set,
+else what the target and this machine's tools allow. `of(ws)` resolves once per workspace
+configuration; `for_gpu` and `for_vendor` pick the module for a GPU the monitor reported or an
+architecture's vendor; `compiler_for` picks who compiles an arch (a gfx target on an NVIDIA machine
+compiles with the offline clang while its benchmarks run on the NVIDIA GPU). Every vendor string
+test of the project lives in this package (tests/test_contracts.py checks that).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kernel_mcp.errors import InvalidInput, WorkspaceError
+from kernel_mcp.platforms import cuda, offline, rocm
+from kernel_mcp.platforms.base import PLATFORM_NAMES, Platform, ProfileRequest, TraceRequest
+
+if TYPE_CHECKING:
+    from kernel_mcp.gpu.models import GpuInfo
+    from kernel_mcp.workspace import Workspace
+
+__all__ = ["PLATFORM_NAMES", "Platform", "ProfileRequest", "Resolution", "TraceRequest", "compiler_for", "for_gpu", "for_vendor",
+           "needs_gpu", "of", "of_tool", "resolve", "runtime"]
+
+PLATFORMS: dict[str, Platform] = {"rocm": rocm.PLATFORM, "cuda": cuda.PLATFORM, "offline": offline.PLATFORM}
+BY_VENDOR: dict[str, Platform] = {"amd": rocm.PLATFORM, "nvidia": cuda.PLATFORM}
+
+
+@dataclass(frozen=True)
+class Resolution:
+    platform: Platform
+    reason: str
+
+    @property
+    def name(self) -> str:
+        return self.platform.name
+
+
+def for_vendor(vendor: str) -> Platform:
+    """The module of an architecture's or a GPU's vendor ("amd", "nvidia")."""
+    try:
+        return BY_VENDOR[vendor]
+    except KeyError:
+        raise InvalidInput(f"no platform for vendor {vendor!r}", hint="known: " + ", ".join(BY_VENDOR)) from None
+
+
+def for_gpu(gpu: GpuInfo) -> Platform:
+    return BY_VENDOR.get(gpu.vendor, offline.PLATFORM)
+
+
+def of_tool(source: str) -> Platform:
+    """The platform whose profiler wrote an output named `source` ("ncu ...", "rocprofv3 ..."):
+    its instruction set is the one the output's instructions belong to."""
+    for platform in BY_VENDOR.values():
+        if platform.profiler and source.startswith(platform.profiler):
+            return platform
+    return offline.PLATFORM
+
+
+def _arch_vendor(arch: str | None) -> str | None:
+    if not arch:
+        return None
+    from kernel_mcp.hardware import load_spec
+
+    try:
+        return load_spec(arch).vendor
+    except Exception:  # noqa: BLE001 - an unknown arch is refused by the tool that uses it
+        return None
+
+
+def resolve(configured: str | None, arch: str | None) -> Resolution:
+    """The platform in use: the workspace's choice, else what the target and the machine allow.
+
+    A machine "has" a vendor when any of its tools is installed (compiler, profiler or monitor)."""
+    if configured and configured != "auto":
+        return Resolution(PLATFORMS[configured], "set in kernel-mcp.toml")
+    present = {name: p for name, p in PLATFORMS.items() if name != "offline" and p.installed()}
+    vendor = _arch_vendor(arch)
+    native = BY_VENDOR.get(vendor) if vendor else None
+    if native is not None:
+        if native.name in present:
+            return Resolution(native, f"target {arch} and {native.toolkit} found")
+        others = [p for p in present.values() if p is not native and p.runs_here()]
+        if others and offline.PLATFORM.compiles(vendor):
+            other = others[0]
+            return Resolution(other, f"target {arch} compiles offline; benchmarks and profiles run on the {other.maker} GPU here")
+        if offline.PLATFORM.compiles(vendor):
+            return Resolution(offline.PLATFORM, f"target {arch} but no {native.toolkit} here: compile facts from the offline clang only")
+        return Resolution(offline.PLATFORM, f"target {arch} but no {native.toolkit} here")
+    for p in present.values():
+        return Resolution(p, f"{p.toolkit} tools or {p.maker} GPUs found")
+    return Resolution(offline.PLATFORM, "no GPU toolchain found: compile facts only (offline clang)")
+
+
+_RESOLVED: dict[tuple, Resolution] = {}
+
+
+def of(ws: Workspace) -> Resolution:
+    """The workspace's platform, resolved once per (workspace, configuration)."""
+    target = ws.config.target
+    key = (str(ws.root), target.platform, target.arch)
+    if key not in _RESOLVED:
+        _RESOLVED[key] = resolve(target.platform, target.arch)
+    return _RESOLVED[key]
+
+
+def runtime(ws: Workspace, what: str = "profiled") -> Platform:
+    """The platform that runs the benchmark under a profiler or tracer; refused when offline."""
+    chosen = of(ws).platform
+    if chosen is offline.PLATFORM:
+        raise WorkspaceError(f"platform = 'offline': nothing can be {what} here", hint="use profile_import / thread_trace_import for output made elsewhere")
+    return chosen
+
+
+def needs_gpu(ws: Workspace) -> bool:
+    """A workspace that names a GPU platform refuses to measure without a GPU; 'auto' and
+    'offline' may run a CPU benchmark."""
+    return ws.config.target.platform in PLATFORMS and PLATFORMS[ws.config.target.platform].gpu_vendor is not None
+
+
+def compiler_for(ws: Workspace, arch: str) -> Platform:
+    """Who compiles `arch` here: its vendor's toolkit when installed (and not excluded by the
+    workspace's platform), else the offline clang where it can, else the vendor's module, whose
+    compile says what is missing."""
+    from kernel_mcp.hardware import load_spec
+
+    vendor = load_spec(arch).vendor
+    native = for_vendor(vendor)
+    configured = ws.config.target.platform
+    if configured in PLATFORMS and configured not in (native.name, "offline"):
+        raise InvalidInput(f"arch {arch} is an {native.maker} target, but the workspace sets platform = {configured!r}")
+    if configured == "offline" and not offline.PLATFORM.builds_for(vendor):
+        raise InvalidInput(f"arch {arch} needs the {native.name} platform, but the workspace sets platform = 'offline'")
+    if configured != "offline" and native.compiles(vendor):
+        return native
+    if configured == native.name and not offline.PLATFORM.builds_for(vendor):
+        return native  # its compile names what is missing
+    if configured == native.name:
+        raise WorkspaceError(f"platform = {native.name!r} but its compiler was not found", hint=f"install {native.toolkit} or set platform = 'offline'")
+    return offline.PLATFORM if offline.PLATFORM.builds_for(vendor) else native

@@ -1,0 +1,134 @@
+"""NVIDIA: nvcc and cuobjdump, ncu (kernel times, counters, source-level stall samples),
+nvidia-smi, CUDA_VISIBLE_DEVICES, and the SASS classifier.
+
+Clocks: ncu holds them at base for a keep measurement (`--clock-control base`, its default);
+nothing else is attempted (`nvidia-smi --lock-gpu-clocks` needs root).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+
+from kernel_mcp import runner, toolchain
+from kernel_mcp.errors import BackendMissing, CommandFailed
+
+
+class CudaPlatform:
+    name = "cuda"
+    toolkit = "CUDA"
+    maker = "NVIDIA"
+    gpu_vendor = "nvidia"
+    profiler = "ncu"
+    flag_dialect = "nvcc"
+    profiler_locks_clocks = True
+
+    def installed(self) -> bool:
+        return toolchain.find("nvcc") is not None or self.runs_here()
+
+    def runs_here(self) -> bool:
+        return any(toolchain.find(tool) for tool in ("ncu", "nvidia-smi"))
+
+    # -- compiler
+    def builds_for(self, arch_vendor: str) -> bool:
+        return arch_vendor == self.gpu_vendor
+
+    def compiles(self, arch_vendor: str) -> bool:
+        return self.builds_for(arch_vendor) and toolchain.find("nvcc") is not None
+
+    async def compile(self, job):
+        from kernel_mcp.compile.cuda import compile_cuda
+
+        return await compile_cuda(job)
+
+    def occupancy(self, spec, *, vgprs, agprs, sgprs, lds_bytes, block_size):
+        from kernel_mcp.hardware.occupancy import nvidia_occupancy
+
+        return nvidia_occupancy(spec, vgprs, lds_bytes, block_size)  # no AGPRs or SGPRs on NVIDIA
+
+    # -- profiler
+    def can_profile(self) -> bool:
+        return toolchain.find(self.profiler) is not None
+
+    def counter_base_name(self, name: str) -> str:
+        return name.split(".")[0]  # ncu lists metric bases; .sum/.avg/.pct_of_peak_... are roll-ups
+
+    def profiled_clocks(self, lock_note: str | None) -> str:
+        return "locked by ncu (--clock-control base) for the profiled runs; free-running for the benchmark's own runs"
+
+    async def profile(self, ws, run, request, progress):
+        from kernel_mcp.profile import counter_rows, peak_bandwidth
+        from kernel_mcp.profile import counters as ctr
+        from kernel_mcp.profile import cuda as ncu
+        from kernel_mcp.profile.summary import summarise
+
+        cfg = ws.config.benchmark
+        wants_counters = bool(request.counters or request.preset)
+        listing = await ncu.list_metrics(request.root, ws.state_dir / "cache" / "ncu-metrics.txt") if wants_counters else None
+        chosen, notes = ctr.choose(self, request.preset, request.counters, listing) if wants_counters else ([], [])
+        log = run.path("ncu.csv")
+        result = await runner.run(ncu.argv(log, cfg.command, request.kernel_regex, chosen, request.lock_clocks), cwd=request.root,
+                                  timeout_s=cfg.timeout_s * 4, env=request.env, log_dir=run.folder, log_name="ncu", progress=progress)
+        if not result.ok or not log.exists():
+            raise CommandFailed(f"ncu gave {result.status()}", hint=(result.stderr.tail or result.stdout.tail)[-400:] or None)
+        frame, metrics = ncu.dispatches(log.read_text())
+        summary = summarise(frame, "ncu", cfg.target_kernel)
+        if chosen:
+            long = pd.DataFrame([{"dispatch": d, "kernel": k, "counter": name, "value": value}
+                                 for d, k in zip(frame["dispatch"], frame["kernel"]) for name, value in metrics.get(int(d), {}).items() if name in chosen])
+            durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
+            peak = peak_bandwidth(ws)
+            summary.counters = counter_rows(long, durations, lambda c, t: ctr.derived_cuda(c, t, peak)) if not long.empty else []
+        return summary, notes
+
+    # -- tracer: ncu's full set with source counters, exported as the SASS source page
+    async def trace(self, ws, run, request, progress):
+        tool = toolchain.find("ncu")
+        if tool is None:
+            raise BackendMissing("ncu not found", hint="install Nsight Compute")
+        cfg = ws.config.benchmark
+        request.out.mkdir(parents=True, exist_ok=True)
+        report = request.out / "trace.ncu-rep"
+        argv = [tool, "--set", "full", "--import-source", "yes", "-k", f"regex:{request.kernel_regex}", "-c", "1", "--target-processes", "all",
+                "--clock-control", "none", "-o", str(report.with_suffix(""))]
+        if request.dispatch is not None:
+            argv += ["--launch-skip", str(request.dispatch)]
+        result = await runner.run([*argv, "--", *cfg.command], cwd=request.root, timeout_s=cfg.timeout_s * 4, env=request.env,
+                                  log_dir=run.folder, log_name="ncu-full", progress=progress)
+        if result.ok:
+            page = await runner.run([tool, "--import", str(report), "--page", "source", "--csv", "--print-source", "sass"], cwd=ws.root,
+                                    timeout_s=600, tail_bytes=256 * 2**20)
+            if not page.ok:
+                raise CommandFailed(f"ncu --import --page source gave {page.status()}", hint=page.stderr.tail[-300:] or None)
+            (request.out / "source_sass.csv").write_text(page.stdout.tail)
+        return result
+
+    # -- monitor, pinning, clocks
+    async def sample(self, gpu, cwd):
+        from kernel_mcp.gpu import SAMPLE_TIMEOUT_S, monitor_output, pick
+        from kernel_mcp.gpu import cuda as smi
+
+        if toolchain.find("nvidia-smi") is None:
+            return None
+        started = time.time()
+        text = await monitor_output("nvidia-smi", smi.sample_args(gpu), cwd, SAMPLE_TIMEOUT_S)
+        return pick(smi.parse_nvidia_smi_samples(text, (started + time.time()) / 2), gpu)
+
+    def pin_env(self, gpu) -> dict[str, str]:
+        return {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": gpu.uuid or str(gpu.index)}
+
+    async def lock_clocks(self, gpu, cwd, sclk_mhz=None) -> str | None:
+        return None  # ncu locks them itself for profiled runs; nvidia-smi's lock needs root
+
+    async def unlock_clocks(self, gpu, cwd) -> str | None:
+        return None
+
+    # -- instruction set
+    def classify(self, mnemonic: str) -> str:
+        from kernel_mcp.compile.nvidia import classify_sass
+
+        return classify_sass(mnemonic)
+
+
+PLATFORM = CudaPlatform()
