@@ -13,7 +13,7 @@ from kernel_mcp import __version__, gpu, toolchain
 from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.gpu import GpuInfo
 from kernel_mcp.toolchain import ExecutableInfo
-from kernel_mcp.toolkit import ServerState, ToolOutput
+from kernel_mcp.tooling import ServerState, ToolOutput
 
 
 @dataclass(frozen=True)

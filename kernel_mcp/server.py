@@ -16,7 +16,8 @@ from kernel_mcp.ledger import many
 from kernel_mcp.compile import isa_view
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.http_security import HttpPolicy
-from kernel_mcp.toolkit import DESTRUCTIVE, READ_ONLY, RUNS_COMMANDS, ServerState, ToolContext, ToolInput, ToolSpec, register
+from kernel_mcp.mcp_adapter import register
+from kernel_mcp.tooling import DESTRUCTIVE, READ_ONLY, RUNS_COMMANDS, ServerState, ToolContext, ToolInput, ToolSpec
 from kernel_mcp.workspace import commands
 
 INSTRUCTIONS = """\
