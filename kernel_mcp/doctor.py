@@ -13,7 +13,7 @@ from kernel_mcp import __version__, gpu, platforms, toolchain
 from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.gpu import GpuInfo
 from kernel_mcp.toolchain import ExecutableInfo
-from kernel_mcp.toolkit import ServerState, ToolOutput
+from kernel_mcp.tooling import READ_ONLY, ServerState, ToolContext, ToolInput, ToolOutput, ToolSpec
 
 
 @dataclass(frozen=True)
@@ -134,3 +134,22 @@ async def diagnose(state: ServerState, tools: Iterable[tuple[str, tuple[str, ...
         tools=liveness(tools, exes, gpus, ws_problem, has_benchmark),
         notes=notes,
     )
+
+
+class DoctorInput(ToolInput):
+    pass
+
+
+async def _doctor(args: DoctorInput, ctx: ToolContext) -> DoctorResult:
+    # liveness of every tool the server publishes (the server hands them over in its state)
+    return await diagnose(ctx.state, [(s.name, s.requires) for s in ctx.state.tools])
+
+
+TOOLS: list[ToolSpec] = [
+    ToolSpec(
+        "doctor",
+        "What this machine can do: compilers, profilers, GPU monitors and GPUs found (with versions), "
+        "the platform in use, and which kernel-mcp tools are live or what to install for the others.",
+        DoctorInput, DoctorResult, _doctor, READ_ONLY,
+    ),
+]

@@ -21,7 +21,7 @@ from kernel_mcp.bench.stats import Comparison, compare, median, spread
 from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.gpu import gate
 from kernel_mcp.runner import ProgressFn
-from kernel_mcp.toolkit import ToolOutput
+from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.workspace import Run, Workspace
 from kernel_mcp.workspace.config import BenchmarkConfig
 

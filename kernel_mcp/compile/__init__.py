@@ -18,7 +18,7 @@ from kernel_mcp.compile.models import Diagnostic, KernelFacts
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.hardware import load_spec, occupancy
 from kernel_mcp.runner import ProgressFn
-from kernel_mcp.toolkit import ToolOutput
+from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.workspace import Run, Workspace
 
 SOURCE_SUFFIXES = (".hip", ".cu", ".cpp", ".cc", ".cxx")

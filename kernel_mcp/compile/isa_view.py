@@ -10,7 +10,7 @@ from __future__ import annotations
 from kernel_mcp.compile import amdgpu_asm, nvidia
 from kernel_mcp.patterns import AgentPattern
 from kernel_mcp.errors import InvalidInput
-from kernel_mcp.toolkit import ToolOutput
+from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.workspace import Run, Workspace
 
 MAX_MATCHES = 12

@@ -13,7 +13,7 @@ from kernel_mcp import safe_files
 from kernel_mcp.docs.store import DocsStore
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.hardware.specs import KNOWN_ARCHS, check_arch, docs_index_dir
-from kernel_mcp.toolkit import ToolOutput
+from kernel_mcp.tooling import ToolOutput
 
 DB_NAME = "docs.sqlite"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from kernel_mcp.hardware.occupancy import Occupancy, occupancy
 from kernel_mcp.hardware.roofline import Roofline, plot_png, roofline
 from kernel_mcp.hardware.specs import KNOWN_ARCHS, Figure, HardwareSpec, docs_index_dir, load_spec
-from kernel_mcp.toolkit import ToolOutput
+from kernel_mcp.tooling import ToolOutput
 
 __all__ = [
     "KNOWN_ARCHS", "Figure", "HardwareSpec", "HwSpecAnswer", "Occupancy", "OccupancyAnswer", "Roofline",

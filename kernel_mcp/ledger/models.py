@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from kernel_mcp.ledger.state import Attempt, Evidence
-from kernel_mcp.toolkit import ToolOutput
+from kernel_mcp.tooling import ToolOutput
 
 
 class AttemptView(BaseModel):

@@ -7,7 +7,7 @@ import re
 import pandas as pd
 from pydantic import BaseModel, Field
 
-from kernel_mcp.toolkit import ToolOutput
+from kernel_mcp.tooling import ToolOutput
 
 MAX_KERNELS = 15
 MAX_GROUP_SAMPLES = 5000

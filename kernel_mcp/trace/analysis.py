@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from kernel_mcp.toolkit import ToolOutput
+from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.trace.readers import Instr, mnemonic_of
 
 CATEGORIES = ("VMEM wait", "LDS/SMEM wait", "barrier", "MFMA dependency", "VALU", "SALU", "branch", "VMEM issue", "LDS issue", "issue contention", "idle", "other")

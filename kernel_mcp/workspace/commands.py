@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from kernel_mcp import runner
 from kernel_mcp.errors import InvalidInput, WorkspaceError
 from kernel_mcp.runner import ProgressFn
-from kernel_mcp.toolkit import ToolOutput
+from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.workspace.runs import RunStore
 from kernel_mcp.workspace.workspace import Workspace
 

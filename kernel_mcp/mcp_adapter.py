@@ -1,10 +1,11 @@
-"""How a capability becomes an MCP tool: one pydantic input model, one output model, one handler.
+"""The MCP side of a tool: publish a `ToolSpec` (see `tooling`) on an MCPServer.
 
 `register` builds the function MCPServer publishes. Its schema comes from the input model's
 fields; each call validates the arguments with that model, hands the handler a `ToolContext`
 (workspace, progress, run artifacts), and answers with the output model as structured content
 plus the model's short text rendering, cut to the workspace's response budget. Errors meant for
-the caller (`KernelMcpError`) become error results; the server keeps serving.
+the caller (`KernelMcpError`) become error results; the server keeps serving. Only the server and
+the command line import this module: capability code stays free of the MCP SDK.
 """
 
 from __future__ import annotations
@@ -13,91 +14,18 @@ import inspect
 import json
 import logging
 import traceback
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, ValidationError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations as McpToolAnnotations
+from pydantic import ValidationError
 
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.runner import ProgressFn
-from kernel_mcp.workspace import Run, Workspace
+from kernel_mcp.tooling import ServerState, ToolAnnotations, ToolContext, ToolSpec
+from kernel_mcp.workspace import Run
 
 log = logging.getLogger("kernel_mcp")
-
-DEFAULT_BUDGET = 4096
-
-READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
-RUNS_COMMANDS = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
-DESTRUCTIVE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False)
-
-
-class ToolInput(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class ToolOutput(BaseModel):
-    """Base of every tool result: structured fields plus `render()`, the short text an agent reads."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    def render(self) -> str:
-        return self.model_dump_json(indent=1, exclude_none=True)
-
-
-@dataclass
-class ServerState:
-    """What the server was started with; everything else is read afresh on each call."""
-
-    workspace_dir: Path | None
-
-    def workspace(self) -> Workspace:
-        return Workspace.open(self.workspace_dir)
-
-    def budget(self) -> int:
-        try:
-            return self.workspace().config.server.response_budget_bytes
-        except KernelMcpError:
-            return DEFAULT_BUDGET
-
-
-async def _no_progress(done: float, total: float | None, message: str) -> None:
-    return None
-
-
-@dataclass
-class ToolContext:
-    state: ServerState
-    tool: str
-    progress: ProgressFn = _no_progress
-    runs_made: list[Run] = field(default_factory=list)
-
-    def workspace(self) -> Workspace:
-        return self.state.workspace()
-
-    def new_run(self, arguments: dict[str, Any] | None = None) -> Run:
-        run = self.workspace().runs.create(self.tool, arguments)
-        self.runs_made.append(run)
-        return run
-
-
-Handler = Callable[[Any, ToolContext], Awaitable[ToolOutput]]
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """One tool: its name, models, handler, annotations and what it needs to be live (see doctor)."""
-
-    name: str
-    description: str
-    input_model: type[ToolInput]
-    output_model: type[ToolOutput]
-    handler: Handler
-    annotations: ToolAnnotations
-    requires: tuple[str, ...] = ()
 
 
 def fit_budget(text: str, budget: int, runs: list[Run]) -> str:
@@ -179,6 +107,15 @@ def _mcp_progress(mcp_ctx: Context) -> ProgressFn:
     return report
 
 
+def mcp_annotations(hints: ToolAnnotations) -> McpToolAnnotations:
+    return McpToolAnnotations(
+        readOnlyHint=hints.read_only,
+        destructiveHint=hints.destructive,
+        idempotentHint=hints.idempotent,
+        openWorldHint=hints.open_world,
+    )
+
+
 def register(server: MCPServer, state: ServerState, spec: ToolSpec) -> None:
     """Publish `spec` on `server`: schema from the input model, output schema from the output model."""
     params = [
@@ -200,4 +137,4 @@ def register(server: MCPServer, state: ServerState, spec: ToolSpec) -> None:
     tool_function.__signature__ = inspect.Signature(params, return_annotation=returns)  # type: ignore[attr-defined]
     tool_function.__annotations__ = {p.name: p.annotation for p in params} | {"return": returns}
     tool_function.__name__ = spec.name
-    server.tool(name=spec.name, description=spec.description, annotations=spec.annotations)(tool_function)
+    server.tool(name=spec.name, description=spec.description, annotations=mcp_annotations(spec.annotations))(tool_function)

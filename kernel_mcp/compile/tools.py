@@ -1,0 +1,64 @@
+"""The compile tools: compile a workspace kernel for its facts, and read slices of the ISA kept."""
+
+from __future__ import annotations
+
+import anyio
+from pydantic import Field
+
+from kernel_mcp import compile as compiler
+from kernel_mcp.compile import isa_view
+from kernel_mcp.tooling import READ_ONLY, RUNS_COMMANDS, ToolContext, ToolInput, ToolSpec
+from kernel_mcp.workspace.config import Arch  # the one definition of the targets, shared with kernel-mcp.toml
+
+
+class CompileKernelInput(ToolInput):
+    source: str = Field(description="kernel source file, relative to the workspace (.hip, .cu, .cpp)", max_length=512)
+    arch: Arch | None = Field(default=None, description="target; default: the workspace's [target] arch")
+    defines: list[str] = Field(default_factory=list, max_length=64, description="preprocessor defines, NAME or NAME=VALUE")
+    flags: list[str] = Field(default_factory=list, max_length=32, description="extra compiler flags from an allowlist (-O2, -ffast-math, ...)")
+    block_size: int | None = Field(default=None, ge=1, le=1024, description="threads per block, for occupancy (default: the kernel's launch bounds)")
+
+
+class IsaViewInput(ToolInput):
+    kernel: str | None = Field(default=None, max_length=256, description="kernel name (needed when the compile had several)")
+    source_line: int | None = Field(default=None, ge=1, description="show the instructions generated for this source line")
+    around: str | None = Field(default=None, max_length=128, description="show the lines from this label (e.g. .LBB0_3)")
+    pattern: str | None = Field(default=None, max_length=200, description="regular expression; matching instructions with context")
+    context: int = Field(default=4, ge=0, le=50, description="lines of context around label/pattern matches")
+    full: bool = Field(default=False, description="page through the whole listing (use offset to continue)")
+    offset: int = Field(default=0, ge=0, description="first line, with full=true")
+    run_id: str | None = Field(default=None, max_length=64, description="a compile run; default: the latest")
+
+
+async def _compile_kernel(args: CompileKernelInput, ctx: ToolContext) -> compiler.CompileAnswer:
+    ws = ctx.workspace()
+    ws.resolve(args.source, must_exist=True)  # refuse bad paths before creating a run
+    run = ctx.new_run(args.model_dump())
+    return await compiler.compile_kernel(ws, run, source=args.source, arch=args.arch, defines=args.defines, flags=args.flags,
+                                         block_size=args.block_size, progress=ctx.progress)
+
+
+async def _isa_view(args: IsaViewInput, ctx: ToolContext) -> isa_view.IsaSlice:
+    ws, budget = ctx.workspace(), ctx.state.budget()
+    # a worker thread: a long search never holds up the other clients' calls
+    return await anyio.to_thread.run_sync(lambda: isa_view.view(
+        ws, budget, kernel=args.kernel, source_line=args.source_line, label=args.around, pattern=args.pattern,
+        context=args.context, full=args.full, offset=args.offset, run_id=args.run_id))
+
+
+TOOLS: list[ToolSpec] = [
+    ToolSpec(
+        "compile_kernel",
+        "Compile a kernel source of the workspace and report, per kernel: VGPRs/AGPRs/SGPRs (or registers), "
+        "scratch, spills, LDS, occupancy and its limiter, code size, instruction mix (VALU, SALU, VMEM, LDS, "
+        "MFMA, s_waitcnt, barriers, branches), diagnostics as file:line:col, and the change since the previous "
+        "compile. Full ISA and compiler output are kept as artifacts.",
+        CompileKernelInput, compiler.CompileAnswer, _compile_kernel, RUNS_COMMANDS, ("workspace", "compiler"),
+    ),
+    ToolSpec(
+        "isa_view",
+        "A slice of the latest compile's ISA for one kernel: the instructions of a source line, the lines "
+        "after a label, or regex matches with context. The whole listing only with full=true, paged.",
+        IsaViewInput, isa_view.IsaSlice, _isa_view, READ_ONLY, ("workspace",),
+    ),
+]

@@ -1,0 +1,78 @@
+"""The documentation tools: the map of the index, search, reading a section, one ISA instruction."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from kernel_mcp import docs
+from kernel_mcp.tooling import READ_ONLY, ToolContext, ToolInput, ToolSpec
+from kernel_mcp.workspace.config import Arch  # the one definition of the targets, shared with kernel-mcp.toml
+
+
+class DocsMapInput(ToolInput):
+    pass
+
+
+class DocsSearchInput(ToolInput):
+    query: str = Field(min_length=1, max_length=400, description="words to look for (ranked by BM25)")
+    arch: Arch | None = Field(default=None, description="only sections about this target (and general ones)")
+    limit: int = Field(default=8, ge=1, le=30)
+
+
+class DocsReadInput(ToolInput):
+    id: str = Field(min_length=1, max_length=200, description="a section id from docs_map or docs_search")
+    page: int = Field(default=1, ge=1, description="page of a long section")
+
+
+class IsaLookupInput(ToolInput):
+    mnemonic: str = Field(min_length=2, max_length=64, pattern=r"^[A-Za-z0-9_.]+$", description="instruction, e.g. ds_read_b128")
+    arch: Literal["gfx950", "gfx942"] = "gfx950"
+
+
+def _docs_store(ctx: ToolContext) -> docs.DocsStore:
+    ws_dir = ctx.state.workspace_dir
+    state_dir = (ws_dir / ".kernel-mcp") if ws_dir is not None and ws_dir.is_dir() else None
+    return docs.open_store(state_dir)
+
+
+async def _docs_map(args: DocsMapInput, ctx: ToolContext) -> docs.DocsMap:
+    return docs.docs_map(_docs_store(ctx))
+
+
+async def _docs_search(args: DocsSearchInput, ctx: ToolContext) -> docs.SearchAnswer:
+    return docs.docs_search(_docs_store(ctx), query=args.query, arch=args.arch, limit=args.limit)
+
+
+async def _docs_read(args: DocsReadInput, ctx: ToolContext) -> docs.SectionAnswer:
+    return docs.docs_read(_docs_store(ctx), section_id=args.id, page=args.page, budget=ctx.state.budget())
+
+
+async def _isa_lookup(args: IsaLookupInput, ctx: ToolContext) -> docs.SectionAnswer:
+    return docs.isa_lookup(_docs_store(ctx), mnemonic=args.mnemonic, arch=args.arch, budget=ctx.state.budget())
+
+
+TOOLS: list[ToolSpec] = [
+    ToolSpec(
+        "docs_map",
+        "The one-screen map of the documentation index (L0): each topic with a one-line summary and its id. Start here.",
+        DocsMapInput, docs.DocsMap, _docs_map, READ_ONLY,
+    ),
+    ToolSpec(
+        "docs_search",
+        "Search the documentation index (shipped pages plus the user's ingested official documents): "
+        "ranked section ids with one-line snippets. Filter by arch.",
+        DocsSearchInput, docs.SearchAnswer, _docs_search, READ_ONLY,
+    ),
+    ToolSpec(
+        "docs_read",
+        "Read one section by id, within the response budget (paged), with its citation and the ids of its parent and children.",
+        DocsReadInput, docs.SectionAnswer, _docs_read, READ_ONLY,
+    ),
+    ToolSpec(
+        "isa_lookup",
+        "The entry for one instruction on gfx950 or gfx942 (what it does, operands, which counter it moves), with its source.",
+        IsaLookupInput, docs.SectionAnswer, _isa_lookup, READ_ONLY,
+    ),
+]

@@ -1,0 +1,24 @@
+"""The GPU tool: which GPUs are idle, busy or locked by another run."""
+
+from __future__ import annotations
+
+from kernel_mcp.gpu import gate
+from kernel_mcp.tooling import READ_ONLY, ToolContext, ToolInput, ToolSpec
+
+
+class GpuStatusInput(ToolInput):
+    pass
+
+
+async def _gpu_status(args: GpuStatusInput, ctx: ToolContext) -> gate.GpuStatus:
+    ws = ctx.workspace()
+    return await gate.gpu_status(ws.config.gate, str(ws.root))
+
+
+TOOLS: list[ToolSpec] = [
+    ToolSpec(
+        "gpu_status",
+        "GPUs with utilization, memory in use and compute processes; which are idle, which locked by another run, and the most idle.",
+        GpuStatusInput, gate.GpuStatus, _gpu_status, READ_ONLY, ("workspace", "gpu-monitor"),
+    ),
+]

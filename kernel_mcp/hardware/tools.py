@@ -1,0 +1,74 @@
+"""The hardware tools: sourced figures of a target, occupancy and roofline calculators."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from kernel_mcp import hardware
+from kernel_mcp.tooling import READ_ONLY, ToolContext, ToolInput, ToolSpec
+from kernel_mcp.workspace.config import Arch  # the one definition of the targets, shared with kernel-mcp.toml
+
+
+class HwSpecInput(ToolInput):
+    arch: Arch = Field(description="gfx950 (MI350X), gfx942 (MI300X) or sm_90 (H100)")
+
+
+class OccupancyInput(ToolInput):
+    arch: Arch
+    vgprs: int = Field(ge=0, le=512, description="arch VGPRs per lane (AMD) or registers per thread (NVIDIA)")
+    agprs: int = Field(default=0, ge=0, le=512, description="accumulation VGPRs (AMD)")
+    sgprs: int = Field(default=0, ge=0, le=112, description="SGPRs per wave (AMD)")
+    lds_bytes: int = Field(default=0, ge=0, description="LDS / shared memory per workgroup")
+    block_size: int = Field(default=256, ge=1, le=1024, description="threads per workgroup")
+
+
+class RooflineInput(ToolInput):
+    arch: Arch
+    flops: float = Field(ge=0, description="floating-point operations of the kernel (FMA = 2)")
+    bytes: float = Field(gt=0, description="fewest bytes it must move through device memory")
+    seconds: float | None = Field(default=None, gt=0, description="measured time, to compare with the floor")
+    dtype: Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"] = "fp32"
+    engine: Literal["vector", "matrix"] | None = Field(default=None, description="vector ALUs or matrix cores; default by dtype")
+    plot: bool = Field(default=False, description="also write a PNG roofline plot as a run artifact")
+
+
+async def _hw_spec(args: HwSpecInput, ctx: ToolContext) -> hardware.HwSpecAnswer:
+    return hardware.hw_spec(args.arch)
+
+
+async def _occupancy(args: OccupancyInput, ctx: ToolContext) -> hardware.OccupancyAnswer:
+    return hardware.occupancy_answer(args.arch, vgprs=args.vgprs, agprs=args.agprs, sgprs=args.sgprs,
+                                     lds_bytes=args.lds_bytes, block_size=args.block_size)
+
+
+async def _roofline(args: RooflineInput, ctx: ToolContext) -> hardware.RooflineAnswer:
+    plot_path = plot_name = None
+    if args.plot:
+        run = ctx.new_run(args.model_dump())
+        plot_path, plot_name = run.path("roofline.png"), run.uri("roofline.png")
+    return hardware.roofline_answer(args.arch, flops=args.flops, bytes=args.bytes, dtype=args.dtype, engine=args.engine,
+                                    seconds=args.seconds, plot_path=plot_path, plot_name=plot_name)
+
+
+TOOLS: list[ToolSpec] = [
+    ToolSpec(
+        "hw_spec",
+        "Hardware figures of gfx950 (MI350X), gfx942 (MI300X) or sm_90 (H100), each with its primary source: "
+        "CUs, SIMDs, wave size, clocks, LDS, register files and granules, caches, HBM bandwidth, peak FLOP/s.",
+        HwSpecInput, hardware.HwSpecAnswer, _hw_spec, READ_ONLY,
+    ),
+    ToolSpec(
+        "occupancy",
+        "Waves per SIMD (warps per SM sub-partition on NVIDIA) for given registers, LDS and block size, "
+        "which resource limits it, and the arithmetic behind it with sources.",
+        OccupancyInput, hardware.OccupancyAnswer, _occupancy, READ_ONLY,
+    ),
+    ToolSpec(
+        "roofline",
+        "Roofline bound of a kernel from its FLOPs and bytes: arithmetic intensity, ridge point, memory- or "
+        "compute-bound, the time floor, and (given a measured time) how far it is from the floor; optional PNG.",
+        RooflineInput, hardware.RooflineAnswer, _roofline, READ_ONLY,
+    ),
+]

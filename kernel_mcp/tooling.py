@@ -1,0 +1,102 @@
+"""What a tool is, with no protocol in it: one pydantic input model, one output model, one handler.
+
+Capability packages describe their tools with these types; only `mcp_adapter` turns a `ToolSpec`
+into an MCP tool. Nothing here imports the MCP SDK, so a Ray worker or a script that uses a
+capability does not load it (about a hundred modules).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from kernel_mcp.errors import KernelMcpError
+from kernel_mcp.runner import ProgressFn
+from kernel_mcp.workspace import Run, Workspace
+
+DEFAULT_BUDGET = 4096
+
+
+@dataclass(frozen=True)
+class ToolAnnotations:
+    """The hints a client reads before calling a tool (the MCP layer writes them as ToolAnnotations)."""
+
+    read_only: bool
+    destructive: bool
+    idempotent: bool
+    open_world: bool = False  # every tool works on this machine and its workspace only
+
+
+READ_ONLY = ToolAnnotations(read_only=True, destructive=False, idempotent=True)
+RUNS_COMMANDS = ToolAnnotations(read_only=False, destructive=False, idempotent=False)
+DESTRUCTIVE = ToolAnnotations(read_only=False, destructive=True, idempotent=False)
+
+
+class ToolInput(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolOutput(BaseModel):
+    """Base of every tool result: structured fields plus `render()`, the short text an agent reads."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    def render(self) -> str:
+        return self.model_dump_json(indent=1, exclude_none=True)
+
+
+@dataclass
+class ServerState:
+    """What the server was started with; everything else is read afresh on each call."""
+
+    workspace_dir: Path | None
+    tools: tuple[ToolSpec, ...] = ()  # the tools it publishes, for doctor's liveness table
+
+    def workspace(self) -> Workspace:
+        return Workspace.open(self.workspace_dir)
+
+    def budget(self) -> int:
+        try:
+            return self.workspace().config.server.response_budget_bytes
+        except KernelMcpError:
+            return DEFAULT_BUDGET
+
+
+async def _no_progress(done: float, total: float | None, message: str) -> None:
+    return None
+
+
+@dataclass
+class ToolContext:
+    state: ServerState
+    tool: str
+    progress: ProgressFn = _no_progress
+    runs_made: list[Run] = field(default_factory=list)
+
+    def workspace(self) -> Workspace:
+        return self.state.workspace()
+
+    def new_run(self, arguments: dict[str, Any] | None = None) -> Run:
+        run = self.workspace().runs.create(self.tool, arguments)
+        self.runs_made.append(run)
+        return run
+
+
+Handler = Callable[[Any, ToolContext], Awaitable[ToolOutput]]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its name, models, handler, annotations and what it needs to be live (see doctor)."""
+
+    name: str
+    description: str
+    input_model: type[ToolInput]
+    output_model: type[ToolOutput]
+    handler: Handler
+    annotations: ToolAnnotations
+    requires: tuple[str, ...] = ()

@@ -1,0 +1,73 @@
+"""The thread-trace tools: trace one kernel instruction by instruction, import a decoded trace, compare two."""
+
+from __future__ import annotations
+
+import re
+
+import anyio
+from pydantic import Field
+
+from kernel_mcp import trace
+from kernel_mcp.errors import InvalidInput
+from kernel_mcp.ledger.tools import workdir_for
+from kernel_mcp.tooling import READ_ONLY, RUNS_COMMANDS, ToolContext, ToolInput, ToolSpec
+
+
+class ThreadTraceInput(ToolInput):
+    kernel_regex: str = Field(min_length=1, max_length=200, description="the kernel to trace (regular expression)")
+    dispatch: int | None = Field(default=None, ge=0, description="which launch of it to trace (default: the first)")
+    options: trace.TraceOptions = Field(default_factory=trace.TraceOptions, description="rocprofv3 --att options")
+    in_experiment: bool = Field(default=False, description="run in the latest experiment's worktree (its current code) instead of the workspace")
+
+
+class ThreadTraceImportInput(ToolInput):
+    path: str = Field(max_length=512, description="workspace-relative folder with ui_output_*/code.json, a stats_*.csv, or an ncu source CSV")
+    kernel: str | None = Field(default=None, max_length=200, description="kernel name to label the summary")
+
+
+class ThreadTraceCompareInput(ToolInput):
+    a: str = Field(max_length=64, description="run id of the trace before")
+    b: str = Field(max_length=64, description="run id of the trace after")
+
+
+async def _thread_trace(args: ThreadTraceInput, ctx: ToolContext) -> trace.TraceSummary:
+    try:
+        re.compile(args.kernel_regex)
+    except re.error as exc:
+        raise InvalidInput(f"kernel_regex: {exc}") from None
+    ws = ctx.workspace()
+    return await trace.thread_trace(ws, ctx.new_run(args.model_dump()), kernel_regex=args.kernel_regex, dispatch=args.dispatch,
+                                    options=args.options, progress=ctx.progress, cwd=workdir_for(ws, args.in_experiment))
+
+
+async def _thread_trace_import(args: ThreadTraceImportInput, ctx: ToolContext) -> trace.TraceSummary:
+    ws = ctx.workspace()
+    ws.resolve(args.path, must_exist=True)
+    run = ctx.new_run(args.model_dump())
+    # decoding a large trace is blocking work: off the event loop, so other calls are answered meanwhile
+    return await anyio.to_thread.run_sync(lambda: trace.thread_trace_import(ws, run, path=args.path, kernel=args.kernel))
+
+
+async def _thread_trace_compare(args: ThreadTraceCompareInput, ctx: ToolContext) -> trace.TraceComparison:
+    return trace.thread_trace_compare(ctx.workspace(), args.a, args.b)
+
+
+TOOLS: list[ToolSpec] = [
+    ToolSpec(
+        "thread_trace",
+        "Instruction-level view of one kernel: rocprofv3 --att (AMD) or ncu source counters (NVIDIA) on the gated GPU. "
+        "Hottest instructions, time by category (VMEM/LDS waits, barriers, MFMA, VALU, SALU, branch, idle), the top waits "
+        "with the instruction they wait for, compile facts, and findings stated as facts.",
+        ThreadTraceInput, trace.TraceSummary, _thread_trace, RUNS_COMMANDS, ("workspace", "benchmark", "profiler", "gpu"),
+    ),
+    ToolSpec(
+        "thread_trace_import",
+        "Summarise a decoded trace made elsewhere (rocprofv3 ui_output code.json or stats CSV, or an ncu source CSV) the same way.",
+        ThreadTraceImportInput, trace.TraceSummary, _thread_trace_import, READ_ONLY, ("workspace",),
+    ),
+    ToolSpec(
+        "thread_trace_compare",
+        "Two trace summaries (by run id) before/after: what moved, by category and by hot instruction.",
+        ThreadTraceCompareInput, trace.TraceComparison, _thread_trace_compare, READ_ONLY, ("workspace",),
+    ),
+]
