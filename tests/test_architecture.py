@@ -21,7 +21,7 @@ FRONT_END_MODULES = ("kernel_mcp.server", "kernel_mcp.mcp_adapter", "kernel_mcp.
 
 
 def test_capability_packages_load_no_mcp_module():
-    modules = ["kernel_mcp.tooling", "kernel_mcp.doctor"]
+    modules = ["kernel_mcp.tooling", "kernel_mcp.doctor", "kernel_mcp.platforms"]
     modules += [f"kernel_mcp.{name}" for name in CAPABILITIES] + [f"kernel_mcp.{name}.tools" for name in CAPABILITIES]
     script = (
         "import importlib, json, sys\n"
