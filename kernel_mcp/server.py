@@ -10,7 +10,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from pydantic import Field
 
-from kernel_mcp import __version__, bench, compile as compiler, docs, doctor, hardware, ledger, profile, trace
+from kernel_mcp import __version__, arch_registry, bench, compile as compiler, docs, doctor, hardware, ledger, profile, trace
 from kernel_mcp.gpu import gate
 from kernel_mcp.ledger import many
 from kernel_mcp.compile import isa_view
@@ -51,7 +51,9 @@ class RunArtifactsInput(ToolInput):
     offset: int = Field(default=0, ge=0, description="byte offset to read from, for paging through a large file")
 
 
-Arch = Literal["gfx950", "gfx942", "sm_90"]
+# The known targets are the hardware tables in docs_index/hardware/ (kernel_mcp.arch_registry).
+Arch = arch_registry.ArchName
+AmdArch = arch_registry.arch_literal("amd")
 
 
 class CompileKernelInput(ToolInput):
@@ -74,7 +76,7 @@ class IsaViewInput(ToolInput):
 
 
 class HwSpecInput(ToolInput):
-    arch: Arch = Field(description="gfx950 (MI350X), gfx942 (MI300X) or sm_90 (H100)")
+    arch: Arch = Field(description=arch_registry.describe())
 
 
 class OccupancyInput(ToolInput):
@@ -143,7 +145,7 @@ class DocsReadInput(ToolInput):
 
 class IsaLookupInput(ToolInput):
     mnemonic: str = Field(min_length=2, max_length=64, pattern=r"^[A-Za-z0-9_.]+$", description="instruction, e.g. ds_read_b128")
-    arch: Literal["gfx950", "gfx942"] = "gfx950"
+    arch: AmdArch = arch_registry.DEFAULT_AMD_ARCH
 
 
 def _docs_store(ctx: ToolContext) -> docs.DocsStore:
@@ -418,7 +420,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "hw_spec",
-        "Hardware figures of gfx950 (MI350X), gfx942 (MI300X) or sm_90 (H100), each with its primary source: "
+        f"Hardware figures of {arch_registry.describe()}, each with its primary source: "
         "CUs, SIMDs, wave size, clocks, LDS, register files and granules, caches, HBM bandwidth, peak FLOP/s.",
         HwSpecInput, hardware.HwSpecAnswer, _hw_spec, READ_ONLY,
     ),
@@ -452,7 +454,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "isa_lookup",
-        "The entry for one instruction on gfx950 or gfx942 (what it does, operands, which counter it moves), with its source.",
+        f"The entry for one instruction on {arch_registry.describe('amd')}, where the index holds entries for it: "
+        "what it does, operands, which counter it moves, with its source.",
         IsaLookupInput, docs.SectionAnswer, _isa_lookup, READ_ONLY,
     ),
     ToolSpec(

@@ -1,7 +1,7 @@
 """compile_kernel: what the compiler really produced, per kernel, after every edit.
 
 The backend follows the target and the machine: hipcc when ROCm is installed, the offline clang
-(device-only) for gfx950/gfx942 otherwise, nvcc for sm_90. Each answer carries registers, LDS,
+(device-only) for AMD targets otherwise, nvcc for NVIDIA ones. Each answer carries registers, LDS,
 spills, occupancy with its limiter, the instruction mix, the diagnostics and the change against
 the previous compile of the same kernel; the full ISA and compiler output stay as artifacts.
 """
