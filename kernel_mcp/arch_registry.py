@@ -75,7 +75,7 @@ def _entries_in(folder: str) -> tuple[ArchEntry, ...]:
         except ValidationError as exc:
             raise KernelMcpError(f"hardware table {path.name}: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
         if entry.arch != path.stem:
-            raise KernelMcpError(f"hardware table {path.name} says arch = {entry.arch!r}", hint="a table is named after its arch")
+            raise KernelMcpError(f"hardware table {path.name} says arch = {entry.arch!r}: a table is named after its arch")
         entries.append(entry)
     if not entries:
         raise KernelMcpError(f"no hardware tables (*.toml) in {folder}")
