@@ -73,7 +73,8 @@ def _entries_in(folder: str) -> tuple[ArchEntry, ...]:
         try:
             entry = ArchEntry.model_validate(read_table(path))
         except ValidationError as exc:
-            raise KernelMcpError(f"hardware table {path.name}: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from None
+            first = exc.errors()[0]
+            raise KernelMcpError(f"hardware table {path.name}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
         if entry.arch != path.stem:
             raise KernelMcpError(f"hardware table {path.name} says arch = {entry.arch!r}: a table is named after its arch")
         entries.append(entry)
