@@ -1,7 +1,7 @@
 """Which vendor tools this machine has: where each executable is and which version it reports.
 
 ROCm tools are looked up in `$ROCM_PATH/bin` (ROCm's documented default prefix otherwise), CUDA
-tools in `$CUDA_HOME/bin`, then on PATH. The offline gfx950 compiler is the clang that the
+tools in `$CUDA_HOME/bin`, then on PATH. The offline compiler for AMD targets is the clang that the
 `ziglang` wheel ships, run as `python -m ziglang clang`.
 """
 
@@ -151,7 +151,7 @@ async def probe_offline_clang(cwd: str) -> ExecutableInfo:
         found=problem is None,
         path=" ".join(argv[1:]),
         version=match.group(1) if match else None,
-        note=problem or "device-only compiles for gfx950/gfx942 (no HIP runtime, no GPU)",
+        note=problem or "device-only compiles for AMD targets (no HIP runtime, no GPU)",
     )
 
 

@@ -18,7 +18,8 @@ from pathlib import Path
 DDL_ORDER = ("rocpd_tables.sql", "rocpd_indexes.sql", "rocpd_views.sql", "data_views.sql", "summary_views.sql", "marker_views.sql")
 
 
-def build(path: Path, schema_dir: Path, dispatches: list[dict], counters: list[dict] | None = None, pid: int = 4242, agent: str = "gfx950") -> Path:
+def build(path: Path, schema_dir: Path, dispatches: list[dict], counters: list[dict] | None = None, pid: int = 4242, agent: str = "gfx950",
+          product: str = "AMD Instinct MI350X") -> Path:
     suffix = "_" + str(uuid.uuid4()).replace("-", "_")
     guid = str(uuid.uuid4())
     con = sqlite3.connect(path)
@@ -29,7 +30,7 @@ def build(path: Path, schema_dir: Path, dispatches: list[dict], counters: list[d
     con.execute(f"INSERT INTO {t('rocpd_info_node')} (id, guid, hash, machine_id, hostname) VALUES (1, ?, 77, 'machine-1', 'node-a')", (guid,))
     con.execute(f"INSERT INTO {t('rocpd_info_process')} (id, guid, nid, pid, command) VALUES (1, ?, 1, ?, 'python bench.py')", (guid, pid))
     con.execute(f"INSERT INTO {t('rocpd_info_thread')} (id, guid, nid, pid, tid) VALUES (1, ?, 1, 1, ?)", (guid, pid))
-    con.execute(f"INSERT INTO {t('rocpd_info_agent')} (id, guid, nid, pid, type, absolute_index, logical_index, type_index, name, product_name) VALUES (1, ?, 1, 1, 'GPU', 2, 2, 0, ?, 'AMD Instinct MI350X')", (guid, agent))
+    con.execute(f"INSERT INTO {t('rocpd_info_agent')} (id, guid, nid, pid, type, absolute_index, logical_index, type_index, name, product_name) VALUES (1, ?, 1, 1, 'GPU', 2, 2, 0, ?, ?)", (guid, agent, product))
     con.execute(f"INSERT INTO {t('rocpd_info_queue')} (id, guid, nid, pid, name) VALUES (1, ?, 1, 1, 'queue 0')", (guid,))
     con.execute(f"INSERT INTO {t('rocpd_info_stream')} (id, guid, nid, pid, name) VALUES (1, ?, 1, 1, 'stream 0')", (guid,))
     con.execute(f"INSERT INTO {t('rocpd_info_code_object')} (id, guid, nid, pid, agent_id, uri) VALUES (1, ?, 1, 1, 1, 'file://bench.so')", (guid,))

@@ -36,7 +36,7 @@ def test_basic_config_loads():
 @pytest.mark.parametrize(
     "body, expected",
     [
-        ('[target]\narch = "gfx1100"\n', "target.arch: Input should be 'gfx950', 'gfx942' or 'sm_90'"),
+        ('[target]\narch = "gfx1100"\n', "target.arch: Input should be 'gfx950', 'gfx942', 'gfx90a' or 'sm_90'"),
         ('[target]\nplatform = "metal"\n', "target.platform: Input should be 'auto', 'rocm', 'cuda' or 'offline'"),
         ('[target]\narchh = "gfx950"\n', "target.archh: unknown key"),
         ('[benchmark]\ncsv = "x.csv"\nmetric = "us"\ncorrectness = {column = "err"}\n', "benchmark.command: required key is missing"),

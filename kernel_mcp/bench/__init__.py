@@ -182,14 +182,12 @@ def floor_for(ws: Workspace, gpu) -> tuple:
     harness = ws.config.harness
     if not harness.flops_column or not harness.bytes_column:
         return None, None
-    from kernel_mcp.hardware import load_spec, roofline
+    from kernel_mcp.hardware import arch_for_gpu, load_spec, roofline
 
     arch = harness.floor_arch
     if arch is None and gpu is not None:
-        if gpu.vendor == "nvidia" and "H100" in gpu.name:
-            arch = "sm_90"  # the sm_90 table is the H100's (an H200 has more bandwidth: set floor_arch only if it fits)
-        elif gpu.vendor == "amd" and gpu.arch in ("gfx942", "gfx950"):
-            arch = gpu.arch
+        # the table that describes this GPU (its reported gfx target, or gpu_names in the table), if any
+        arch = arch_for_gpu(gpu.vendor, gpu.name, gpu.arch)
     arch = arch or ws.config.target.arch
     spec = load_spec(arch)
 

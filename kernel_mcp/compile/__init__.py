@@ -1,7 +1,8 @@
 """compile_kernel: what the compiler really produced, per kernel, after every edit.
 
 The compiler follows the target and the machine (platforms.compiler_for): hipcc when ROCm is
-installed, the offline clang (device-only) for AMD targets otherwise, nvcc for NVIDIA targets. Each answer carries registers, LDS,
+installed, the offline clang (device-only) for AMD targets otherwise, nvcc for NVIDIA ones. Each
+answer carries registers, LDS,
 spills, occupancy with its limiter, the instruction mix, the diagnostics and the change against
 the previous compile of the same kernel; the full ISA and compiler output stay as artifacts.
 """

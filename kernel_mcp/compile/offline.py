@@ -1,4 +1,4 @@
-"""gfx950/gfx942 device code without ROCm: the clang of the `ziglang` wheel, AMDGPU backend.
+"""AMD device code without ROCm: the clang of the `ziglang` wheel, AMDGPU backend.
 
 With no HIP installation it force-includes the project's device prelude (and stand-ins for
 <hip/hip_runtime.h> and friends) so ordinary HIP kernels compile unchanged. It is a device-only

@@ -1,4 +1,4 @@
-"""gfx950/gfx942 with ROCm installed: hipcc (amdclang++) with --save-temps, full compile.
+"""AMD targets with ROCm installed: hipcc (amdclang++) with --save-temps, full compile.
 
 The device assembly that --save-temps keeps carries the code object's metadata (the
 `amdhsa.kernels` block that goes into the object's note), so figures and ISA come from one file.

@@ -12,7 +12,7 @@ from pathlib import Path
 from kernel_mcp import safe_files
 from kernel_mcp.docs.store import DocsStore
 from kernel_mcp.errors import InvalidInput, KernelMcpError
-from kernel_mcp.hardware.specs import KNOWN_ARCHS, check_arch, docs_index_dir
+from kernel_mcp.arch_registry import arch_names, check_arch, docs_index_dir
 from kernel_mcp.tooling import ToolOutput
 
 DB_NAME = "docs.sqlite"
@@ -120,8 +120,13 @@ def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> Sect
 
 def isa_lookup(store: DocsStore, mnemonic: str, arch: str, budget: int) -> SectionAnswer:
     check_arch(arch)
-    if arch not in ("gfx950", "gfx942"):
-        raise InvalidInput(f"isa_lookup covers AMD targets ({', '.join(a for a in KNOWN_ARCHS if a.startswith('gfx'))})")
+    if arch not in arch_names("amd"):
+        raise InvalidInput(f"isa_lookup covers AMD targets ({', '.join(arch_names('amd'))})")
+    if not store.has_isa(arch):
+        # a known target whose instruction entries are neither shipped nor ingested: say so plainly
+        covered = ", ".join(store.isa_archs()) or "no target"
+        raise InvalidInput(f"the documentation index holds no instruction entries for {arch} (it has them for {covered})",
+                           hint=f"ingest AMD's machine-readable ISA XML for {arch} (kernel-mcp docs ingest); hw_spec and docs_search cover {arch}")
     rows = store.isa(mnemonic.strip(), arch)
     if not rows:
         close = store.mnemonics_like(mnemonic, arch)

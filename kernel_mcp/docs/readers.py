@@ -15,6 +15,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from kernel_mcp import limits
+from kernel_mcp.arch_registry import alias_words
 from kernel_mcp.errors import InvalidInput
 
 if sys.version_info >= (3, 11):
@@ -50,12 +51,9 @@ def first_sentence(text: str, limit: int = 160) -> str:
 
 
 def guess_arch(text: str) -> list[str]:
-    found = []
+    """The targets a text names: each hardware table's arch and aliases (docs_index/hardware/)."""
     lowered = text.lower()
-    for arch, words in (("gfx950", ("gfx950", "mi350", "mi355", "cdna4", "cdna 4")), ("gfx942", ("gfx942", "mi300", "mi325", "cdna3", "cdna 3")), ("sm_90", ("sm_90", "h100", "h200", "hopper"))):
-        if any(word in lowered for word in words):
-            found.append(arch)
-    return found
+    return [arch for arch, words in alias_words().items() if any(word in lowered for word in words)]
 
 
 def _unique(base: str, taken: set[str]) -> str:

@@ -182,6 +182,15 @@ class DocsStore:
             (mnemonic.lower(), f"%,{arch},%"),
         ).fetchall()
 
+    def has_isa(self, arch: str) -> bool:
+        row = self.db.execute("SELECT 1 FROM sections WHERE mnemonic IS NOT NULL AND (',' || arch || ',') LIKE ? LIMIT 1", (f"%,{arch},%",)).fetchone()
+        return row is not None
+
+    def isa_archs(self) -> list[str]:
+        """The targets that instruction entries are tagged with (shipped or ingested)."""
+        rows = self.db.execute("SELECT DISTINCT arch FROM sections WHERE mnemonic IS NOT NULL").fetchall()
+        return sorted({a for r in rows for a in r["arch"].split(",") if a})
+
     def mnemonics_like(self, mnemonic: str, arch: str, limit: int = 8) -> list[str]:
         stem = re.sub(r"_[^_]*$", "", mnemonic.lower())
         rows = self.db.execute(

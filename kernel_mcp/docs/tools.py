@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
 
 from pydantic import Field
 
 from kernel_mcp import docs
 from kernel_mcp.tooling import READ_ONLY, ToolContext, ToolInput, ToolSpec
+from kernel_mcp import arch_registry
 from kernel_mcp.workspace.config import Arch  # the one definition of the targets, shared with kernel-mcp.toml
+
+AmdArch = arch_registry.arch_literal("amd")  # isa_lookup: the AMD tables of docs_index/hardware/
 
 
 class DocsMapInput(ToolInput):
@@ -28,7 +30,7 @@ class DocsReadInput(ToolInput):
 
 class IsaLookupInput(ToolInput):
     mnemonic: str = Field(min_length=2, max_length=64, pattern=r"^[A-Za-z0-9_.]+$", description="instruction, e.g. ds_read_b128")
-    arch: Literal["gfx950", "gfx942"] = "gfx950"
+    arch: AmdArch = arch_registry.DEFAULT_AMD_ARCH
 
 
 def _docs_store(ctx: ToolContext) -> docs.DocsStore:
@@ -72,7 +74,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "isa_lookup",
-        "The entry for one instruction on gfx950 or gfx942 (what it does, operands, which counter it moves), with its source.",
+        f"The entry for one instruction on {arch_registry.describe('amd')}, where the index holds entries for it: "
+        "what it does, operands, which counter it moves, with its source.",
         IsaLookupInput, docs.SectionAnswer, _isa_lookup, READ_ONLY,
     ),
 ]

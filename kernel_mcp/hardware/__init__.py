@@ -6,11 +6,11 @@ from pathlib import Path
 
 from kernel_mcp.hardware.occupancy import Occupancy, occupancy
 from kernel_mcp.hardware.roofline import Roofline, plot_png, roofline
-from kernel_mcp.hardware.specs import KNOWN_ARCHS, Figure, HardwareSpec, docs_index_dir, load_spec
+from kernel_mcp.hardware.specs import KNOWN_ARCHS, Figure, HardwareSpec, arch_for_gpu, docs_index_dir, load_spec
 from kernel_mcp.tooling import ToolOutput
 
 __all__ = [
-    "KNOWN_ARCHS", "Figure", "HardwareSpec", "HwSpecAnswer", "Occupancy", "OccupancyAnswer", "Roofline",
+    "KNOWN_ARCHS", "Figure", "arch_for_gpu", "HardwareSpec", "HwSpecAnswer", "Occupancy", "OccupancyAnswer", "Roofline",
     "RooflineAnswer", "docs_index_dir", "hw_spec", "load_spec", "occupancy", "occupancy_answer", "roofline",
     "roofline_answer",
 ]

@@ -1,10 +1,11 @@
 """Occupancy: how many waves (warps) can be resident, and which resource stops more.
 
-AMD (gfx942, gfx950): the rules LLVM's AMDGPU backend uses (AMDGPUBaseInfo.cpp: the unified
+AMD (gfx90a and later): the rules LLVM's AMDGPU backend uses (AMDGPUBaseInfo.cpp: the unified
 VGPR file of gfx90a and later counts arch VGPRs aligned to 4 plus AGPRs, allocated in granules;
 waves per SIMD are the file size over the allocation, capped at the hardware maximum), plus the
 LDS limit: workgroups per CU that fit in the CU's LDS, times waves per workgroup, shared by the
-CU's SIMDs. NVIDIA (sm_90): the CUDA occupancy rules (registers per warp in allocation units,
+CU's SIMDs. (Earlier AMD targets keep AGPRs in a file of their own: a table for one would need
+that rule here.) NVIDIA (sm_90): the CUDA occupancy rules (registers per warp in allocation units,
 shared memory per block plus the per-block reservation, warp and block slots per SM).
 Every figure used comes from the hardware table, with its source.
 """

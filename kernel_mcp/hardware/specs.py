@@ -6,38 +6,18 @@ sources differ), so each number a tool computes with can be traced back to where
 
 from __future__ import annotations
 
-import os
-import sys
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
-from kernel_mcp.errors import InvalidInput, KernelMcpError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
-KNOWN_ARCHS = ("gfx950", "gfx942", "sm_90")
-DOCS_INDEX_ENV = "KERNEL_MCP_DOCS_INDEX"
-
-
-def shipped_folder(name: str, env: str) -> Path:
-    """A folder shipped beside the package (docs_index/, skills/): $env, the source tree, or the installed share/."""
-    configured = os.environ.get(env)
-    candidates = [Path(configured)] if configured else []
-    candidates += [Path(__file__).resolve().parents[2] / name, Path(sys.prefix) / "share" / "kernel-mcp" / name]
-    for candidate in candidates:
-        if candidate.is_dir() and any(candidate.iterdir()):
-            return candidate
-    raise KernelMcpError(f"the shipped folder {name}/ was not found", hint=f"set {env}")
-
-
-def docs_index_dir() -> Path:
-    return shipped_folder("docs_index", DOCS_INDEX_ENV)
+# The registry of targets (which tables exist, their vendors, aliases...) lives in
+# kernel_mcp.arch_registry, importable without this package; its names are offered here too.
+from kernel_mcp.arch_registry import (  # noqa: F401
+    DEFAULT_ARCH, DOCS_INDEX_ENV, KNOWN_ARCHS, ArchEntry, ArchName, alias_words, arch_for_gpu, arch_literal, arch_names,
+    check_arch, default_arch, describe, docs_index_dir, read_table, registry, shipped_folder,
+)
+from kernel_mcp.errors import KernelMcpError
 
 
 class Figure(BaseModel):
@@ -48,11 +28,7 @@ class Figure(BaseModel):
     disagreement: str | None = None
 
 
-class HardwareSpec(BaseModel):
-    arch: str
-    product: str
-    family: str
-    vendor: str
+class HardwareSpec(ArchEntry):
     figures: dict[str, Figure]
 
     def value(self, key: str) -> float:
@@ -72,20 +48,11 @@ class HardwareSpec(BaseModel):
         return figure.source
 
 
-def check_arch(arch: str) -> str:
-    if arch not in KNOWN_ARCHS:
-        raise InvalidInput(f"unknown arch {arch!r}", hint="known: " + ", ".join(KNOWN_ARCHS))
-    return arch
-
-
 @lru_cache(maxsize=None)
 def _load(path: str) -> HardwareSpec:
-    data: dict[str, Any] = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    return HardwareSpec.model_validate(data)
+    return HardwareSpec.model_validate(read_table(Path(path)))
 
 
 def load_spec(arch: str) -> HardwareSpec:
     path = docs_index_dir() / "hardware" / f"{check_arch(arch)}.toml"
-    if not path.exists():
-        raise KernelMcpError(f"no hardware table for {arch} ({path.name} missing from docs_index/hardware)")
     return _load(str(path))

@@ -8,11 +8,12 @@ from pydantic import Field
 
 from kernel_mcp import hardware
 from kernel_mcp.tooling import READ_ONLY, ToolContext, ToolInput, ToolSpec
+from kernel_mcp import arch_registry
 from kernel_mcp.workspace.config import Arch  # the one definition of the targets, shared with kernel-mcp.toml
 
 
 class HwSpecInput(ToolInput):
-    arch: Arch = Field(description="gfx950 (MI350X), gfx942 (MI300X) or sm_90 (H100)")
+    arch: Arch = Field(description=arch_registry.describe())
 
 
 class OccupancyInput(ToolInput):
@@ -55,7 +56,7 @@ async def _roofline(args: RooflineInput, ctx: ToolContext) -> hardware.RooflineA
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "hw_spec",
-        "Hardware figures of gfx950 (MI350X), gfx942 (MI300X) or sm_90 (H100), each with its primary source: "
+        f"Hardware figures of {arch_registry.describe()}, each with its primary source: "
         "CUs, SIMDs, wave size, clocks, LDS, register files and granules, caches, HBM bandwidth, peak FLOP/s.",
         HwSpecInput, hardware.HwSpecAnswer, _hw_spec, READ_ONLY,
     ),

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from kernel_mcp import limits, safe_files
+from kernel_mcp import arch_registry, limits, safe_files
 from kernel_mcp.errors import KernelMcpError, WorkspaceError
 
 if sys.version_info >= (3, 11):
@@ -20,7 +20,7 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 CONFIG_NAME = "kernel-mcp.toml"
 
-Arch = Literal["gfx950", "gfx942", "sm_90"]
+Arch = arch_registry.ArchName  # the hardware tables in docs_index/hardware/
 Platform = Literal["auto", "rocm", "cuda", "offline"]
 
 _RULE = re.compile(r"^\s*(==|!=|<=|>=|<|>)\s*([-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)\s*$")
@@ -32,7 +32,7 @@ class _Strict(BaseModel):
 
 
 class TargetConfig(_Strict):
-    arch: Arch = Field("gfx950", description="the GPU the kernel is tuned for")
+    arch: Arch = Field(arch_registry.DEFAULT_ARCH, description="the GPU the kernel is tuned for")
     platform: Platform = Field("auto", description="which toolchain family runs it; auto picks what is installed")
 
 
