@@ -86,6 +86,7 @@ async def tools(out: Path) -> None:
         p2 = await call(client, "profile_kernels")
         if not p1["error"] and not p2["error"]:
             await call(client, "profile_compare", run_a=p1["data"]["run_id"], run_b=p2["data"]["run_id"])
+    keep_compiler_logs(ws, out / "nvcc-logs.tar.gz")
     traces = {}
     for step, impl in (("1", "naive"), ("3", "lds"), ("5", "lds_sgb")):
         tws = workspace(SCRATCH / f"ws-trace-{impl}", command=["python3", "bench.py", "--impls", impl, "--shapes", "x3d_res3", "--repeats", "3"])
@@ -93,6 +94,17 @@ async def tools(out: Path) -> None:
             traces[step] = await call(client, "thread_trace", kernel_regex=f"conv3d_{impl}")
             await call(client, "compile_kernel", source=f"src/{impl}.hip", arch="sm_90")
     (out / "traces.json").write_text(json.dumps({k: v["data"] for k, v in traces.items()}, indent=1, default=str))
+
+
+def keep_compiler_logs(ws: Path, archive: Path) -> None:
+    """nvcc's own words (ptxas -v, cuobjdump -res-usage) for every compile of the run: the real
+    outputs that the compile parsers are held to, kept as test data of this toolkit's version."""
+    import tarfile
+
+    with tarfile.open(archive, "w:gz") as tar:
+        for log in sorted((ws / ".kernel-mcp" / "runs").glob("*compile_kernel*/*.log")):
+            if log.name.startswith(("compiler.", "res-usage.")):
+                tar.add(log, arcname=f"{log.parent.name}/{log.name}")
 
 
 NOISE_COMMAND = ["python3", "bench.py", "--impls", "fast", "--shapes", "x3d_res3,seg3d_64", "--repeats", "10"]
