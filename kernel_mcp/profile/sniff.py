@@ -98,7 +98,10 @@ def sniff(path: Path, label: str) -> Sniffed:
     ncu = _ncu_header(text)
     if ncu is not None:
         return Sniffed(path, label, NCU, ncu)
-    if "==PROF==" in text:
+    if "==PROF==" in text:  # ncu's log: the program's own output may run long before the table
+        ncu = _ncu_header_further(path, label)
+        if ncu is not None:
+            return Sniffed(path, label, NCU, ncu)
         return Sniffed(path, label, None, what="ncu's log without its CSV table (did the profiled program fail, or was --csv not given?)")
     first, newline, _ = text.partition("\n")
     if not newline and len(head) >= HEADER_MAX_BYTES:
@@ -126,6 +129,25 @@ def _ncu_header(text: str) -> list[str] | None:
         if line.startswith('"ID",'):
             columns = _header(line)
             return columns if "Kernel Name" in columns else None
+    return None
+
+
+def _ncu_header_further(path: Path, label: str) -> list[str] | None:
+    """The "ID" header line anywhere in the first PROFILE_CSV_MAX_BYTES, read a chunk at a time."""
+    from kernel_mcp import limits
+
+    tail = b""
+    with safe_files.open_regular(path, label) as handle:
+        for _ in range(limits.PROFILE_CSV_MAX_BYTES // (4 * 2**20) + 1):
+            chunk = handle.read(4 * 2**20)
+            if not chunk:
+                return None
+            block = tail + chunk
+            at = block.find(b'\n"ID",')
+            if at >= 0:
+                line = (block[at + 1:] + handle.read(HEADER_MAX_BYTES)).split(b"\n", 1)[0]
+                return _ncu_header(line.decode("utf-8", errors="replace"))
+            tail = block[-16:]
     return None
 
 
