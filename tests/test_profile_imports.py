@@ -174,6 +174,13 @@ def test_rocprof_compute_rocprofv2_workload(tmp_path):
     assert {f.path.split("/")[-1]: f.skipped for f in s.inputs}["timestamps.csv"].startswith("the same dispatches")
 
 
+def test_a_pmc_perf_named_alone_is_still_told_by_its_workload(tmp_path):
+    _copy_tree(fixture("rocm/rpc-dispatch0-mi300x"), tmp_path / "w")
+    s = _import(tmp_path, "w/pmc_perf.csv", target="vecCopy")
+    assert s.source == "rocprof-compute workload (rocprofv2) (imported)" and s.dispatches == 3
+    assert {f.path for f in s.inputs} == {"w/pmc_perf.csv", "w/sysinfo.csv", "w/timestamps.csv"}
+
+
 def test_rocprof_compute_rocpd_workload_takes_the_median_over_passes(tmp_path):
     _copy_tree(fixture("rocm/rcs-vcopy-mi300x-rocpd"), tmp_path / "w")
     raw = pd.read_csv(tmp_path / "w" / "pmc_perf.csv")

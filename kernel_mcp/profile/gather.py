@@ -70,7 +70,7 @@ def gather(targets: list[tuple[str, Path]], root: Path) -> Gathered:
     stats: list[tuple[InputFile, pd.DataFrame, str]] = []
     sums: list[pd.DataFrame] = []
     rocpd_files: list[tuple[InputFile, Path]] = []
-    for folder, files in _workloads(entries).items():
+    for folder, files in _workloads(entries, root).items():
         w = workload.read_workload({s.path.name: s for s, _ in files if s.path.parent == folder})
         main = None
         for s, _ in files:
@@ -149,8 +149,16 @@ def _sqlite_kind(path: Path) -> tuple[str | None, str]:
     return None, "an SQLite database of another tool (no rocpd tables)"
 
 
-def _workloads(entries: list[tuple[fmt.Sniffed, bool]]) -> dict[Path, list[tuple[fmt.Sniffed, bool]]]:
-    """rocprof-compute workload folders among the entries, each with every file at or under it."""
+def _workloads(entries: list[tuple[fmt.Sniffed, bool]], root: Path) -> dict[Path, list[tuple[fmt.Sniffed, bool]]]:
+    """rocprof-compute workload folders among the entries, each with every file at or under it.
+    A pmc_perf.csv named alone brings its workload's sysinfo.csv and timestamps.csv along: they
+    tell which profiler collected it (and are listed in the answer like any file read)."""
+    for s, explicit in list(entries):
+        if explicit and s.path.name == workload.MERGED:
+            for name in (workload.SYSINFO, workload.TIMESTAMPS):
+                sibling = s.path.parent / name
+                if sibling.is_file() and not any(e.path == sibling for e, _ in entries) and safe_files.is_inside(sibling, root):
+                    entries.append((_sniff(sibling, _label(sibling, root, None)), False))
     by_dir: dict[Path, dict[str, fmt.Sniffed]] = defaultdict(dict)
     for s, _ in entries:
         by_dir[s.path.parent][s.path.name] = s
