@@ -25,6 +25,17 @@ def fixture(relative: str) -> Path:
     return path
 
 
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def data(relative: str) -> Path:
+    """A real recorded output copied into tests/data (its source in tests/data/SOURCES.md)."""
+    path = DATA / relative
+    if not path.exists():
+        pytest.fail(f"recorded test data missing: tests/data/{relative} (see tests/data/SOURCES.md)")
+    return path
+
+
 def has_gpu() -> bool:
     return shutil.which("nvidia-smi") is not None or shutil.which("amd-smi") is not None
 

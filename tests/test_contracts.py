@@ -245,6 +245,35 @@ def test_ncu_hands_over_the_same_contract():
     _assert_profile_contract(summarise(frame, "ncu", target), expected)
 
 
+def test_a_merged_multi_process_folder_hands_over_the_same_contract(tmp_path):
+    """One kernel_trace.csv per process (rocprofv3's %hostname%/%pid% layout), read as one: the
+    ledger gets every process's target dispatches, counted and timed as pandas counts them."""
+    import shutil
+
+    from kernel_mcp.profile import profile_import
+    from kernel_mcp.workspace import Workspace
+
+    from conftest import BASIC_TOML, write_toml
+
+    files = []
+    for pid, name in ((101, "sdk2508-kernel_trace.csv"), (102, "sdk-kernel_trace.csv")):
+        dest = tmp_path / "prof" / "host" / f"{pid}_kernel_trace.csv"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(fixture(f"rocm/{name}"), dest)
+        files.append(dest)
+    totals: dict[str, float] = {}
+    for path in files:
+        for kernel, us in _totals_from_csv(path).items():
+            totals[kernel] = totals.get(kernel, 0.0) + us
+    write_toml(tmp_path, BASIC_TOML.replace('target_kernel = "k_main"', 'target_kernel = "addition"'))
+    ws = Workspace.open(tmp_path)
+    summary = profile_import(ws, ws.runs.create("profile_import", {}), ["prof"])
+    _assert_profile_contract(summary, totals)
+    raw = pd.concat([pd.read_csv(p) for p in files])
+    assert sum(summary.target_calls.values()) == int(raw["Kernel_Name"].str.contains("addition").sum())
+    assert sum(len(v) for v in summary.target_dispatches.values()) == sum(summary.target_calls.values())
+
+
 # -- traces: one summary shape, each instruction set classified by its own platform -------------
 
 def _assert_trace_contract(summary: TraceSummary) -> None:

@@ -34,6 +34,7 @@ from kernel_mcp.trace.readers import read_ncu_source, read_stats_csv
 from kernel_mcp.workspace.config import parse_config
 
 from conftest import BASIC_TOML, FIXTURES, fixture
+from conftest import data as data_file
 from rocpd_builder import build as build_rocpd
 
 EXAMPLES = int(os.environ.get("KERNEL_MCP_FUZZ_EXAMPLES", "300"))
@@ -172,6 +173,42 @@ def test_ncu_csv(data, which):
     text = data.draw(mutated(_bytes(which))).decode("utf-8", errors="replace")
     parse = read_ncu_raw if which.endswith("raw.csv") else (lambda t: summarise_profile(cuda.dispatches(t)[0], "ncu", "conv"))
     _outcome("profile_import: ncu --csv (metrics, raw)", lambda: parse(text))
+
+
+# Whole folders through profile_import itself (issue 20): one real file of a real output folder
+# mutated, the others intact, so the sniffing, the workload and legacy readers and the merge all
+# meet damaged input. Fewer examples each: every example reads a whole folder.
+FOLDERS = {
+    "rocprof-compute rocprofv2": (fixture("rocm/rpc-dispatch0-mi300x"), ["pmc_perf.csv", "timestamps.csv", "sysinfo.csv"]),
+    "rocprof-compute rocpd": (fixture("rocm/rcs-vcopy-mi300x-rocpd"), ["pmc_perf.csv"]),
+    "rocprof-compute rocprofv3": (data_file("rocm/rcm-vcopy-mi350-rocprofv3"), ["pmc_perf.csv", "sysinfo.csv"]),
+    "legacy rocprof": (data_file("rocm/gunrock-rocprof-bfs"), ["results.csv", "results.stats.csv"]),
+    "counter files": (data_file("rocm/hk-ds_read_b64-out"), ["lds_conflict_counter_collection.csv", "bank_test_agent_info.csv"]),
+}
+FOLDER_FUZZ = settings(FUZZ, max_examples=max(EXAMPLES // 3, 10))
+
+
+@pytest.fixture(scope="module")
+def import_ws(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("importws")
+    (root / "kernel-mcp.toml").write_text(BASIC_TOML.replace('target_kernel = "k_main"', 'target_kernel = "vecCopy|merge_path|micro"'))
+    return root
+
+
+@FOLDER_FUZZ
+@given(data=st.data(), which=st.sampled_from(sorted(FOLDERS)))
+def test_profile_import_folders(import_ws, data, which):
+    from kernel_mcp.profile import profile_import
+    from kernel_mcp.workspace import Workspace
+
+    source, names = FOLDERS[which]
+    name = data.draw(st.sampled_from(names))
+    folder = import_ws / f"f{len(list(import_ws.iterdir()))}"
+    shutil.copytree(source, folder)
+    (folder / name).write_bytes(data.draw(mutated((source / name).read_bytes())))
+    ws = Workspace.open(import_ws)
+    _outcome(f"profile_import: {which} folder", lambda: profile_import(ws, ws.runs.create("profile_import", {}), [folder.name]))
+    shutil.rmtree(folder)
 
 
 @pytest.fixture(scope="module")

@@ -20,9 +20,8 @@ from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
 from kernel_mcp.gpu import gate
 from kernel_mcp.hardware import load_spec
 from kernel_mcp.profile import counters as ctr
-from kernel_mcp.profile import cuda, rocm
-from kernel_mcp.profile.parsers import read_counter_collection
-from kernel_mcp.profile.summary import CounterRow, ProfileComparison, ProfileSummary, compare_summaries, summarise
+from kernel_mcp.profile import gather, tables
+from kernel_mcp.profile.summary import CounterRow, ProfileComparison, ProfileSummary, compare_summaries, summarise, summarise_stats
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run, Workspace
 
@@ -39,12 +38,23 @@ def peak_bandwidth(ws: Workspace) -> float | None:
 
 
 def counter_rows(frame: pd.DataFrame, durations: dict[str, float], derive) -> list[CounterRow]:
+    """Long counter rows (kernel, dispatch, counter, value; origin when several files) -> per kernel
+    the per-dispatch mean of every counter, with the derived metrics."""
+    return rows_from_sums(tables.counter_sums(frame), durations, derive)
+
+
+def rows_from_sums(sums: pd.DataFrame, durations: dict[str, float], derive) -> list[CounterRow]:
+    """Per kernel and counter: the sum over the dispatches that carry it, divided by their number
+    (passes collect different counters of the same dispatches; processes add dispatches)."""
     rows = []
-    for kernel, group in frame.groupby("kernel", sort=False):
-        dispatches = group["dispatch"].nunique()
-        values = group.groupby("counter")["value"].sum() / max(dispatches, 1)  # per dispatch
-        counters = {k: float(v) for k, v in values.items()}
-        rows.append(CounterRow(kernel=str(kernel), dispatches=int(dispatches), counters=counters, derived=derive(counters, durations.get(str(kernel)))))
+    if sums is None or sums.empty:
+        return rows
+    merged = sums.groupby(["kernel", "counter"], sort=False)[["value_sum", "n"]].sum().reset_index()
+    for kernel, group in merged.groupby("kernel", sort=False):
+        group = group[group["n"] > 0]
+        counters = {str(c): float(v) / float(n) for c, v, n in zip(group["counter"], group["value_sum"], group["n"])}
+        dispatches = int(group["n"].max()) if len(group) else 0
+        rows.append(CounterRow(kernel=str(kernel), dispatches=dispatches, counters=counters, derived=derive(counters, durations.get(str(kernel)))))
     return rows
 
 
@@ -76,7 +86,8 @@ def _keep(run: Run, summary: ProfileSummary) -> ProfileSummary:
 
 
 def profile_import(ws: Workspace, run: Run, paths: list[str]) -> ProfileSummary:
-    """Summaries of profiler output made elsewhere: rocprofv3 folders/CSVs, ncu CSVs, rocpd databases."""
+    """Summaries of profiler output made elsewhere: every file of the folders and files named is
+    read (or reported as skipped, with the reason) and merged; see gather.py for the order of sources."""
     from kernel_mcp.profile import rocpd
 
     target = ws.config.benchmark.target_kernel if ws.config.benchmark else None
@@ -84,47 +95,32 @@ def profile_import(ws: Workspace, run: Run, paths: list[str]) -> ProfileSummary:
     for given, path in zip(paths, resolved):
         if not path.is_dir():
             safe_files.check_regular(path, given)  # a FIFO would block the read forever
-    # inside folders: regular files only, and no link leading out of the workspace
-    dbs = [p for p in resolved if p.suffix == ".db" and not p.is_dir()] + [
-        q for p in resolved if p.is_dir() for q in safe_files.files_under(p, "*.db", within=ws.root, relative_to=ws.root)]
-    if dbs:
-        return _keep(run, rocpd.summary(dbs, target, [ws.relative(p) for p in dbs]))
-    frames, counter_frames, sources = [], [], set()
-    for path in resolved:
-        if path.is_dir():
-            frame = rocm.read_trace_folder(path, within=ws.root)
-            frame["origin"] = ws.relative(path)
-            frames.append(frame)
-            sources.add("rocprofv3")
-            extra = rocm.read_counters_folder(path, within=ws.root)
-            if extra is not None:
-                counter_frames.append(extra)
-        elif path.name.endswith("kernel_trace.csv"):
-            from kernel_mcp.profile.parsers import read_kernel_trace
-
-            frame = read_kernel_trace(path)
-            frame["origin"] = ws.relative(path)
-            frames.append(frame)
-            sources.add("rocprofv3")
-        elif path.name.endswith("counter_collection.csv"):
-            counter_frames.append(read_counter_collection(path))
-        elif path.suffix == ".csv":
-            try:
-                frame, _ = cuda.dispatches(limits.read_text(path, limits.PROFILE_CSV_MAX_BYTES, "ncu CSV"))
-            except KernelMcpError as exc:  # the parser knows the text, not its file
-                raise type(exc)(f"{path.name}: {exc.message}", exc.hint) from None
-            frame["origin"] = ws.relative(path)
-            frames.append(frame)
-            sources.add("ncu")
-        else:
-            raise InvalidInput(f"{path.name}: not a profiler output kernel-mcp reads", hint="a rocprofv3 output folder or CSV, an ncu --csv file, or a rocpd .db")
-    if not frames:
-        raise InvalidInput("no kernel dispatch list among the inputs (counter files alone have no GPU times)")
-    summary = summarise(pd.concat(frames, ignore_index=True), "+".join(sorted(sources)) + " (imported)", target, [ws.relative(p) for p in resolved])
-    if counter_frames:
+    g = gather.gather(list(zip(paths, resolved)), ws.root)
+    if g.rocpd:
+        summary = rocpd.summary(g.rocpd, target, [ws.relative(p) for p in g.rocpd])
+    elif g.dispatches is not None:
+        g.dispatches.attrs["inputs"] = g.inputs
+        summary = summarise(g.dispatches, "+".join(g.sources) + " (imported)", target, g.origins)
+    elif g.stats is not None:
+        summary = summarise_stats(g.stats, "+".join(g.sources) + " (imported)", target, g.origins)
+    else:
+        raise InvalidInput("no kernel GPU times among the inputs: " + _found(g),
+                           hint="counter files without Start_Timestamp/End_Timestamp (rocprofv3 before ROCm 7) carry no GPU times: import the "
+                                "kernel_trace.csv of the same run with them")
+    summary.inputs = g.inputs
+    summary.notes = g.notes + summary.notes
+    if g.counter_sums is not None and not g.rocpd:
         durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
-        summary.counters = counter_rows(pd.concat(counter_frames), durations, lambda c, t: ctr.derived_amd(c, t, peak_bandwidth(ws), {}))
+        peak = peak_bandwidth(ws)
+        summary.counters = rows_from_sums(g.counter_sums, durations, lambda c, t: ctr.derived_amd(c, t, peak, {}))
     return _keep(run, summary)
+
+
+def _found(g: gather.Gathered) -> str:
+    """What the inputs held instead, in a line: each file once, at most a few."""
+    parts = [f"{f.path} ({f.used_for or f.skipped})" for f in g.inputs[:6]]
+    more = f"; +{len(g.inputs) - 6} more" if len(g.inputs) > 6 else ""
+    return ("; ".join(parts) + more) if parts else "no files"
 
 
 def load_summary(ws: Workspace, run_id: str) -> ProfileSummary:

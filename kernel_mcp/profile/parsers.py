@@ -1,8 +1,7 @@
 """Parsers for profiler outputs, exactly as the tools write them.
 
-rocprofv3 CSV (kernel_trace.csv, counter_collection.csv, --list-avail) keyed on column names,
-accepting the older and newer column sets (Agent_Id as a number or "Agent N", with or without
-VGPR/Accum_VGPR/SGPR/LDS columns, counters with or without timestamps). ncu `--csv` output
+rocprofv3 --list-avail, and the entry points for kernel_trace.csv / counter_collection.csv (read by
+tables.py, keyed on column names, older and newer column sets alike). ncu `--csv` output
 (`--metrics` long format and `--page raw` wide format), with the program's own output and
 `==PROF==` lines before the table and thousands separators in the values.
 """
@@ -18,33 +17,6 @@ import pandas as pd
 
 from kernel_mcp import limits
 from kernel_mcp.errors import InvalidInput
-
-TRACE_REQUIRED = ("Kernel_Name", "Start_Timestamp", "End_Timestamp")
-COUNTER_REQUIRED = ("Dispatch_Id", "Kernel_Name", "Counter_Name", "Counter_Value")
-
-
-TRACE_COLUMNS = {
-    "Kind", "Agent_Id", "Dispatch_Id", "Kernel_Name", "Start_Timestamp", "End_Timestamp", "Workgroup_Size_X", "Workgroup_Size_Y",
-    "Workgroup_Size_Z", "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z", "VGPR_Count", "Accum_VGPR_Count", "SGPR_Count", "LDS_Block_Size",
-    "Group_Segment_Size", "Scratch_Size", "Private_Segment_Size",
-}
-TEXT_COLUMNS = {"Kind": "category", "Kernel_Name": "category", "Agent_Id": "category", "Counter_Name": "category"}
-
-
-def _read(path: Path, what: str, columns: set[str] | None = None) -> pd.DataFrame:
-    """Only the columns used, names as categories: a million dispatches fit in little memory."""
-    if not path.exists():
-        raise InvalidInput(f"{what}: {path.name} not found")
-    if limits.check_size(path, limits.PROFILE_CSV_MAX_BYTES, what) == 0:
-        raise InvalidInput(f"{what}: {path.name} is empty")
-    try:
-        # One row past the limit is read, so that a longer file is refused without reading it all.
-        frame = pd.read_csv(path, usecols=(lambda c: c in columns) if columns else None, dtype=TEXT_COLUMNS, nrows=limits.PROFILE_CSV_MAX_ROWS + 1)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError, TypeError, OverflowError) as exc:
-        raise InvalidInput(f"{what}: {path.name} is not a readable CSV: {str(exc)[:300]}") from None
-    if len(frame) > limits.PROFILE_CSV_MAX_ROWS:
-        raise InvalidInput(f"{what}: {path.name} has over {limits.PROFILE_CSV_MAX_ROWS} rows, more than this reader accepts")
-    return frame
 
 
 def _malformed(what: str, name: str):
@@ -64,58 +36,19 @@ def _malformed(what: str, name: str):
     return guard()
 
 
-def _require(frame: pd.DataFrame, columns: tuple[str, ...], path: Path, what: str) -> None:
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise InvalidInput(f"{what}: {path.name} lacks column(s) {', '.join(missing)}: not a rocprofv3 file of a known version", hint=f"its header has {len(frame.columns)} column(s), none of them echoed here (a file's content never is)")
-
-
 def read_kernel_trace(path: Path) -> pd.DataFrame:
-    """rocprofv3 kernel_trace.csv -> one row per dispatch with normalised columns."""
-    with _malformed("kernel trace", path.name):
-        return _kernel_trace(path)
+    """rocprofv3 kernel_trace.csv -> one row per dispatch with normalised columns (the alias-aware
+    reader of tables.py, which every dispatch list goes through)."""
+    from kernel_mcp.profile.tables import read_dispatches
 
-
-def _kernel_trace(path: Path) -> pd.DataFrame:
-    frame = _read(path, "kernel trace", TRACE_COLUMNS)
-    _require(frame, TRACE_REQUIRED, path, "kernel trace")
-    if "Kind" in frame.columns:
-        frame = frame[frame["Kind"].astype(str) == "KERNEL_DISPATCH"]
-    start = pd.to_numeric(frame["Start_Timestamp"], errors="coerce")
-    end = pd.to_numeric(frame["End_Timestamp"], errors="coerce")
-    if start.isna().any() or end.isna().any():
-        raise InvalidInput(f"kernel trace: {path.name} has rows without timestamps (truncated?)")
-    if not (start.abs() < 2**62).all() or not (end.abs() < 2**62).all():
-        raise InvalidInput(f"kernel trace: {path.name} has a timestamp out of range (not nanoseconds of a real run)")
-    out = pd.DataFrame({"kernel": frame["Kernel_Name"], "duration_ns": (end - start).astype("int64"), "start_ns": start.astype("int64")})
-    out["dispatch"] = pd.to_numeric(frame.get("Dispatch_Id", pd.Series(range(len(frame)))), errors="coerce")
-    for source, name in (("Workgroup_Size_X", "wg_x"), ("Workgroup_Size_Y", "wg_y"), ("Workgroup_Size_Z", "wg_z"), ("Grid_Size_X", "grid_x"), ("Grid_Size_Y", "grid_y"), ("Grid_Size_Z", "grid_z"),
-                         ("VGPR_Count", "vgprs"), ("Accum_VGPR_Count", "agprs"), ("SGPR_Count", "sgprs"), ("LDS_Block_Size", "lds_bytes"), ("Group_Segment_Size", "lds_bytes"),
-                         ("Scratch_Size", "scratch_bytes"), ("Private_Segment_Size", "scratch_bytes")):
-        if source in frame.columns and name not in out.columns:
-            out[name] = pd.to_numeric(frame[source], errors="coerce").to_numpy()
-    out["agent"] = frame["Agent_Id"].to_numpy() if "Agent_Id" in frame.columns else ""
-    out = out.replace([float("inf"), float("-inf")], float("nan"))  # a grid of "inf" is no grid
-    if (out["duration_ns"] < 0).any():
-        raise InvalidInput(f"kernel trace: {path.name} has a dispatch that ends before it starts (inconsistent)")
-    return out
+    return read_dispatches(path, "kernel trace", path.name)
 
 
 def read_counter_collection(path: Path) -> pd.DataFrame:
     """rocprofv3 counter_collection.csv (long format: one row per dispatch and counter)."""
-    frame = _read(path, "counter collection")
-    _require(frame, COUNTER_REQUIRED, path, "counter collection")
-    with _malformed("counter collection", path.name):
-        return _counters(frame)
+    from kernel_mcp.profile.tables import read_counter_rows
 
-
-def _counters(frame: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({
-        "dispatch": pd.to_numeric(frame["Dispatch_Id"], errors="coerce"),
-        "kernel": frame["Kernel_Name"].astype(str),
-        "counter": frame["Counter_Name"].astype(str),
-        "value": pd.to_numeric(frame["Counter_Value"], errors="coerce"),
-    })
+    return read_counter_rows(path, "counter collection", path.name)[0]
 
 
 def parse_list_avail(text: str) -> dict[str, dict[str, str]]:

@@ -8,7 +8,7 @@ import pandas as pd
 
 from kernel_mcp import runner, safe_files, toolchain
 from kernel_mcp.errors import BackendMissing, CommandFailed, InvalidInput
-from kernel_mcp.profile.parsers import parse_list_avail, read_counter_collection, read_kernel_trace
+from kernel_mcp.profile.parsers import parse_list_avail
 
 REJECTED_HINTS = ("exceeds", "cannot be collected", "Request exceeds", "insufficient", "too many")
 
@@ -59,7 +59,8 @@ def trace_argv(out_dir: Path, command: list[str], kernel_regex: str | None, coun
 
 def find_output(out_dir: Path, suffix: str, within: Path | None = None) -> Path | None:
     """The newest `*suffix` under the folder: regular files only, no link leading out of `within`
-    (default: the folder itself), so an imported folder cannot point the reader elsewhere."""
+    (default: the folder itself). For one file of a known name; a folder's data is read whole by
+    read_trace_folder / read_counters_folder (a multi-process run writes one file per process)."""
     candidates = safe_files.files_under(out_dir, f"*{suffix}", within=within or out_dir, relative_to=within or out_dir)
     found = sorted(candidates, key=lambda p: p.stat().st_mtime)
     return found[-1] if found else None
@@ -76,14 +77,26 @@ def rejected(result: runner.RunResult) -> str | None:
 
 
 def read_trace_folder(folder: Path, within: Path | None = None) -> pd.DataFrame:
-    trace = find_output(folder, "kernel_trace.csv", within)
-    if trace is None:
-        raise CommandFailed(f"no kernel_trace.csv under {folder.name}", hint="was rocprofv3 run with --kernel-trace and CSV output?")
-    frame = read_kernel_trace(trace)
-    frame["origin"] = trace.name
-    return frame
+    """Every dispatch of a rocprofv3 output folder: all its kernel traces (one per process) merged,
+    each row keeping its file; the files read and skipped travel in the frame's attrs["inputs"],
+    which summarise() puts in the answer."""
+    from kernel_mcp.profile import gather
+
+    g = gather.gather([(folder.name, folder)], within or folder)
+    if g.dispatches is None:
+        raise CommandFailed(f"no kernel dispatch list under {folder.name} ({len(g.inputs)} files looked at)",
+                            hint="was rocprofv3 run with --kernel-trace and CSV output?")
+    g.dispatches.attrs["inputs"] = g.inputs
+    return g.dispatches
 
 
 def read_counters_folder(folder: Path, within: Path | None = None) -> pd.DataFrame | None:
-    path = find_output(folder, "counter_collection.csv", within)
-    return read_counter_collection(path) if path is not None else None
+    """Every counter row of the folder's counter_collection files (one per process), each keeping its file."""
+    from kernel_mcp.profile import sniff, tables
+
+    frames = []
+    for path in safe_files.files_under(folder, "*", within=within or folder, relative_to=within or folder):
+        label = path.relative_to(within or folder).as_posix()
+        if path.suffix.lower() == ".csv" and sniff.sniff(path, label).format == sniff.COUNTERS:  # by header: rocprofv3 also names them otherwise
+            frames.append(tables.read_counter_rows(path, "counter collection", label)[0])
+    return pd.concat(frames, ignore_index=True) if frames else None

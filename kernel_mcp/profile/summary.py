@@ -18,9 +18,9 @@ class KernelRow(BaseModel):
     calls: int
     total_us: float
     avg_us: float
-    median_us: float
-    min_us: float
-    max_us: float
+    median_us: float | None  # None: a stats table gives no median (and old ones no min or max)
+    min_us: float | None
+    max_us: float | None
     share: float
     grid: str
     block: str
@@ -31,6 +31,15 @@ class KernelRow(BaseModel):
     scratch_bytes: float | None = None
     target: bool = False
     sources: list[str] = []
+
+
+class InputFile(BaseModel):
+    """One file of an import: what it was recognised as and what was taken from it, or why not."""
+
+    path: str
+    format: str
+    used_for: str | None = None  # "GPU times (70 dispatches)", "counters (2)", ...
+    skipped: str | None = None  # why nothing was taken
 
 
 class DerivedMetric(BaseModel):
@@ -56,6 +65,7 @@ class ProfileSummary(ToolOutput):
     target_regex: str | None
     counters: list[CounterRow] = []
     origins: list[str] = []
+    inputs: list[InputFile] = []  # every file an import looked at: read, or skipped and why
     notes: list[str] = []
     run_id: str | None = None
     # GPU times (ns) of the target kernel's dispatches, per kernel and grid: what the ledger compares
@@ -71,7 +81,8 @@ class ProfileSummary(ToolOutput):
         lines.append(f"{'':2}{'kernel':<44} {'calls':>6} {'total us':>10} {'avg us':>9} {'median':>9} {'share':>6}  grid / block  regs")
         for k in self.kernels:
             regs = "" if k.vgprs is None else f"v{k.vgprs:.0f}" + (f" a{k.agprs:.0f}" if k.agprs else "") + (f" s{k.sgprs:.0f}" if k.sgprs is not None else "") + (f" lds{k.lds_bytes:.0f}" if k.lds_bytes else "")
-            lines.append(f"{'* ' if k.target else '  '}{k.name[:44]:<44} {k.calls:>6} {k.total_us:>10.1f} {k.avg_us:>9.2f} {k.median_us:>9.2f} {k.share:>6.1%}  {k.grid} / {k.block}  {regs}")
+            median = f"{k.median_us:>9.2f}" if k.median_us is not None else f"{'-':>9}"
+            lines.append(f"{'* ' if k.target else '  '}{k.name[:44]:<44} {k.calls:>6} {k.total_us:>10.1f} {k.avg_us:>9.2f} {median} {k.share:>6.1%}  {k.grid} / {k.block}  {regs}")
         if self.kernels_total > len(self.kernels):
             lines.append(f"  ... {self.kernels_total - len(self.kernels)} more kernels")
         if self.target_regex:
@@ -81,13 +92,49 @@ class ProfileSummary(ToolOutput):
             lines.append(f"counters {row.kernel[:40]}: " + ", ".join(f"{k} {v:.4g}" for k, v in list(row.counters.items())[:8]) + (f" | {derived}" if derived else ""))
         defs = {d.name: d.definition for row in self.counters for d in row.derived}
         lines += [f"  {name} = {definition}" for name, definition in list(defs.items())[:8]]
+        lines += render_inputs(self.inputs)
         lines += [f"note: {n}" for n in self.notes]
         return "\n".join(lines)
+
+
+SHOWN_PER_GROUP = 4
+SHOWN_GROUPS = 6
+
+
+def render_inputs(inputs: list[InputFile]) -> list[str]:
+    """Which files were read (grouped by format) and which skipped (grouped by reason), in a few
+    lines: a folder of a thousand files still fits the answer; the run's profile.json lists each."""
+    read = [f for f in inputs if f.skipped is None]
+    skipped = [f for f in inputs if f.skipped is not None]
+    if not inputs or (len(read) == 1 and not skipped):
+        return []
+    lines = [f"read {len(read)} of {len(inputs)} files:"]
+    by_format: dict[str, list[InputFile]] = {}
+    for f in read:
+        by_format.setdefault(f.format, []).append(f)
+    for name, files in list(by_format.items())[:SHOWN_GROUPS]:
+        shown = "; ".join(f"{f.path[-60:]}: {f.used_for}" for f in files[:SHOWN_PER_GROUP])
+        lines.append(f"  {name} x{len(files)}: {shown}" + (f"; +{len(files) - SHOWN_PER_GROUP} more" if len(files) > SHOWN_PER_GROUP else ""))
+    by_reason: dict[str, list[InputFile]] = {}
+    for f in skipped:
+        by_reason.setdefault(f.skipped or "", []).append(f)
+    if skipped:
+        lines.append(f"skipped {len(skipped)}:")
+    for reason, files in list(by_reason.items())[:SHOWN_GROUPS]:
+        names = ", ".join(f.path.rpartition("/")[2][-50:] for f in files[:SHOWN_PER_GROUP])
+        lines.append(f"  {names}" + (f" +{len(files) - SHOWN_PER_GROUP} more" if len(files) > SHOWN_PER_GROUP else "") + f": {reason[:150]}")
+    if len(by_reason) > SHOWN_GROUPS:
+        lines.append(f"  ... {len(by_reason) - SHOWN_GROUPS} more reasons (the run's profile.json lists every file)")
+    return lines
 
 
 def _dims(frame: pd.DataFrame, prefix: str) -> str:
     cols = [f"{prefix}_{a}" for a in "xyz"]
     if not all(c in frame.columns for c in cols):
+        # rocprof v1/v2 and rocprof-compute give one number: the work-items of all dimensions
+        if f"{prefix}_total" in frame.columns:
+            totals = {_whole(v) for v in frame[f"{prefix}_total"].dropna()}
+            return f"{next(iter(totals))} items" if len(totals) == 1 else ("varies" if totals else "?")
         return "?"
     shapes = {tuple(_whole(v) for v in row) for row in frame[cols].dropna().itertuples(index=False)}
     if len(shapes) == 1:
@@ -98,7 +145,8 @@ def _dims(frame: pd.DataFrame, prefix: str) -> str:
 def summarise(dispatches: pd.DataFrame, source: str, target_regex: str | None, origins: list[str] | None = None) -> ProfileSummary:
     """dispatches: kernel, duration_ns, and optional grid/wg/register columns (one row per dispatch)."""
     if dispatches.empty:
-        return ProfileSummary(source=source, kernels=[], kernels_total=0, dispatches=0, total_gpu_us=0.0, target_regex=target_regex, origins=origins or [], notes=["no kernel dispatches recorded"])
+        return ProfileSummary(source=source, kernels=[], kernels_total=0, dispatches=0, total_gpu_us=0.0, target_regex=target_regex, origins=origins or [],
+                              inputs=dispatches.attrs.get("inputs", []), notes=["no kernel dispatches recorded"])
     total = float(dispatches["duration_ns"].sum())
     pattern = re.compile(target_regex) if target_regex else None
     rows = []
@@ -118,7 +166,7 @@ def summarise(dispatches: pd.DataFrame, source: str, target_regex: str | None, o
     groups: dict[str, list[float]] = {}
     counts: dict[str, int] = {}
     if pattern is not None:
-        grid_cols = [c for c in ("grid_x", "grid_y", "grid_z") if c in dispatches.columns]
+        grid_cols = [c for c in ("grid_x", "grid_y", "grid_z") if c in dispatches.columns] or [c for c in ("grid_total",) if c in dispatches.columns]
         targets = dispatches[dispatches["kernel"].astype(str).str.contains(pattern)]
         # In GPU start order (ties by dispatch id), as the rocpd reader hands them over: a CSV's row
         # order is the profiler's buffer order, which differs between runs and formats.
@@ -131,7 +179,33 @@ def summarise(dispatches: pd.DataFrame, source: str, target_regex: str | None, o
             counts[key] = counts.get(key, 0) + 1
             if len(group) < MAX_GROUP_SAMPLES:
                 group.append(float(d["duration_ns"]))
-    return ProfileSummary(source=source, kernels=shown, kernels_total=len(rows), dispatches=len(dispatches), total_gpu_us=total / 1e3, target_regex=target_regex, origins=origins or [], target_dispatches=groups, target_calls=counts)
+    return ProfileSummary(source=source, kernels=shown, kernels_total=len(rows), dispatches=len(dispatches), total_gpu_us=total / 1e3, target_regex=target_regex,
+                          origins=origins or [], inputs=dispatches.attrs.get("inputs", []), target_dispatches=groups, target_calls=counts)
+
+
+def summarise_stats(stats: pd.DataFrame, source: str, target_regex: str | None, origins: list[str] | None = None) -> ProfileSummary:
+    """A summary from kernel stats tables (kernel, calls, total_ns, min_ns, max_ns): calls and totals
+    only. No per-dispatch time exists in them, so there is no median and no target dispatch for the
+    ledger: target_calls is filled, target_dispatches stays empty, and a note says so."""
+    grouped = stats.groupby("kernel", sort=False)
+    total = float(stats["total_ns"].sum())
+    pattern = re.compile(target_regex) if target_regex else None
+    rows, counts = [], {}
+    for name, group in grouped:
+        calls, ns = int(group["calls"].sum()), float(group["total_ns"].sum())
+        lows, highs = group["min_ns"].dropna(), group["max_ns"].dropna()
+        target = bool(pattern.search(str(name))) if pattern else False
+        if target:
+            counts[f"{name}|"] = calls
+        rows.append(KernelRow(name=str(name), calls=calls, total_us=ns / 1e3, avg_us=ns / calls / 1e3 if calls else 0.0, median_us=None,
+                              min_us=float(lows.min()) / 1e3 if len(lows) == len(group) and len(group) else None,
+                              max_us=float(highs.max()) / 1e3 if len(highs) == len(group) and len(group) else None,
+                              share=ns / total if total else 0.0, grid="?", block="?", target=target, sources=sorted(set(group["origin"].astype(str)))))
+    rows.sort(key=lambda r: r.total_us, reverse=True)
+    shown = rows[:MAX_KERNELS] + [r for r in rows[MAX_KERNELS:] if r.target][:3]
+    notes = ["a stats table holds calls and totals only: no median, grid or registers, and no per-dispatch GPU times for a keep decision"]
+    return ProfileSummary(source=source, kernels=shown, kernels_total=len(rows), dispatches=int(stats["calls"].sum()), total_gpu_us=total / 1e3,
+                          target_regex=target_regex, origins=origins or [], notes=notes, target_calls=counts)
 
 
 def _whole(value) -> str:

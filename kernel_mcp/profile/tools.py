@@ -22,7 +22,8 @@ class ProfileKernelsInput(ToolInput):
 
 
 class ProfileImportInput(ToolInput):
-    paths: list[str] = Field(min_length=1, max_length=9, description="workspace-relative rocprofv3 output folders or CSVs, ncu CSVs, or rocpd .db files")
+    paths: list[str] = Field(min_length=1, max_length=9, description="workspace-relative profiler output folders (read whole: every process's file) or files: "
+                             "rocprofv3 CSVs or rocpd .db, rocprof-compute workload folders, legacy rocprof results.csv / results.stats.csv, ncu --csv files")
 
 
 class ProfileCompareInput(ToolInput):
@@ -63,7 +64,9 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "profile_import",
-        "Summarise profiler output made elsewhere (rocprofv3 folders or CSVs, ncu CSV exports, rocpd databases; several merged) like profile_kernels does.",
+        "Summarise profiler output made elsewhere like profile_kernels does: rocprofv3 folders (every process's file merged) or CSVs (counter files "
+        "with timestamps alone too), rocpd databases, rocprof-compute workloads (rocprofv1/v2/v3/rocpd), legacy rocprof results.csv / "
+        "results.stats.csv, ncu CSV exports. The answer lists the files read and those skipped, with why.",
         ProfileImportInput, profile.ProfileSummary, _profile_import, READ_ONLY, ("workspace",),
     ),
     ToolSpec(
