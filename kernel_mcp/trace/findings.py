@@ -13,7 +13,7 @@ from kernel_mcp.trace.readers import mnemonic_of
 if TYPE_CHECKING:
     from kernel_mcp.trace.models import TraceSummary
 
-LDS_NOTE_SHARE = 0.05  # LDS instructions or their waits above this share get the bank-conflict note
+LDS_NOTE_SHARE = 0.05  # shared-memory work above this share gets a note on what can tell bank conflicts
 
 
 def findings(s: TraceSummary, shared_columns: bool) -> list[str]:
@@ -51,13 +51,10 @@ def _shared_memory(s: TraceSummary, shared_columns: bool) -> list[str]:
                 f"{a.wavefronts / per:.1f} wavefronts per request where {a.ideal / per:.1f} would do"]
     if b is not None and b.wavefronts:
         return [f"no shared-memory bank conflicts: no excess over the ideal {b.ideal:.0f} wavefronts"]
-    lds = s.categories.get("LDS instructions", 0.0) + s.categories.get("LDS/SMEM wait", 0.0)
-    if lds < LDS_NOTE_SHARE:
-        return []
-    if s.reasons and not shared_columns:
+    if s.reasons and not shared_columns and s.categories.get("LDS/SMEM wait", 0.0) >= LDS_NOTE_SHARE:
         return ["this export has no shared-memory wavefront columns (L1 Wavefronts Shared, ...Ideal, ...Excessive), "
                 "so bank conflicts cannot be told from it"]
-    if s.unit == "cycles" and "LDS instructions" in s.costs:
+    if s.unit == "cycles" and s.categories.get("LDS instructions", 0.0) >= LDS_NOTE_SHARE:
         return [f"LDS instructions take {pct(s.categories['LDS instructions'])} of the cycles ({s.costs['LDS instructions'].parts()}); "
                 "a thread trace does not count LDS bank conflicts (the counters SQ_LDS_BANK_CONFLICT over SQ_INSTS_LDS do)"]
     return []
