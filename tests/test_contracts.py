@@ -29,7 +29,8 @@ from kernel_mcp.profile import parsers, rocpd
 from kernel_mcp.profile.summary import ProfileSummary, summarise
 from kernel_mcp.trace.analysis import CATEGORIES, TraceSummary
 from kernel_mcp.trace.analysis import summarise as summarise_trace
-from kernel_mcp.trace.readers import read_code_json, read_ncu_source
+from kernel_mcp.trace.ncu_source import read_ncu_source
+from kernel_mcp.trace.readers import read_code_json
 
 from conftest import FIXTURES, fixture
 from rocpd_builder import build as build_rocpd

@@ -30,7 +30,9 @@ from kernel_mcp.profile.parsers import read_counter_collection, read_kernel_trac
 from kernel_mcp.profile.summary import summarise as summarise_profile
 from kernel_mcp.trace import summarise_folder
 from kernel_mcp.trace.analysis import summarise
-from kernel_mcp.trace.readers import read_ncu_source, read_stats_csv
+from kernel_mcp.trace.folder import summarise_file
+from kernel_mcp.trace.ncu_source import read_ncu_source
+from kernel_mcp.trace.readers import read_stats_csv
 from kernel_mcp.workspace.config import parse_config
 
 from conftest import BASIC_TOML, FIXTURES, fixture
@@ -130,7 +132,21 @@ def test_code_json(tmp_path_factory, data):
     (folder / "code.json").write_bytes(data.draw(mutated(data.draw(st.sampled_from([CODE, CODE_ONE_LINE])))))
     if data.draw(st.booleans()):
         (folder / "filenames.json").write_bytes(data.draw(mutated(_bytes("rocm/rcv-pcsampling-filenames.json"))))
-    _outcome("thread_trace_import: rocprofv3 code.json (+ filenames.json)", lambda: summarise_folder(folder, "k", "fuzz"))
+    _outcome("thread_trace_import: rocprofv3 code.json (+ filenames.json)", lambda: summarise_folder(folder, None, "fuzz"))
+
+
+ATT_DISPATCH = Path(__file__).resolve().parent / "data/rocm/att-gfx950/fused_rope_cache/att_viewer/big/ui_output_agent_4253_dispatch_8781"
+
+
+@FUZZ
+@given(data=st.data(), which=st.sampled_from(["se0_sm3_sl0_wv0.json", "filenames.json"]))
+def test_thread_trace_wave_files(tmp_path_factory, data, which):
+    """A real gfx950 dispatch (tests/data) with one wave file or its filenames.json mutated: the
+    wait records and wave counts are read from these."""
+    folder = tmp_path_factory.mktemp("att") / ATT_DISPATCH.name
+    shutil.copytree(ATT_DISPATCH, folder)
+    (folder / which).write_bytes(data.draw(mutated((ATT_DISPATCH / which).read_bytes())))
+    _outcome("thread_trace_import: rocprofv3 wave files and filenames.json", lambda: summarise_folder(folder, None, "fuzz"))
 
 
 @FUZZ
@@ -148,6 +164,18 @@ def test_stats_csv(tmp_path_factory, data):
 def test_ncu_source(data, which):
     text = data.draw(mutated(_bytes(which))).decode("utf-8", errors="replace")
     _outcome("thread_trace_import: ncu source page CSV", lambda: summarise("k", "ncu source counters", read_ncu_source(text, "fuzz.csv")))
+
+
+BANK = Path(__file__).resolve().parent / "data/cuda"
+
+
+@FUZZ
+@given(data=st.data(), which=st.sampled_from(["ncu_source_bank_sass.csv", "ncu_source_bank_cuda_sass.csv"]))
+def test_ncu_source_of_several_kernels(tmp_path_factory, data, which):
+    """Two kernels, each section printed twice, shared-memory wavefront columns (tests/data)."""
+    path = tmp_path_factory.mktemp("ncu") / which
+    path.write_bytes(data.draw(mutated((BANK / which).read_bytes())))
+    _outcome("thread_trace_import: ncu source page of several kernels", lambda: summarise_file(path, None, "fuzz", path.parent))
 
 
 # ---------------------------------------------------------------- profiles ------------------

@@ -5,6 +5,7 @@ internal error, and the server keeps answering afterwards."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import shutil
@@ -189,8 +190,8 @@ def test_code_json_without_line_breaks_reads_the_same(tmp_path):
     one_line = tmp_path / "flat" / "code.json"
     one_line.parent.mkdir()
     one_line.write_text(json.dumps(json.loads(fixture(CODE_JSON).read_text()), separators=(",", ":")))
-    indented = [vars(i) for i in read_code_json(fixture(CODE_JSON))]
-    flat = [vars(i) for i in read_code_json(one_line)]
+    indented = [dataclasses.asdict(i) for i in read_code_json(fixture(CODE_JSON))]
+    flat = [dataclasses.asdict(i) for i in read_code_json(one_line)]
     assert flat == indented and len(flat) > 1000
 
 

@@ -14,7 +14,7 @@ import errno
 import os
 import shutil
 import threading
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import anyio
@@ -222,6 +222,24 @@ async def test_a_fifo_as_an_imported_csv_is_refused_at_once(workspace):
                     text = await refused(client, tool, **arguments)
                     assert "FIFO" in text and "only regular files" in text, text
     assert not guard["unblocked"] and not guard2["unblocked"], "a read blocked on the FIFO"
+
+
+ATT_DISPATCH = Path(__file__).resolve().parent / "data/rocm/att-gfx950/fused_rope_cache/att_viewer/big/ui_output_agent_4253_dispatch_8781"
+
+
+async def test_planted_wave_files_are_refused_by_name(workspace, secret):
+    """Wave files are read for the decoder's wait records: a FIFO or a link out named like one is
+    refused, naming the file, before anything opens it."""
+    for name, plant in (("se9_sm0_sl0_wv0.json", os.mkfifo), ("se9_sm0_sl0_wv1.json", lambda p: os.symlink(secret, p))):
+        folder = workspace / name.split(".")[0] / ATT_DISPATCH.name
+        shutil.copytree(ATT_DISPATCH, folder)
+        plant(folder / name)
+        with fifo_watchdog(folder / name) if name.endswith("wv0.json") else nullcontext() as guard:
+            with anyio.fail_after(GUARD_S * 2):
+                async with Client(build_server(workspace)) as client:
+                    text = await refused(client, "thread_trace_import", path=name.split(".")[0])
+        assert name in text and ("FIFO" in text or "outside the workspace" in text) and "TOP-SECRET" not in text, text
+        assert guard is None or not guard["unblocked"]
 
 
 async def test_a_fifo_as_the_benchmark_csv_fails_the_run(workspace):

@@ -17,7 +17,8 @@ from mcp import Client
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.server import build_server
 from kernel_mcp.trace.analysis import summarise
-from kernel_mcp.trace.readers import read_code_json, read_ncu_source, read_stats_csv
+from kernel_mcp.trace.ncu_source import read_ncu_source
+from kernel_mcp.trace.readers import read_code_json, read_stats_csv
 
 from conftest import FIXTURES, PY, fixture, install_stand_ins, toml_list
 
@@ -37,7 +38,10 @@ def test_pc_sampling_code_json():
     assert s.unit == "samples" and s.total == sum(r.samples for r in rows)
     assert s.categories["barrier"] > 0.1 and s.hot[0].isa in ("s_barrier", "s_waitcnt vmcnt(0)")
     waits = [w for w in s.waits if w.waits_for]
-    assert waits and all(w.waits_for.split()[0].startswith(("global_load", "scratch_load", "buffer_load", "ds_read", "s_load")) for w in waits)
+    assert waits and all(p.isa.split()[0].startswith(("global_", "scratch_", "buffer_", "flat_", "ds_", "s_load")) for w in waits for p in w.waits_for)
+    # a counter-N wait waits for what is older than its N youngest operations of that counter
+    assert all(("lgkmcnt" in w.isa) == w.waits_for[0].isa.startswith(("ds_", "s_load")) for w in waits)
+    assert all(w.attribution.startswith("estimate") for w in s.waits)  # PC sampling writes no wave files: no decoder records
     assert any("barriers hold waves" in f for f in s.findings)
 
 
@@ -46,8 +50,9 @@ def test_ncu_source_views_agree():
     both = summarise("dwconv3d_naive", "ncu source counters", read_ncu_source(fixture("cuda/ncu_source_cuda_sass.csv").read_text()))
     assert sass.total == both.total == 3159  # an instruction listed under several source lines counts once
     assert sass.categories == pytest.approx(both.categories)
-    assert both.hot[0].source.endswith("dw.cu:14") and "LDG" in (both.waits[0].waits_for or "")
-    assert any("global-memory waits" in f for f in both.findings)
+    assert both.hot[0].source.endswith("dw.cu:14") and "LDG" in both.waits[0].waits_for[0].isa
+    long_sb = f"{both.reasons['long_sb']:.1%}"
+    assert any(f"(long_sb) take {long_sb} of the samples" in f for f in both.findings)
 
 
 def test_stats_csv(tmp_path):
@@ -57,7 +62,8 @@ def test_stats_csv(tmp_path):
     path.write_text(path.read_text().replace("global_load_dwordx4 v[0:3], v[4:5], off", '"global_load_dwordx4 v[0:3], v[4:5], off"').replace("v_fmac_f32_e32 v1, v2, v3", '"v_fmac_f32_e32 v1, v2, v3"'))
     s = summarise("k", "rocprofv3 thread trace stats", read_stats_csv(path))
     assert s.unit == "cycles" and s.hot[0].isa == "s_waitcnt vmcnt(0)"
-    assert s.waits[0].waits_for.startswith("global_load_dwordx4") and s.waits[0].valu_between == 0
+    assert s.waits[0].waits_for[0].isa.startswith("global_load_dwordx4") and s.waits[0].valu_between == 0
+    assert s.waits[0].attribution.startswith("estimate")
 
 
 @pytest.mark.parametrize("mutate, expected", [

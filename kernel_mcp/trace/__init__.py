@@ -1,10 +1,13 @@
 """thread_trace: where a kernel's instructions wait, from rocprofv3 --att (AMD) or ncu's source
-counters (NVIDIA); thread_trace_import for traces decoded elsewhere; thread_trace_compare."""
+counters (NVIDIA); thread_trace_import for traces decoded elsewhere; thread_trace_compare.
+
+A summary is always of one kernel dispatch, labelled with the kernel the trace names; the others
+in the same input are listed. Compile facts join it only when the compile history has that very
+kernel for the architecture the trace ran on."""
 
 from __future__ import annotations
 
 import json
-import os
 import secrets
 from pathlib import Path
 
@@ -13,13 +16,13 @@ from pydantic import BaseModel, Field
 from kernel_mcp import limits, safe_files
 from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.runner import ProgressFn
-from kernel_mcp.trace.analysis import TraceComparison, TraceSummary, compare, summarise
-from kernel_mcp.trace.readers import accumulate_code_json, read_code_json, read_ncu_source, read_stats_csv
+from kernel_mcp.trace.analysis import TraceComparison, TraceSummary, compare
+from kernel_mcp.trace.folder import summarise_file, summarise_folder
 from kernel_mcp.workspace import Run, Workspace
 
 SUMMARY_FILE = "trace.json"
 
-__all__ = ["TraceComparison", "TraceOptions", "TraceSummary", "thread_trace", "thread_trace_compare", "thread_trace_import"]
+__all__ = ["TraceComparison", "TraceOptions", "TraceSummary", "summarise_folder", "thread_trace", "thread_trace_compare", "thread_trace_import"]
 
 
 class TraceOptions(BaseModel):
@@ -31,63 +34,48 @@ class TraceOptions(BaseModel):
     activity: int | None = Field(default=None, ge=1, le=16, description="--att-activity (gfx9 perfcounter streaming)")
 
 
-def summarise_folder(folder: Path, kernel: str, label: str, within: Path | None = None) -> TraceSummary:
-    """Every decoded dispatch under the folder (code.json preferred, else stats CSVs, else ncu source CSVs).
-
-    Only regular files whose links stay inside `within` (default: the folder) are read: a planted
-    link could lead anywhere, and a FIFO would block the read forever."""
-    within = within or folder
-
-    def found(pattern: str) -> list[Path]:
-        return safe_files.files_under(folder, pattern, within=within, relative_to=within)
-
-    codes = found("code.json")
-    if codes:
-        program: dict = {}
-        for path in codes:
-            accumulate_code_json(path, program)
-        rows = program.values()
-        fmt = "rocprofv3 thread trace"
-        meta = [_filenames(p, within) for p in (c.with_name("filenames.json") for c in codes) if os.path.lexists(p)]
-        if meta and any(m.get("pc_sampling") for m in meta) and not any(m.get("thread_trace") for m in meta):
-            fmt = "rocprofv3 PC sampling"
-        summary = summarise(kernel, fmt, rows)
-        waves = sum(len(m.get("wave_filenames") or []) for m in meta)
-        summary.facts.append(f"{len(codes)} dispatch(es) decoded" + (f", {waves} wave files" if waves else ""))
-        return summary
-    stats = found("stats_*.csv")
-    if stats:
-        return summarise(kernel, "rocprofv3 thread trace stats", (r for p in stats for r in read_stats_csv(p)))
-    ncu = found("*.csv")
-    if ncu:
-        return summarise(kernel, "ncu source counters", (r for p in ncu for r in read_ncu_source(
-            limits.read_text(p, limits.PROFILE_CSV_MAX_BYTES, "ncu source", within=within), p.name)))
-    raise InvalidInput(f"no decoded trace under {label}", hint="expected ui_output_*/code.json, stats_*.csv, or an ncu source CSV")
+def _base_name(name: str) -> str:
+    """`void k<(int)4>(float const*, int)` -> `k`: a demangled signature's function name (template
+    arguments may hold parentheses, so the parameter list is the first "(" outside them)."""
+    depth, head = 0, []
+    for c in name:
+        if c == "<":
+            depth += 1
+        elif c == ">":
+            depth = max(depth - 1, 0)
+        elif c == "(" and depth == 0:
+            break
+        elif depth == 0:
+            head.append(c)
+    words = "".join(head).split()
+    return words[-1].split("::")[-1] if words else ""
 
 
-def _filenames(path: Path, within: Path) -> dict:
-    """A dispatch's filenames.json (metadata beside code.json); small, a regular file inside
-    `within`, and refused when malformed (its content is never echoed)."""
-    try:
-        meta = json.loads(limits.read_text(path, 2**20, "thread trace metadata", within=within))
-    except (ValueError, RecursionError):
-        raise InvalidInput(f"{path.parent.name}/{path.name} is not valid JSON") from None
-    if not isinstance(meta, dict) or not isinstance(meta.get("wave_filenames") or [], list):
-        raise InvalidInput(f"{path.parent.name}/{path.name} is not rocprofv3 trace metadata (an object with wave_filenames)")
-    return meta
-
-
-def _compile_facts(ws: Workspace, kernel: str) -> list[str]:
-    """The kernel's resource usage from the latest compile of it, with its occupancy limiter."""
+def compile_facts(ws: Workspace, summary: TraceSummary) -> list[str]:
+    """The traced kernel's resource usage from its latest compile, when the compile history has
+    that kernel (by symbol, or by name) for the architecture the trace ran on; else why not."""
     path = ws.state_dir / "compile-history.json"
     if not path.exists():
         return []
-    history = json.loads(path.read_text())
+    try:
+        history = json.loads(limits.read_text(path, 64 * 2**20, "compile history", within=ws.state_dir))
+    except (ValueError, RecursionError):
+        return ["compile facts not attached: the compile history cannot be read"]
+    if not isinstance(history, dict):
+        return []
+    names = {n for n in (summary.kernel, summary.symbol, _base_name(summary.kernel)) if n}
     for key, k in history.items():
-        if kernel and (kernel in k.get("symbol", "") or kernel in k.get("name", "")):
-            occ = k.get("occupancy") or {}
-            regs = f"VGPR {k.get('vgprs')} AGPR {k.get('agprs')} SGPR {k.get('sgprs')}" if k.get("sgprs") is not None else f"registers {k.get('vgprs')}"
-            return [f"compile ({key.split(':')[0]}): {regs}, LDS {k.get('lds_bytes')} B, occupancy {occ.get('waves')}/{occ.get('max_waves')} limited by {', '.join(occ.get('limiter', []))}"]
+        if not isinstance(k, dict) or not ({k.get("symbol"), k.get("name")} & names):
+            continue
+        arch = str(key).split(":")[0]
+        if summary.arch is None:
+            return [f"compile facts not attached: the trace does not say which architecture it ran on (the history has {arch})"]
+        if arch != summary.arch:
+            continue
+        occ = k.get("occupancy") or {}
+        regs = f"VGPR {k.get('vgprs')} AGPR {k.get('agprs')} SGPR {k.get('sgprs')}" if k.get("sgprs") is not None else f"registers {k.get('vgprs')}"
+        return [f"compile ({arch}): {regs}, LDS {k.get('lds_bytes')} B, occupancy {occ.get('waves')}/{occ.get('max_waves')} "
+                f"limited by {', '.join(occ.get('limiter') or [])}"]
     return []
 
 
@@ -115,26 +103,20 @@ async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int
     if not result.ok:
         raise CommandFailed(f"the trace run gave {result.status()}", hint=(result.stderr.tail or result.stdout.tail)[-400:] or None)
     summary = summarise_folder(out, kernel_regex, run.id)
-    summary.facts += _compile_facts(ws, kernel_regex) + [f"on {lease.describe()}"]
+    if summary.arch is None and lease.gpu is not None:
+        summary.arch = lease.gpu.arch  # the GPU it ran on, as its monitor names it
+    summary.facts += compile_facts(ws, summary) + [f"on {lease.describe()}"]
     return _keep(run, summary)
 
 
-def thread_trace_import(ws: Workspace, run: Run, path: str, kernel: str | None) -> TraceSummary:
+def thread_trace_import(ws: Workspace, run: Run, path: str, kernel: str | None, dispatch: int | None = None) -> TraceSummary:
     target = ws.resolve(path, must_exist=True)
-    name = kernel or (ws.config.benchmark.target_kernel if ws.config.benchmark else target.name)
-    if not target.is_dir():
-        safe_files.check_regular(target, path)  # a FIFO would block the read forever
     if target.is_dir():
-        summary = summarise_folder(target, name, path, within=ws.root)
-    elif target.name == "code.json":
-        summary = summarise(name, "rocprofv3 thread trace", read_code_json(target))
-    elif target.name.startswith("stats_") and target.suffix == ".csv":
-        summary = summarise(name, "rocprofv3 thread trace stats", read_stats_csv(target))
-    elif target.suffix == ".csv":
-        summary = summarise(name, "ncu source counters", read_ncu_source(limits.read_text(target, limits.PROFILE_CSV_MAX_BYTES, "ncu source", label=path), target.name))
+        summary = summarise_folder(target, kernel, path, within=ws.root, dispatch=dispatch)
     else:
-        raise InvalidInput(f"{path}: not a decoded trace", hint="a folder with ui_output_*/code.json, a stats_*.csv, or an ncu source CSV")
-    summary.facts += _compile_facts(ws, name)
+        safe_files.check_regular(target, path)  # a FIFO would block the read forever
+        summary = summarise_file(target, kernel, path, ws.root, dispatch=dispatch)
+    summary.facts += compile_facts(ws, summary)
     return _keep(run, summary)
 
 

@@ -1,240 +1,275 @@
-"""Turning an instruction-level trace into a page: where the time goes, what waits on what, facts.
+"""Turning one kernel dispatch's instruction-level trace into a page: where the time goes, what
+waits on what, facts.
 
-Costs are cycles for a thread trace (latency = stall + issue, plus idle gaps) and samples for PC
-sampling or ncu's warp-stall sampling; the unit is always stated. Categories follow what a wait
-is for: s_waitcnt vmcnt (global memory), lgkmcnt (LDS and scalar memory), s_barrier, MFMA
-dependency bubbles, VALU, SALU, branches, idle. On NVIDIA, stall reasons map onto the same
-categories (long scoreboard -> global memory, short scoreboard and MIO -> shared memory, ...).
+Costs are cycles for a thread trace and samples for PC sampling or ncu's warp-stall sampling; the
+unit is always stated. Every category keeps stall, issue and idle apart: a thread trace's Latency
+is stall + issue (gfx9), Idle the gap before the instruction; a sample either issued or not.
+Categories follow what the cost is for: s_waitcnt vmcnt (global memory), lgkmcnt (LDS and scalar
+memory), s_barrier, MFMA, VALU, SALU, branches, memory instructions themselves; sampled stall
+reasons map onto the same categories through the reader's table. A wait's producers come from the
+decoder's own records where the trace has them; otherwise they are estimated, and marked so.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from collections import defaultdict
-from collections.abc import Iterable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
 
-from pydantic import BaseModel
-
-from kernel_mcp.tooling import ToolOutput
+from kernel_mcp.trace.findings import findings
+from kernel_mcp.trace.models import (BankConflicts, CategoryDelta, CostSplit, DispatchBrief, HotInstruction, Producer, SharedAccess,
+                                     TraceComparison, TraceSummary, WaitFact, pct, short)
 from kernel_mcp.trace.readers import Instr, mnemonic_of
 
-CATEGORIES = ("VMEM wait", "LDS/SMEM wait", "barrier", "MFMA dependency", "VALU", "SALU", "branch", "VMEM issue", "LDS issue", "issue contention", "idle", "other")
-NCU_REASON_CATEGORY = {
-    "long_sb": "VMEM wait", "lg": "VMEM wait", "tex": "VMEM wait", "drain": "VMEM wait",
-    "short_sb": "LDS/SMEM wait", "mio": "LDS/SMEM wait", "imc": "LDS/SMEM wait",
-    "barrier": "barrier", "membar": "barrier",
-    "math": "VALU", "wait": "VALU", "selected": "VALU", "not_selected": "issue contention",
-    "branch_resolving": "branch", "no_inst": "idle", "dispatch": "other", "misc": "other", "sleep": "idle", "sleeping": "idle",
-}
-PC_REASON_CATEGORY = {"WAITCNT": None, "BARRIER_WAIT": "barrier", "ALU_DEPENDENCY": None, "NO_INSTRUCTION_AVAILABLE": "idle", "SLEEP_WAIT": "idle"}
-VMEM_LOAD = re.compile(r"^(global_load|buffer_load|flat_load|scratch_load)")
-LGKM = re.compile(r"^(ds_read|ds_load|s_load|s_buffer_load|ds_bpermute|ds_swizzle)")
+__all__ = ["CATEGORIES", "KernelTrace", "TraceComparison", "TraceSummary", "brief", "brief_of", "compare", "summarise", "summarise_trace"]
+
+CATEGORIES = ("VMEM wait", "LDS/SMEM wait", "barrier", "MFMA", "VALU", "SALU", "branch", "VMEM instructions", "LDS instructions",
+              "issue contention", "idle", "other")
 MAX_HOT = 12
+MAX_WAITS = 8
+VM_CLASSES = ("vmem_load", "vmem_store", "vmem_atomic")
+LGKM_CLASSES = ("lds_read", "lds_write", "lds_other", "smem")
 
-
-# The compile tool's instruction classes (amdgpu_asm.classify), named for where a trace's time goes.
+# The instruction classes of the platforms' classifiers, named for where a trace's cost goes.
 _TRACE_CATEGORY = {
-    "mfma": "MFMA dependency", "barrier": "barrier", "branch": "branch", "valu": "VALU", "salu": "SALU", "smem": "SALU",
-    "vmem_load": "VMEM issue", "vmem_store": "VMEM issue", "vmem_atomic": "VMEM issue",
-    "lds_read": "LDS issue", "lds_write": "LDS issue", "lds_other": "LDS issue",
+    "mfma": "MFMA", "barrier": "barrier", "branch": "branch", "valu": "VALU", "salu": "SALU", "smem": "SALU",
+    "vmem_load": "VMEM instructions", "vmem_store": "VMEM instructions", "vmem_atomic": "VMEM instructions",
+    "lds_read": "LDS instructions", "lds_write": "LDS instructions", "lds_other": "LDS instructions",
 }
 
 
-def category_of(instr: Instr, classify) -> str:
-    """Where an instruction's time goes, from its class in its own instruction set (`classify`:
-    the platform's classifier; SASS read with the AMDGPU one would all be 'other')."""
+@dataclass
+class KernelTrace:
+    """One kernel dispatch as a reader found it."""
+
+    kernel: str
+    source: str  # the output's name ("rocprofv3 thread trace", "ncu source counters"): whose instruction set
+    program: dict[int, Instr]
+    symbol: str | None = None
+    dispatch: str | None = None
+    arch: str | None = None
+    waves: int | None = None
+    wait_records: dict[int, Counter] | None = None  # the decoder's: waiting index -> producer index counts
+    wait_records_from: str = ""  # which wave files they were read from
+    reason_category: dict[str, str] | None = None  # sampled stall reasons -> category
+    issued_reason: str | None = None  # the stall reason that means "issued"
+    wait_reasons: dict[str, tuple[str, ...]] = field(default_factory=dict)  # a waiting reason -> the classes it waits on
+    shared_columns: bool = False  # ncu source counters with shared-memory wavefronts
+    facts: list[str] = field(default_factory=list)
+    origin: Path | None = None  # the dispatch folder, where its wave files are
+
+
+def category_of(instr: Instr, classify: Callable[[str], str], producers: Iterable[str] = ()) -> str:
+    """Where an instruction's cost goes, from its class in its own instruction set (`classify`: the
+    platform's classifier). A wait goes by what it waits for: the decoder's producers where known,
+    else the counters it names (vmcnt first: global memory is the longer wait)."""
     m = instr.mnemonic
     kind = classify(m)
     if kind == "waitcnt":
-        return "LDS/SMEM wait" if "lgkmcnt" in instr.isa else "VMEM wait"
-    if kind == "other":
-        return "SALU" if m.startswith("s_") else "other"
-    return _TRACE_CATEGORY[kind]
+        classes = {classify(p) for p in producers}
+        if classes:
+            return "VMEM wait" if classes & set(VM_CLASSES) else "LDS/SMEM wait"
+        return "LDS/SMEM wait" if "lgkmcnt" in instr.isa and "vmcnt" not in instr.isa else "VMEM wait"
+    return _TRACE_CATEGORY.get(kind, "other")  # s_endpgm, s_nop, s_sleep: not scalar ALU work
 
 
-class HotInstruction(BaseModel):
-    index: int
-    isa: str
-    source: str | None
-    hits: float
-    cost: float
-    share: float
-    latency: float = 0.0
-    stall: float = 0.0
-    idle: float = 0.0
-    category: str
-    reasons: dict[str, float] = {}
+def categoriser(trace: KernelTrace, classify: Callable[[str], str]) -> Callable[[Instr], str]:
+    """category_of for this trace's instructions, the class of each mnemonic worked out once
+    (a trace repeats a few hundred mnemonics over millions of rows)."""
+    classes: dict[str, str] = {}
+    records = trace.wait_records or {}
+
+    def cached(mnemonic: str) -> str:
+        kind = classes.get(mnemonic)
+        if kind is None:
+            kind = classes[mnemonic] = classify(mnemonic)
+        return kind
+
+    def of(instr: Instr) -> str:
+        kind = cached(mnemonic_of(instr.isa))
+        if kind != "waitcnt":
+            return _TRACE_CATEGORY.get(kind, "other")
+        producers = (trace.program[p].mnemonic for p in records.get(instr.index, ()) if p in trace.program)
+        return category_of(instr, cached, producers)
+
+    return of
 
 
-class WaitFact(BaseModel):
-    index: int
-    isa: str
-    source: str | None
-    cost: float
-    share: float
-    waits_for: str | None
-    waits_for_source: str | None
-    valu_between: int | None
+def summarise(kernel: str, source: str, rows: Iterable[Instr]) -> TraceSummary:
+    """One program from rows (an instruction seen twice adds up): for one dispatch's rows."""
+    from kernel_mcp.trace import ncu_source
+
+    program: dict[int, Instr] = {}
+    for r in rows:
+        seen = program.get(r.index)
+        if seen is None:
+            program[r.index] = r
+            continue
+        for attr in ("hits", "latency", "stall", "idle", "samples", "issued", "shared_wavefronts", "shared_ideal", "shared_excess"):
+            setattr(seen, attr, getattr(seen, attr) + getattr(r, attr))
+        for k, v in r.reasons.items():
+            seen.reasons[k] = seen.reasons.get(k, 0.0) + v
+    trace = KernelTrace(kernel=kernel, source=source, program=program)
+    if source == ncu_source.SOURCE:  # the ncu reader's tables go with its rows
+        trace.reason_category, trace.issued_reason = ncu_source.REASON_CATEGORY, ncu_source.ISSUED_REASON
+        trace.wait_reasons = dict(ncu_source.LOADS_FOR_REASON)
+    return summarise_trace(trace)
 
 
-class TraceSummary(ToolOutput):
-    kernel: str
-    source: str
-    unit: str
-    total: float
-    instructions: int
-    categories: dict[str, float]
-    hot: list[HotInstruction]
-    waits: list[WaitFact]
-    findings: list[str]
-    facts: list[str] = []
-    run_id: str | None = None
-
-    def render(self) -> str:
-        lines = [f"trace of {self.kernel} ({self.source}): {self.total:.0f} {self.unit} over {self.instructions} instructions" + (f"; run {self.run_id}" if self.run_id else "")]
-        lines.append("by category: " + ", ".join(f"{k} {v:.0%}" for k, v in sorted(self.categories.items(), key=lambda kv: -kv[1]) if v >= 0.005))
-        lines.append(f"hottest instructions ({self.unit}):")
-        for h in self.hot[:10]:
-            where = f" [{h.source.rsplit('/', 1)[-1]}]" if h.source else ""
-            lines.append(f"  #{h.index:<5} {h.share:6.1%} {h.cost:>10.0f} hits {h.hits:>8.0f}  {h.isa[:56]}{where}")
-        if self.waits:
-            lines.append("top waits:")
-            for w in self.waits[:5]:
-                target = f" waits for {w.waits_for}" + (f" [{w.waits_for_source.rsplit('/', 1)[-1]}]" if w.waits_for_source else "") if w.waits_for else ""
-                lines.append(f"  #{w.index} {w.isa[:40]} {w.share:.1%}{target}" + (f"; {w.valu_between} VALU between" if w.valu_between is not None else ""))
-        lines += [f"finding: {f}" for f in self.findings]
-        lines += [f"fact: {f}" for f in self.facts]
-        return "\n".join(lines)
+def _sampled(ordered: list[Instr]) -> bool:
+    return any(i.samples for i in ordered) and not any(i.latency for i in ordered)
 
 
 def _cost(instr: Instr, sampled: bool) -> float:
     return instr.samples if sampled else instr.latency + instr.idle
 
 
-def summarise(kernel: str, source: str, rows: Iterable[Instr]) -> TraceSummary:
-    """One pass over the rows keeps only per-instruction totals (the program, not the trace)."""
-    from kernel_mcp import platforms
-
-    classify = platforms.of_tool(source).classify
-    program: dict[int, Instr] = {}
-    for r in rows:
-        seen = program.get(r.index)
-        if seen is None:
-            program[r.index] = r
-        else:  # the same instruction from several dispatches or files: add up
-            seen.hits += r.hits
-            seen.latency += r.latency
-            seen.stall += r.stall
-            seen.idle += r.idle
-            seen.samples += r.samples
-            for k, v in r.reasons.items():
-                seen.reasons[k] = seen.reasons.get(k, 0.0) + v
-    ordered = [program[i] for i in sorted(program)]
-    sampled = any(i.samples for i in ordered) and not any(i.latency for i in ordered)
-    unit = "samples" if sampled else "cycles"
-    total = sum(_cost(i, sampled) for i in ordered) or 1.0
-    categories: dict[str, float] = defaultdict(float)
+def costs_of(trace: KernelTrace, classify: Callable[[str], str]) -> tuple[dict[str, CostSplit], dict[str, float], str, float]:
+    """Category costs (split), stall-reason totals, the unit and the total. Plain lists while
+    adding up (this runs over every instruction of every dispatch in the input)."""
+    ordered = list(trace.program.values())
+    sampled = _sampled(ordered)
+    acc: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])  # stall, issue, idle
+    reasons: dict[str, float] = defaultdict(float)
+    category = categoriser(trace, classify)
     for i in ordered:
-        if sampled and i.reasons and source.startswith("ncu"):
+        own = acc[category(i)]
+        if not sampled:
+            own[0] += i.stall
+            own[1] += max(i.latency - i.stall, 0.0)
+            own[2] += i.idle
+            continue
+        if i.reasons and trace.reason_category is not None:
             for reason, value in i.reasons.items():
-                categories[NCU_REASON_CATEGORY.get(reason, "other")] += value
+                reasons[reason] += value
+                if reason == trace.issued_reason:
+                    own[1] += value
+                else:
+                    acc[trace.reason_category.get(reason, "other")][0] += value
             rest = i.samples - sum(i.reasons.values())
             if rest > 0:
-                categories[category_of(i, classify)] += rest
-        else:
-            cost = _cost(i, sampled)
-            if not sampled and i.idle:
-                categories["idle"] += i.idle
-                cost -= i.idle
-            categories[category_of(i, classify)] += cost
-    grand = sum(categories.values()) or 1.0
-    shares = {k: v / grand for k, v in categories.items()}
+                own[0] += rest
+            continue
+        for reason, value in i.reasons.items():
+            reasons[reason] += value
+        own[1] += i.issued
+        own[0] += max(i.samples - i.issued, 0.0)
+    costs = {k: CostSplit(stall=v[0], issue=v[1], idle=v[2]) for k, v in acc.items()}
+    return costs, dict(reasons), ("samples" if sampled else "cycles"), sum(c.total for c in costs.values())
+
+
+def summarise_trace(trace: KernelTrace) -> TraceSummary:
+    from kernel_mcp import platforms
+
+    classify = functools.lru_cache(maxsize=4096)(platforms.of_tool(trace.source).classify)
+    ordered = [trace.program[i] for i in sorted(trace.program)]
+    costs, reasons, unit, grand = costs_of(trace, classify)
+    sampled = unit == "samples"
+    total = sum(_cost(i, sampled) for i in ordered) or 1.0
+    grand = grand or 1.0
+    category = categoriser(trace, classify)
     hottest = sorted(ordered, key=lambda i: -_cost(i, sampled))[:MAX_HOT]
-    hot = [HotInstruction(index=i.index, isa=i.isa, source=i.source, hits=i.hits, cost=_cost(i, sampled), share=_cost(i, sampled) / total,
-                          latency=i.latency, stall=i.stall, idle=i.idle, category=category_of(i, classify), reasons=dict(sorted(i.reasons.items(), key=lambda kv: -kv[1])[:4]))
+    hot = [HotInstruction(index=i.index, address=i.address, isa=i.isa, source=i.source, hits=i.hits, cost=_cost(i, sampled), share=_cost(i, sampled) / total,
+                          stall=i.stall if not sampled else max(i.samples - i.issued, 0.0), issue=max(i.latency - i.stall, 0.0) if not sampled else i.issued,
+                          idle=i.idle, category=category(i),
+                          reasons=dict(sorted(i.reasons.items(), key=lambda kv: -kv[1])[:4]))
            for i in hottest]
-    waits = _waits(ordered, sampled, total, source)
-    summary = TraceSummary(kernel=kernel, source=source, unit=unit, total=total, instructions=len(ordered), categories=shares, hot=hot, waits=waits, findings=[])
-    summary.findings = findings(summary)
+    summary = TraceSummary(
+        kernel=trace.kernel, symbol=trace.symbol, dispatch=trace.dispatch, arch=trace.arch, source=trace.source, unit=unit, total=total,
+        instructions=len(ordered), waves=trace.waves, categories={k: c.total / grand for k, c in costs.items()}, costs=costs,
+        reasons={k: v / total for k, v in reasons.items()} if trace.reason_category is not None else {},
+        hot=hot, waits=_waits(trace, ordered, sampled, total, classify), bank_conflicts=_bank_conflicts(trace, ordered),
+        findings=[], facts=list(trace.facts))
+    summary.findings = findings(summary, trace.shared_columns)
     return summary
 
 
-def _waits(ordered: list[Instr], sampled: bool, total: float, source: str) -> list[WaitFact]:
-    out = []
+def brief(s: TraceSummary) -> DispatchBrief:
+    top = max(s.categories.items(), key=lambda kv: kv[1], default=("nothing", 0.0))
+    return DispatchBrief(kernel=s.kernel, dispatch=s.dispatch, unit=s.unit, total=s.total, instructions=s.instructions, waves=s.waves,
+                         top=f"{top[0]} {pct(top[1])}")
+
+
+def brief_of(trace: KernelTrace) -> DispatchBrief:
+    """A dispatch in one line, without the waits and hot list a full summary works out."""
+    from kernel_mcp import platforms
+
+    costs, _, unit, grand = costs_of(trace, platforms.of_tool(trace.source).classify)
+    sampled = unit == "samples"
+    top = max(costs.items(), key=lambda kv: kv[1].total, default=("nothing", CostSplit()))
+    return DispatchBrief(kernel=trace.kernel, dispatch=trace.dispatch, unit=unit, total=sum(_cost(i, sampled) for i in trace.program.values()) or 1.0,
+                         instructions=len(trace.program), waves=trace.waves, top=f"{top[0]} {pct(top[1].total / (grand or 1.0))}")
+
+
+def _waits(trace: KernelTrace, ordered: list[Instr], sampled: bool, total: float, classify) -> list[WaitFact]:
+    candidates = []
     for pos, instr in enumerate(ordered):
-        is_wait = instr.mnemonic.startswith("s_waitcnt") or (source.startswith("ncu") and any(k in instr.reasons for k in ("long_sb", "short_sb", "mio")))
-        if not is_wait:
+        waiting = {r: v for r, v in instr.reasons.items() if r in trace.wait_reasons} if trace.wait_reasons else {}
+        if not waiting and classify(instr.mnemonic) != "waitcnt":
             continue
-        cost = _cost(instr, sampled)
-        if cost <= 0:
-            continue
-        if instr.mnemonic.startswith("s_waitcnt"):
-            pattern = LGKM if "lgkmcnt" in instr.isa else VMEM_LOAD
-        else:
-            pattern = re.compile(r"^(LDG|LD\b|LDS|LDSM)") if instr.reasons.get("long_sb", 0) < instr.reasons.get("short_sb", 0) + instr.reasons.get("mio", 0) else re.compile(r"^(LDG|LD\b)")
-        producer, valu = None, 0
-        for back in range(pos - 1, max(-1, pos - 200), -1):
-            candidate = ordered[back]
-            if pattern.match(candidate.mnemonic):
-                producer = candidate
-                break
-            if candidate.mnemonic.startswith(("v_", "F", "H", "I")) and not candidate.mnemonic.startswith("v_mfma"):
-                valu += 1
-        out.append(WaitFact(index=instr.index, isa=instr.isa, source=instr.source, cost=cost, share=cost / total,
-                            waits_for=producer.isa if producer else None, waits_for_source=producer.source if producer else None, valu_between=valu if producer else None))
-    return sorted(out, key=lambda w: -w.cost)[:8]
-
-
-def _line(source: str | None) -> str:
-    return f" at {source.rsplit('/', 1)[-1]}" if source else ""
-
-
-def findings(s: TraceSummary) -> list[str]:
-    """Facts, not advice: each sentence points at figures in the summary."""
+        cost = sum(waiting.values()) if waiting else _cost(instr, sampled)
+        if cost > 0:
+            candidates.append((cost, pos, waiting))
+    positions = {i.index: n for n, i in enumerate(ordered)}
     out = []
-    top = sorted(s.categories.items(), key=lambda kv: -kv[1])
-    if top:
-        out.append(f"{top[0][0]} takes {top[0][1]:.0%} of the {s.unit}" + (f", then {top[1][0]} {top[1][1]:.0%}" if len(top) > 1 else ""))
-    lgkm = [w for w in s.waits if "lgkmcnt" in w.isa or (w.waits_for and w.waits_for.startswith(("ds_", "LDS")))]
-    if lgkm:
-        share = sum(w.share for w in lgkm)
-        w = lgkm[0]
-        out.append(f"LDS/scalar waits{_line(w.source)} take {share:.0%} of {s.unit}" + (f"; the top one waits for {mnemonic_of(w.waits_for)}{_line(w.waits_for_source)} with {w.valu_between} VALU instructions between" if w.waits_for else ""))
-    vm = [w for w in s.waits if w not in lgkm]
-    if vm:
-        share = sum(w.share for w in vm)
-        w = vm[0]
-        out.append(f"global-memory waits take {share:.0%} of {s.unit}" + (f"; the top one{_line(w.source)} waits for {mnemonic_of(w.waits_for)}{_line(w.waits_for_source)} with {w.valu_between} VALU instructions between" if w.waits_for else ""))
-    if s.categories.get("barrier", 0) >= 0.05:
-        out.append(f"barriers hold waves for {s.categories['barrier']:.0%} of {s.unit}")
-    if s.hot:
-        h = s.hot[0]
-        out.append(f"the hottest instruction is {mnemonic_of(h.isa)}{_line(h.source)} with {h.share:.0%} of {s.unit}")
+    for cost, pos, waiting in sorted(candidates, key=lambda c: -c[0])[:MAX_WAITS]:  # producers only for the ones shown
+        instr = ordered[pos]
+        fact = WaitFact(index=instr.index, address=instr.address, isa=instr.isa, source=instr.source, cost=cost, share=cost / total, attribution="")
+        if trace.wait_records is not None and not waiting:
+            named = trace.wait_records.get(instr.index, Counter())
+            fact.waits_for = [Producer(index=p, address=trace.program[p].address, isa=trace.program[p].isa, source=trace.program[p].source, records=n)
+                              for p, n in sorted(named.items(), key=lambda kv: positions.get(kv[0], 0)) if p in trace.program]
+            fact.attribution = f"decoder records, {trace.wait_records_from}" if fact.waits_for else "decoder recorded no outstanding load"
+        else:
+            classes = trace.wait_reasons[max(waiting, key=waiting.get)] if waiting else _counter_classes(instr.isa)
+            producer, valu = _estimate(ordered, pos, classes, _outstanding(instr.isa) if not waiting else 0, classify)
+            if producer is not None:
+                fact.waits_for = [Producer(index=producer.index, address=producer.address, isa=producer.isa, source=producer.source)]
+                fact.valu_between = valu
+            fact.attribution = "estimate: program order" if producer is not None else "estimate: no load found before it"
+        out.append(fact)
     return out
 
 
-class CategoryDelta(BaseModel):
-    category: str
-    a: float
-    b: float
+def _counter_classes(isa: str) -> tuple[str, ...]:
+    return VM_CLASSES if "vmcnt" in isa or "lgkmcnt" not in isa else LGKM_CLASSES
 
 
-class TraceComparison(ToolOutput):
-    a: str
-    b: str
-    total_a: float
-    total_b: float
-    unit: str
-    categories: list[CategoryDelta]
-    moved: list[str]
+def _outstanding(isa: str) -> int:
+    """N of vmcnt(N) / lgkmcnt(N): how many younger operations the wait lets stay in flight."""
+    match = re.search(r"(?:vmcnt|lgkmcnt)\((\d+)\)", isa)
+    return int(match.group(1)) if match else 0
 
-    def render(self) -> str:
-        change = f" ({self.total_b / self.total_a - 1:+.1%})" if self.total_a else ""
-        lines = [f"{self.a} -> {self.b}: {self.total_a:.0f} -> {self.total_b:.0f} {self.unit}{change}"]
-        for c in self.categories:
-            lines.append(f"  {c.category:<16} {c.a:6.1%} -> {c.b:6.1%}")
-        lines += [f"  {m}" for m in self.moved]
-        return "\n".join(lines)
+
+def _estimate(ordered: list[Instr], pos: int, classes: tuple[str, ...], skip: int, classify) -> tuple[Instr | None, int]:
+    """The memory instruction a wait waits for, from program order alone: the (skip+1)-th most
+    recent one of its counter's classes. Loops and branches can make this wrong; it says so."""
+    seen, valu = 0, 0
+    for back in range(pos - 1, max(-1, pos - 400), -1):
+        candidate = ordered[back]
+        kind = classify(candidate.mnemonic)
+        if kind in classes:
+            if seen == skip:
+                return candidate, valu
+            seen += 1
+        elif kind == "valu":
+            valu += 1
+    return None, 0
+
+
+def _bank_conflicts(trace: KernelTrace, ordered: list[Instr]) -> BankConflicts | None:
+    if not trace.shared_columns:
+        return None
+    shared = [i for i in ordered if i.shared_wavefronts]
+    wavefronts = sum(i.shared_wavefronts for i in shared)
+    excess = sum(i.shared_excess for i in shared)
+    top = sorted((i for i in shared if i.shared_excess), key=lambda i: -i.shared_excess)[:5]
+    return BankConflicts(wavefronts=wavefronts, ideal=sum(i.shared_ideal for i in shared), excess=excess, excess_share=excess / wavefronts if wavefronts else 0.0,
+                         top=[SharedAccess(index=i.index, address=i.address, isa=i.isa, source=i.source, executed=i.hits, wavefronts=i.shared_wavefronts,
+                                           ideal=i.shared_ideal, excess=i.shared_excess) for i in top])
 
 
 def compare(a: TraceSummary, b: TraceSummary, label_a: str, label_b: str) -> TraceComparison:
@@ -245,8 +280,9 @@ def compare(a: TraceSummary, b: TraceSummary, label_a: str, label_b: str) -> Tra
     moved = []
     for h in b.hot[:8]:
         before = hot_a.get(key(h))
-        moved.append(f"{mnemonic_of(h.isa)}{_line(h.source)}: " + (f"{before.share:.1%} -> {h.share:.1%}" if before else f"new in the hot list at {h.share:.1%}"))
+        moved.append(f"{mnemonic_of(h.isa)}{short(h.source)}: " + (f"{before.share:.1%} -> {h.share:.1%}" if before else f"new in the hot list at {h.share:.1%}"))
     for k, h in hot_a.items():
         if k not in {key(x) for x in b.hot}:
-            moved.append(f"{mnemonic_of(h.isa)}{_line(h.source)}: left the hot list (was {h.share:.1%})")
-    return TraceComparison(a=label_a, b=label_b, total_a=a.total, total_b=b.total, unit=b.unit, categories=deltas, moved=moved[:12])
+            moved.append(f"{mnemonic_of(h.isa)}{short(h.source)}: left the hot list (was {h.share:.1%})")
+    which = f"{a.kernel[:60]}{' (' + a.dispatch + ')' if a.dispatch else ''} vs {b.kernel[:60]}{' (' + b.dispatch + ')' if b.dispatch else ''}"
+    return TraceComparison(a=label_a, b=label_b, total_a=a.total, total_b=b.total, unit=b.unit, categories=deltas, moved=moved[:12], kernels=which)

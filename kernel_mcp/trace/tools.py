@@ -22,7 +22,9 @@ class ThreadTraceInput(ToolInput):
 
 class ThreadTraceImportInput(ToolInput):
     path: str = Field(max_length=512, description="workspace-relative folder with ui_output_*/code.json, a stats_*.csv, or an ncu source CSV")
-    kernel: str | None = Field(default=None, max_length=200, description="kernel name to label the summary")
+    kernel: str | None = Field(default=None, max_length=200, description="which kernel to summarise when the trace holds several "
+                               "(its name, part of it, or a regular expression); the summary is labelled with the name the trace gives")
+    dispatch: int | None = Field(default=None, ge=0, description="which dispatch (AMD) or launch (ncu) of it")
 
 
 class ThreadTraceCompareInput(ToolInput):
@@ -45,7 +47,7 @@ async def _thread_trace_import(args: ThreadTraceImportInput, ctx: ToolContext) -
     ws.resolve(args.path, must_exist=True)
     run = ctx.new_run(args.model_dump())
     # decoding a large trace is blocking work: off the event loop, so other calls are answered meanwhile
-    return await anyio.to_thread.run_sync(lambda: trace.thread_trace_import(ws, run, path=args.path, kernel=args.kernel))
+    return await anyio.to_thread.run_sync(lambda: trace.thread_trace_import(ws, run, path=args.path, kernel=args.kernel, dispatch=args.dispatch))
 
 
 async def _thread_trace_compare(args: ThreadTraceCompareInput, ctx: ToolContext) -> trace.TraceComparison:
@@ -56,13 +58,15 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "thread_trace",
         "Instruction-level view of one kernel: rocprofv3 --att (AMD) or ncu source counters (NVIDIA) on the gated GPU. "
-        "Hottest instructions, time by category (VMEM/LDS waits, barriers, MFMA, VALU, SALU, branch, idle), the top waits "
-        "with the instruction they wait for, compile facts, and findings stated as facts.",
+        "One kernel dispatch at a time: hottest instructions, time by category with stall/issue/idle kept apart, the top waits "
+        "with the loads they wait for (the decoder's records where the trace has them, else marked an estimate), shared-memory "
+        "bank conflicts where the output counts them, compile facts of that kernel and arch, and findings stated as facts.",
         ThreadTraceInput, trace.TraceSummary, _thread_trace, RUNS_COMMANDS, ("workspace", "benchmark", "profiler", "gpu"),
     ),
     ToolSpec(
         "thread_trace_import",
-        "Summarise a decoded trace made elsewhere (rocprofv3 ui_output code.json or stats CSV, or an ncu source CSV) the same way.",
+        "Summarise a decoded trace made elsewhere (rocprofv3 ui_output folders or stats CSVs, or an ncu source CSV) the same way: "
+        "lists every kernel dispatch found and summarises the one asked for (kernel, dispatch), else the costliest.",
         ThreadTraceImportInput, trace.TraceSummary, _thread_trace_import, READ_ONLY, ("workspace",),
     ),
     ToolSpec(

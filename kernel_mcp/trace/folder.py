@@ -1,0 +1,186 @@
+"""Finding the kernel dispatches in a trace output and summarising the one asked for.
+
+rocprofv3 --att writes, per traced dispatch, `ui_output_agent_<a>_dispatch_<d>/` (code.json,
+filenames.json, one JSON file per wave, occupancy, ...) and `stats_ui_output_agent_<a>_dispatch_<d>.csv`
+beside it; `<pid>_agent_info.csv` names the GPU (its filenames.json gives only the major gfx
+version). ncu's source page holds every kernel of its report. Each dispatch is its own summary:
+instruction indices start again in every code.json, so adding dispatches together by index would add
+different instructions (of different kernels) together.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from kernel_mcp import limits, safe_files
+from kernel_mcp.errors import InvalidInput
+from kernel_mcp.trace import ncu_source, wavefiles
+from kernel_mcp.trace.analysis import KernelTrace, brief, brief_of, summarise_trace
+from kernel_mcp.trace.models import TraceSummary
+from kernel_mcp.trace.readers import KernelBlock, read_code_json_blocks, read_stats_blocks
+
+DISPATCH_DIR = re.compile(r"ui_output_agent_(\d+)_dispatch_(\d+)")
+THREAD_TRACE, PC_SAMPLING, TRACE_STATS = "rocprofv3 thread trace", "rocprofv3 PC sampling", "rocprofv3 thread trace stats"
+
+
+def summarise_folder(folder: Path, kernel: str | None, label: str, within: Path | None = None, dispatch: int | None = None) -> TraceSummary:
+    """Every kernel dispatch under `folder`, briefly, and the one asked for in full (`kernel`: a
+    name, part of one or a regular expression; `dispatch`: its dispatch or launch number); with
+    neither, the costliest. Only regular files whose links stay inside `within` are read."""
+    within = within or folder
+    return choose(discover(folder, within), kernel, dispatch, label, within)
+
+
+def summarise_file(path: Path, kernel: str | None, label: str, within: Path, dispatch: int | None = None) -> TraceSummary:
+    return choose(_file_traces(path, within), kernel, dispatch, label, within)
+
+
+def choose(traces: Iterator[KernelTrace], kernel: str | None, dispatch: int | None, label: str, within: Path) -> TraceSummary:
+    briefs, chosen, best = [], None, -1.0
+    for trace in traces:
+        line = brief_of(trace)
+        if line in briefs:  # one launch in two views of the same report (sass and cuda,sass)
+            continue
+        briefs.append(line)
+        if _matches(trace, kernel, dispatch) and line.total > best:
+            chosen, best = trace, line.total
+    if not briefs:
+        raise InvalidInput(f"no decoded trace under {label}", hint="expected ui_output_*/code.json, stats_*.csv, or an ncu source CSV")
+    if chosen is None:
+        names = "; ".join(b.kernel[:80] + (f" ({b.dispatch})" if b.dispatch else "") for b in briefs[:8])
+        raise InvalidInput(f"no kernel dispatch in {label} matches kernel={kernel!r} dispatch={dispatch!r}", hint=f"found: {names}")
+    _attach_wait_records(chosen, within)
+    summary = summarise_trace(chosen)
+    mine = brief(summary)
+    summary.found = [mine] + [b for b in briefs if (b.kernel, b.dispatch) != (mine.kernel, mine.dispatch)]
+    if len(briefs) > 1 and kernel is None and dispatch is None:
+        summary.facts.insert(0, "summarised: the costliest dispatch (none was asked for)")
+    return summary
+
+
+def _matches(trace: KernelTrace, kernel: str | None, dispatch: int | None) -> bool:
+    if dispatch is not None and not (trace.dispatch and re.search(rf"(?:dispatch|launch) {dispatch}$", trace.dispatch)):
+        return False
+    if not kernel:
+        return True
+    names = [n for n in (trace.kernel, trace.symbol) if n]
+    try:
+        pattern = re.compile(kernel)
+    except re.error:
+        pattern = None
+    return any(kernel in n or (pattern is not None and pattern.search(n[:1000])) for n in names)  # bounded: the pattern is the caller's
+
+
+def discover(folder: Path, within: Path) -> Iterator[KernelTrace]:
+    def found(pattern: str) -> list[Path]:
+        return safe_files.files_under(folder, pattern, within=within, relative_to=within)
+
+    arch = _arch(found("*agent_info.csv"), within)
+    codes = found("code.json")
+    for path in codes:
+        yield _dispatch_trace(path, within, arch)
+    traced = {p.parent.name for p in codes}
+    stats = [p for p in found("stats_*.csv") if p.stem[len("stats_"):] not in traced]
+    for path in stats:
+        yield from _stats_traces(path, arch)
+    if codes or stats:
+        return
+    for path in found("*.csv"):
+        yield from _ncu_traces(path, within, skip_other=True)
+
+
+def _file_traces(path: Path, within: Path) -> Iterator[KernelTrace]:
+    if path.name == "code.json":
+        yield _dispatch_trace(path, within, None)
+    elif path.name.startswith("stats_") and path.suffix == ".csv":
+        yield from _stats_traces(path, None)
+    elif path.suffix == ".csv":
+        yield from _ncu_traces(path, within, skip_other=False)
+    else:
+        raise InvalidInput(f"{path.name}: not a decoded trace", hint="a folder with ui_output_*/code.json, a stats_*.csv, or an ncu source CSV")
+
+
+def _dispatch_label(folder_name: str) -> str | None:
+    match = DISPATCH_DIR.search(folder_name)
+    return f"agent {match.group(1)} dispatch {match.group(2)}" if match else None
+
+
+def _main_block(blocks: list[KernelBlock]) -> tuple[KernelBlock, dict]:
+    """The dispatch's kernel: the function that ran the most; others that ran (called functions)
+    belong to the same launch. Functions of the code object that did not run are left out."""
+    ran = [b for b in blocks if b.executed] or blocks[:1]
+    main = max(ran, key=lambda b: sum(i.latency + i.idle + i.samples for i in b.program.values()))
+    program = {k: v for b in ran for k, v in b.program.items()}
+    return main, program
+
+
+def _dispatch_trace(path: Path, within: Path, arch: str | None) -> KernelTrace:
+    blocks = read_code_json_blocks(path)
+    main, program = _main_block(blocks)
+    meta_path = path.with_name("filenames.json")
+    meta = wavefiles.read_filenames(meta_path, within) if meta_path.exists() or meta_path.is_symlink() else {}
+    source = PC_SAMPLING if meta.get("pc_sampling") and not meta.get("thread_trace") else THREAD_TRACE
+    trace = KernelTrace(kernel=main.name or f"unnamed kernel ({path.parent.name})", symbol=main.symbol, source=source, program=program,
+                        dispatch=_dispatch_label(path.parent.name) or path.parent.name, arch=arch, origin=path.parent)
+    if source == THREAD_TRACE:
+        listed = wavefiles.wave_count(meta) if meta else None
+        present = len(wavefiles.wave_files(path.parent, within))
+        trace.waves = listed if listed is not None else present
+        if listed is not None and listed != present:
+            trace.facts.append(f"filenames.json lists {listed} wave files; {present} are in the folder")
+    return trace
+
+
+def _attach_wait_records(trace: KernelTrace, within: Path) -> None:
+    folder = trace.origin
+    if folder is None or trace.source != THREAD_TRACE:
+        return
+    files = wavefiles.wave_files(folder, within)
+    if not files:
+        return
+    chosen = wavefiles.sample(files)
+    trace.wait_records = wavefiles.wait_records(chosen, within)
+    trace.wait_records_from = f"{len(chosen)} of {len(files)} wave files" if len(chosen) < len(files) else f"all {len(files)} wave files"
+
+
+def _stats_traces(path: Path, arch: str | None) -> Iterator[KernelTrace]:
+    blocks = read_stats_blocks(path)
+    if not blocks:
+        raise InvalidInput(f"{path.name}: no instruction rows (no wave ran on the traced compute unit?)")
+    main, program = _main_block(blocks)
+    yield KernelTrace(kernel=main.name or f"unnamed kernel ({path.name})", symbol=main.symbol, source=TRACE_STATS, program=program,
+                      dispatch=_dispatch_label(path.stem) or path.stem, arch=arch)
+
+
+def _ncu_traces(path: Path, within: Path, skip_other: bool) -> Iterator[KernelTrace]:
+    text = limits.read_text(path, limits.PROFILE_CSV_MAX_BYTES, "ncu source", within=within)
+    try:
+        kernels = ncu_source.read_ncu_kernels(text, path.name)
+    except InvalidInput as exc:
+        if skip_other and "no ncu source table" in exc.message:
+            return  # another CSV beside the source page (details, raw, agent info)
+        raise
+    for k in kernels:
+        yield KernelTrace(kernel=k.name or f"unnamed kernel ({path.name})", source=ncu_source.SOURCE, program=k.block.program,
+                          dispatch=f"launch {k.launch}",
+                          reason_category=ncu_source.REASON_CATEGORY, issued_reason=ncu_source.ISSUED_REASON,
+                          wait_reasons=dict(ncu_source.LOADS_FOR_REASON), shared_columns=k.has_shared_columns)
+
+
+def _arch(paths: list[Path], within: Path) -> str | None:
+    """The GPU's exact target from rocprofv3's agent_info.csv (Agent_Type GPU, Name gfx950), when
+    the folder's agents agree on one."""
+    names: set[str] = set()
+    for path in paths:
+        text = limits.read_text(path, 16 * 2**20, "agent info", within=within)
+        try:
+            for row in csv.DictReader(io.StringIO(text)):
+                if row.get("Agent_Type") == "GPU" and row.get("Name"):
+                    names.add(row["Name"].strip())
+        except csv.Error:
+            raise InvalidInput(f"{path.name}: not a readable CSV") from None
+    return names.pop() if len(names) == 1 else None
