@@ -104,7 +104,11 @@ async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int
         raise CommandFailed(f"the trace run gave {result.status()}", hint=(result.stderr.tail or result.stdout.tail)[-400:] or None)
     summary = summarise_folder(out, kernel_regex, run.id)
     if summary.arch is None and lease.gpu is not None:
-        summary.arch = lease.gpu.arch  # the GPU it ran on, as its monitor names it
+        # the GPU it ran on, named as the hardware tables name it (nvidia-smi says "Hopper", not sm_90)
+        from kernel_mcp.arch_registry import arch_for_gpu
+
+        gpu = lease.gpu
+        summary.arch = arch_for_gpu(gpu.vendor, gpu.name, gpu.arch) or gpu.arch
     summary.facts += compile_facts(ws, summary) + [f"on {lease.describe()}"]
     return _keep(run, summary)
 
