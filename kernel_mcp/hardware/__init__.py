@@ -44,6 +44,7 @@ class OccupancyAnswer(ToolOutput):
         occ = self.occupancy
         lines = [f"{occ.arch}: {occ.waves} {occ.unit} of {occ.max_waves}; limited by {', '.join(occ.limiter)}"]
         lines += [f"  {line}" for line in occ.explanation]
+        lines += [f"note: {n}" for n in occ.notes]
         lines += [f"sources disagree: {d}" for d in occ.disagreements]
         lines += ["sources:"] + [f"  {s}" for s in occ.sources]
         return "\n".join(lines)
