@@ -23,7 +23,10 @@ class HwSpecAnswer(ToolOutput):
     figures: dict[str, Figure]
 
     def render(self) -> str:
+        disputed = [key for key, fig in self.figures.items() if fig.disagreement]
         lines = [f"{self.arch}: {self.product} ({self.family}). Each figure: value unit [source]"]
+        if disputed:  # named up front: a long table is cut to the answer budget from the end
+            lines.append(f"sources disagree on {len(disputed)} figures (details under each): {', '.join(disputed)}")
         for key, fig in self.figures.items():
             value = f"{fig.value:g}" if isinstance(fig.value, (int, float)) else str(fig.value)
             lines.append(f"{key} = {value} {fig.unit or ''} [{fig.source}]")
