@@ -215,3 +215,11 @@ async def test_compile_kernel_explains_a_launch_bound_the_compiler_reads_as_a_ra
     k = data["kernels"][0]
     assert (k["compiler_occupancy"], k["occupancy"]["waves"], k["occupancy"]["waves_min"]) == (8, 7, 6)
     assert any("best workgroup size up to the kernel's limit of 576 threads (8 with 512-thread blocks)" in n for n in data["notes"])
+
+
+def test_resource_notes_flag_a_database_agpr_count_without_raising():
+    from kernel_mcp.hardware import resource_notes
+
+    assert resource_notes("gfx950", vgprs=128, agprs=384)[0].startswith("not a possible kernel on gfx950: 384 AGPRs")
+    assert "allocation granule" in resource_notes("gfx942", vgprs=64, sgprs=112)[0]
+    assert resource_notes("gfx950", vgprs=128, agprs=128, sgprs=48, lds_bytes=32768, block_size=256) == []
