@@ -9,7 +9,6 @@ from __future__ import annotations
 import subprocess
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
 
@@ -68,6 +67,7 @@ CASES = [
     Case("wg704", "gfx950", 6, block=704, why="11 waves: 2 groups = 22 waves -> 5-6"),
     Case("wg64", "gfx950", 8, block=64, why="single-wave groups need no barrier: 32 of them"),
     Case("v128_wg1024", "gfx950", 4, vgprs=128, block=1024, why="16 waves need 4 per SIMD; 128 VGPRs allow 4"),
+    Case("v96_wg1024", "gfx950", 5, vgprs=96, block=1024, why="LLVM's per-SIMD minimum; whole 16-wave groups fit once: 4"),
     # gfx942: 64 KiB LDS
     Case("lds40000_wg128", "gfx942", 1, lds=40000, block=128, why="1 group x 2 waves over 4 SIMDs: LLVM 1 (was 0)"),
     Case("lds32k_wg256", "gfx942", 2, lds=32768),
@@ -104,6 +104,8 @@ def test_the_three_cases_that_were_wrong_and_their_explanations():
     assert (lds.waves, lds.limiter) == (1, ["LDS"]) and any("SIMDs empty" in line for line in lds.explanation)
     assert occupancy(g942, vgprs=8, lds_bytes=40000, block_size=128).waves == 1
     assert [occupancy(g950, vgprs=8, sgprs=s).waves for s in range(97, 103)] == [8, 8, 8, 8, 7, 7]
+    whole = occupancy(g950, vgprs=96, block_size=1024)  # LLVM's 5, and what whole workgroups allow
+    assert whole.waves == 5 and any("1 workgroup(s) = 16 waves, at most 4 on a SIMD" in line for line in whole.explanation)
 
 
 @pytest.mark.parametrize("sgprs", range(1, 113))

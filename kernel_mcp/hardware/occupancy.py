@@ -150,13 +150,13 @@ def amd_occupancy(spec: HardwareSpec, vgprs: int, agprs: int, sgprs: int, lds_by
         )
     slot_groups = llvm.max_workgroups_per_cu(block_size, wave_size, max_waves, simds, barriers)
     why = "single-wave: wave slots only" if per_wg == 1 else f"min({max_waves * simds} wave slots // {per_wg}, {barriers} barriers)"
-    lo, hi = _spread(slot_groups * per_wg, simds, max_waves)
+    hi = _spread(slot_groups * per_wg, simds, max_waves)[1]
     limits.append(OccupancyLimit(resource="workgroup slots", waves=hi, detail=f"{slot_groups} workgroups of {per_wg} waves per CU ({why}) = {slot_groups * per_wg} waves over {simds} SIMDs"))
     groups = slot_groups
     if lds_bytes:
         keys.append("lds_per_cu_bytes")
         lds_groups = lds_cu // lds_bytes
-        lds_lo, lds_hi = _spread(lds_groups * per_wg, simds, max_waves)
+        lds_hi = _spread(lds_groups * per_wg, simds, max_waves)[1]
         limits.append(OccupancyLimit(resource="LDS", waves=lds_hi, detail=f"{lds_cu} B per CU // {lds_bytes} B = {lds_groups} workgroups x {per_wg} waves = {lds_groups * per_wg} waves over {simds} SIMDs"))
         groups = min(groups, lds_groups)
         lds_granule = spec.get("lds_alloc_granule_bytes")
@@ -172,13 +172,11 @@ def amd_occupancy(spec: HardwareSpec, vgprs: int, agprs: int, sgprs: int, lds_by
                     f"LDS: counted in {int(lds_granule)}-byte allocation blocks ({lds_bytes} -> {rounded} B) the limit is {alt}, not {mine}: "
                     + (spec.figures["lds_alloc_granule_bytes"].disagreement or "sources disagree")
                 )
-    waves_lo, _ = _spread(groups * per_wg, simds, max_waves)
+    waves_lo, waves_hi = _spread(groups * per_wg, simds, max_waves)
+    # LLVM takes the minimum of per-SIMD limits; whole workgroups under a register limit can
+    # leave fewer waves than that (16-wave groups in 5 waves/SIMD of registers: one group, 4).
     whole = (by_registers * simds) // per_wg
-    if per_wg > 1 and whole < groups:
-        placed = _spread(whole * per_wg, simds, max_waves)[1]
-        if placed < min(hi, by_registers):
-            notes.append(f"LLVM takes the per-SIMD minimum ({by_registers}); placed as whole workgroups, the registers of a CU hold "
-                         f"{whole} workgroups = {whole * per_wg} waves, at most {placed} on a SIMD")
+    placed = _spread(whole * per_wg, simds, max_waves)[1] if per_wg > 1 and whole < groups else None
     granule_note = spec.figures["vgpr_alloc_granule"].disagreement
     if granule_note:
         alt_alloc = llvm.round_up(max(total, 1), 16)
@@ -189,6 +187,9 @@ def amd_occupancy(spec: HardwareSpec, vgprs: int, agprs: int, sgprs: int, lds_by
     if result.waves_min < result.waves:
         result.explanation.append(f"waves do not divide evenly over the {simds} SIMDs: some hold {result.waves_min} (LLVM's range "
                                   f"{result.waves_min}-{result.waves}; the compiler reports {result.waves})")
+    if placed is not None and placed < min(waves_hi, by_registers):
+        result.explanation.append(f"LLVM takes the per-SIMD minimum ({result.waves}); placed as whole workgroups, the registers "
+                                  f"of a CU hold {whole} workgroup(s) = {whole * per_wg} waves, at most {placed} on a SIMD")
     if groups * per_wg < simds:
         result.explanation.append(f"{groups * per_wg} waves per CU leave {simds - groups * per_wg} of its {simds} SIMDs empty; "
                                   "LLVM counts such a CU as 1 wave per SIMD")
