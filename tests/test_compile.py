@@ -189,11 +189,14 @@ def test_resource_remarks_match_the_metadata(kernel_ws):
             str(kernel_ws / "src" / "lds.hip")]
     done = subprocess.run(argv, capture_output=True, text=True, check=True)
     remarks = amdgpu_asm.parse_remarks(done.stderr)
-    meta = amdgpu_asm.parse_metadata(out.read_text())
-    assert remarks.keys() == meta.keys()
+    asm = out.read_text()
+    meta, info = amdgpu_asm.parse_metadata(asm), amdgpu_asm.parse_kernel_info(asm)
+    assert remarks.keys() == meta.keys() == info.keys()
     for symbol, figures in remarks.items():
-        assert figures["vgprs"] == meta[symbol]["vgprs"]
-        assert figures["lds_bytes"] == meta[symbol]["lds_bytes"]
+        assert figures["vgprs"] == info[symbol]["vgprs"] and figures["sgprs"] == info[symbol]["sgprs"] == meta[symbol]["sgprs"]
+        assert figures["lds_bytes"] == meta[symbol]["lds_bytes"] == info[symbol]["lds_bytes"]
+        assert figures["compiler_occupancy"] == info[symbol]["compiler_occupancy"]
+    assert amdgpu_asm.read_kernels(asm, done.stderr)[1] == []  # no disagreement to note
 
 
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not installed")

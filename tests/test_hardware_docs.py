@@ -217,3 +217,25 @@ def test_cli_ingest(docs_ws, tmp_path):
     shutil.copy(ROCM_DOCS / "mi300.md", folder / "mi300.md")
     done = subprocess.run([PY, "-m", "kernel_mcp", "docs", "ingest", "--workspace", str(docs_ws), str(folder)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "mi300.md: added" in done.stdout
+
+
+def test_lds_banks_and_the_rates_computed_from_them():
+    g950 = load_spec("gfx950")
+    assert g950.value("lds_banks") == 64
+    assert "CDNA4 ISA Reference Guide" in g950.cite("lds_banks") and "#220632" in g950.cite("lds_banks")
+    assert "lds_banks_per_cu = 32" in g950.figures["lds_banks"].disagreement  # the profiler has not followed
+    for arch in arch_names("amd"):
+        spec = load_spec(arch)
+        assert spec.value("lds_bytes_per_clk_per_cu") == 4 * spec.value("lds_banks"), arch
+        assert spec.value("max_agprs_per_wave") == 256
+    lds_page = (Path(__file__).parents[1] / "docs_index" / "l1" / "lds.md").read_text()
+    assert "| banks (4 bytes each) | 64 | 32 |" in lds_page and "256 B/clk" in lds_page
+
+
+def test_profiler_peaks_are_quoted_as_the_current_configs_have_them():
+    g950, g942 = load_spec("gfx950"), load_spec("gfx942")
+    assert g950.value("flops_per_clk_per_cu_fp8_matrix") == 8192 and g950.figures["flops_per_clk_per_cu_fp8_matrix"].disagreement is None
+    assert "MFMA FLOPs (F64)' peak 128" in g950.cite("peak_flops_fp64_matrix") and g950.figures["peak_flops_fp64_matrix"].disagreement is None
+    assert "16834" in g950.figures["peak_flops_fp6_fp4_matrix"].disagreement
+    bf16 = g942.figures["flops_per_clk_per_cu_bf16_matrix"]
+    assert bf16.value == 2048 and "'MFMA FLOPs (BF16)' peak 2048" in bf16.source and bf16.disagreement is None

@@ -408,3 +408,17 @@ async def test_profile_import_folder_csv_ncu_and_rocpd_and_compare_across(tmp_pa
         assert "+0.0%" in text_of(cmp) and "across sources" in text_of(cmp)
         outside = await client.call_tool("profile_import", {"paths": ["../x"]})
         assert outside.is_error and "outside" in text_of(outside)
+
+
+async def test_an_impossible_register_count_in_a_database_is_named(tmp_path):
+    """A rocpd row with 384 AGPRs (seen in a real database; a wave has at most 256) is named in the
+    answer, judged by the table of the GPU the database names, not passed on as a fact."""
+    (tmp_path / "kernel-mcp.toml").write_text("")
+    rows = _dispatches_from_csv(fixture("rocm/sdk2508-kernel_trace.csv"))
+    rows[0] = {**rows[0], "agprs": 384}
+    build_rocpd(tmp_path / "run.db", SCHEMA, rows, agent="gfx942", product="AMD Instinct MI300X")
+    async with Client(build_server(tmp_path)) as client:
+        answer = await client.call_tool("profile_import", {"paths": ["run.db"]})
+    notes = answer.structured_content["notes"]
+    assert not answer.is_error and any("not a possible kernel on gfx942" in n and "384" in n for n in notes), notes
+    assert sum("not a possible kernel" in n for n in notes) == 1  # the other rows are possible

@@ -76,16 +76,41 @@ def _with_occupancy(kernels: list[KernelFacts], arch: str, block_size: int | Non
             continue
         size = block_size or k.max_block_size or 256
         try:
-            k.occupancy = occupancy(spec, vgprs=k.vgprs, agprs=k.agprs or 0, sgprs=k.sgprs or 0, lds_bytes=k.lds_bytes or 0, block_size=size)
+            k.occupancy = _occupancy_for(spec, k, size)
         except InvalidInput as exc:
             notes.append(f"{k.name}: occupancy not computed: {exc.message}")
             continue
+        notes += [f"{k.name}: {n}" for n in k.occupancy.notes]
         origin = "the block_size argument" if block_size else ("the kernel's max workgroup size" if k.max_block_size else "an assumed 256")
         if k.lds_bytes:
             notes.append(f"{k.name}: occupancy assumes blocks of {size} threads ({origin})")
         if k.compiler_occupancy is not None and k.compiler_occupancy != k.occupancy.waves:
-            notes.append(f"{k.name}: the compiler reports {k.compiler_occupancy} waves/SIMD, the calculator {k.occupancy.waves} for {size}-thread blocks")
+            notes.append(_compiler_differs(spec, k, size))
     return notes
+
+
+def _occupancy_for(spec, k: KernelFacts, size: int):
+    return occupancy(spec, vgprs=k.vgprs or 0, agprs=k.agprs or 0, sgprs=k.sgprs or 0, lds_bytes=k.lds_bytes or 0, block_size=size)
+
+
+def _compiler_differs(spec, k: KernelFacts, size: int) -> str:
+    """Why the compiler's occupancy differs from the calculator's for `size`-thread blocks. The
+    compiler only knows the kernel's largest workgroup and reports the best any size up to it
+    reaches (a smaller workgroup may fit where the largest leaves slots over)."""
+    wave = int(spec.value("wave_size"))
+    best: tuple[int, int] | None = None
+    for smaller in range(wave, size, wave):
+        try:
+            waves = _occupancy_for(spec, k, smaller).waves
+        except InvalidInput:
+            continue
+        if waves == k.compiler_occupancy:
+            best = (smaller, waves)
+    head = f"{k.name}: the compiler reports {k.compiler_occupancy} waves/SIMD, the calculator {k.occupancy.waves} for {size}-thread blocks"
+    if best and k.max_block_size and size == k.max_block_size:
+        return head + (f": the compiler counts the best workgroup size up to the kernel's limit of {size} threads "
+                       f"({best[1]} with {best[0]}-thread blocks)")
+    return head
 
 
 def _changes(old: dict, new: KernelFacts) -> list[str]:

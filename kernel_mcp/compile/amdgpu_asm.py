@@ -1,34 +1,27 @@
 """Reading what clang's AMDGPU backend writes: resource remarks, the assembly and its metadata.
 
-Three sources, cross-checked: the `-Rpass-analysis=kernel-resource-usage` remarks on stderr
-(VGPRs, AGPRs, SGPRs, scratch, spills, LDS, occupancy), the `amdhsa.kernels` code-object
-metadata at the end of the `.s` file (counts, max workgroup size), and the `; Kernel info:`
-comment block (code size). The instruction mix is counted from each kernel's body.
+Three readings of one compile, cross-checked: the `-Rpass-analysis=kernel-resource-usage`
+remarks on stderr (amdgpu_remarks.py), the `; Kernel info:` comment block after each kernel in
+the `.s` (registers, scratch, LDS, the compiler's `; Occupancy:`, code size) and the
+`amdhsa.kernels` code-object metadata at its end (counts, spills, max workgroup size). Where two
+readings of the same figure differ, the answer keeps the assembly's and says so. The
+instruction mix is counted from each kernel's body.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 
+from kernel_mcp.compile.amdgpu_remarks import parse_remarks  # noqa: F401  (part of this module's interface)
 from kernel_mcp.compile.models import InstructionMix, KernelFacts
 
-_REMARK = re.compile(r"^(?P<loc>[^\n]*?): remark:\s+(?P<key>[^:\[]+?)(?: \[[^\]]*\])?:\s*(?P<value>\S+)\s*\[-Rpass-analysis=kernel-resource-usage\]")
-_REMARK_KEYS = {
-    "Function Name": "symbol",
-    "TotalSGPRs": "sgprs",
-    "VGPRs": "vgprs",
-    "AGPRs": "agprs",
-    "ScratchSize": "scratch_bytes",
-    "Occupancy": "compiler_occupancy",
-    "SGPRs Spill": "sgpr_spills",
-    "VGPRs Spill": "vgpr_spills",
-    "LDS Size": "lds_bytes",
-}
 _META_KEYS = {
     ".name": "name",
     ".symbol": "symbol_kd",
-    ".vgpr_count": "vgprs",
+    # on gfx90a and later .vgpr_count is the unified count (arch VGPRs aligned to 4, plus AGPRs)
+    ".vgpr_count": "total_vgprs",
     ".agpr_count": "agprs",
     ".sgpr_count": "sgprs",
     ".vgpr_spill_count": "vgpr_spills",
@@ -37,26 +30,55 @@ _META_KEYS = {
     ".private_segment_fixed_size": "scratch_bytes",
     ".max_flat_workgroup_size": "max_block_size",
 }
+# `; Kernel info:` comment lines -> fields. ROCm 6.x writes `NumSgprs`, LLVM 19 and later
+# `TotalNumSgprs`; both count VCC and the other extra SGPRs, like the remarks' SGPR figure.
+_INFO_KEYS = {
+    "codeLenInByte": "code_size_bytes",
+    "NumSgprs": "sgprs",
+    "TotalNumSgprs": "sgprs",
+    "NumVgprs": "vgprs",
+    "NumAgprs": "agprs",
+    "TotalNumVgprs": "total_vgprs",
+    "ScratchSize": "scratch_bytes",
+    "LDSByteSize": "lds_bytes",
+    "Occupancy": "compiler_occupancy",
+    "NumSGPRsForWavesPerEU": "occupancy_sgprs",
+    "NumVGPRsForWavesPerEU": "occupancy_vgprs",
+}
+_INFO_LINE = re.compile(r"^; (?P<key>[A-Za-z]+)\s*[:=]\s*(?P<value>\S+)")
+_SIZE = re.compile(r"^\s*\.size\s+(?P<symbol>[^,\s]+)\s*,")
+_LABELS = {
+    "sgprs": "SGPRs", "vgprs": "VGPRs", "agprs": "AGPRs", "total_vgprs": "VGPRs+AGPRs", "scratch_bytes": "scratch bytes",
+    "lds_bytes": "LDS bytes", "compiler_occupancy": "occupancy", "vgpr_spills": "VGPR spills", "sgpr_spills": "SGPR spills",
+}
 
 
-def parse_remarks(stderr: str) -> dict[str, dict[str, int | str]]:
-    """symbol -> resource figures, from the kernel-resource-usage remarks."""
+def _number(text: str) -> int | str:
+    return int(text) if re.fullmatch(r"-?\d+", text) else text
+
+
+def parse_kernel_info(asm: str) -> dict[str, dict[str, int | str]]:
+    """symbol -> figures from the `; Kernel info:` block the compiler writes after each kernel
+    (device functions get a `; Function info:` block, which is skipped)."""
     out: dict[str, dict[str, int | str]] = {}
-    current: dict[str, int | str] | None = None
-    for line in stderr.splitlines():
-        match = _REMARK.match(line)
-        if not match:
+    symbol: str | None = None
+    block: dict[str, int | str] | None = None
+    for line in asm.splitlines():
+        size = _SIZE.match(line)
+        if size:
+            symbol, block = size.group("symbol"), None
             continue
-        key = match.group("key").strip()
-        value = match.group("value")
-        field = _REMARK_KEYS.get(key)
-        if field == "symbol":
-            current = out.setdefault(value, {"symbol": value})
-        elif field and current is not None:
-            try:
-                current[field] = int(value)
-            except ValueError:
-                current[field] = value
+        if line.startswith("; Kernel info:"):
+            block = out.setdefault(symbol, {}) if symbol else None
+            continue
+        if line.startswith("; Function info:") or (block is not None and not line.startswith(";")):
+            block = None
+            continue
+        if block is not None:
+            match = _INFO_LINE.match(line)
+            field = _INFO_KEYS.get(match.group("key")) if match else None
+            if field and field not in block:
+                block[field] = _number(match.group("value"))
     return out
 
 
@@ -105,10 +127,6 @@ def kernel_bodies(asm: str) -> dict[str, list[str]]:
             continue
         bodies[current].append(line)
     return bodies
-
-
-def code_sizes(asm: str) -> list[int]:
-    return [int(m) for m in re.findall(r"^; codeLenInByte = (\d+)", asm, flags=re.M)]
 
 
 def instruction_lines(body: list[str]) -> list[str]:
@@ -176,23 +194,49 @@ def display_name(symbol: str) -> str:
     return name
 
 
-def kernels_from(asm: str, stderr: str) -> list[KernelFacts]:
-    remarks = parse_remarks(stderr)
-    meta = parse_metadata(asm)
-    bodies = kernel_bodies(asm)
-    sizes = code_sizes(asm)
-    facts = []
-    kernel_symbols = list(meta) or list(remarks)
-    for index, symbol in enumerate(kernel_symbols):
+def _cross_check(name: str, readings: list[tuple[str, dict[str, int | str]]]) -> list[str]:
+    """A note for every figure two readings give differently (the first reading is kept)."""
+    notes = []
+    for field, label in _LABELS.items():
+        seen = [(where, figures[field]) for where, figures in readings if isinstance(figures.get(field), int)]
+        if len({value for _, value in seen}) > 1:
+            kept_where, kept = seen[0]
+            others = ", ".join(f"{where} {value}" for where, value in seen[1:] if value != kept)
+            notes.append(f"{name}: {label} differ between readings of the compile: {kept_where} {kept} (kept), {others}")
+    return notes
+
+
+def read_kernels(asm: str, compiler_output: str | Iterable[str]) -> tuple[list[KernelFacts], list[str]]:
+    """Each kernel's facts from the .s (kernel-info comments, then metadata) and the resource
+    remarks in the compiler's output, with a note wherever they disagree. Without a .s the
+    remarks alone give the figures."""
+    remarks = parse_remarks(compiler_output)
+    info = parse_kernel_info(asm) if asm else {}
+    meta = parse_metadata(asm) if asm else {}
+    bodies = kernel_bodies(asm) if asm else {}
+    facts, notes = [], []
+    for symbol in list(meta) or list(info) or list(remarks):
+        readings = [(where, figures) for where, figures in (
+            ("the .s kernel info", info.get(symbol, {})),
+            ("the code-object metadata", meta.get(symbol, {})),
+            ("the resource remarks", remarks.get(symbol, {})),
+        ) if figures]
         figures: dict[str, int | str] = {}
-        figures.update(meta.get(symbol, {}))
-        figures.update({k: v for k, v in remarks.get(symbol, {}).items() if k != "symbol"})
+        for _, reading in reversed(readings):  # earlier readings win
+            figures.update({k: v for k, v in reading.items() if isinstance(v, int)})
+        agprs = _int(figures.get("agprs"))
+        vgprs = _int(figures.get("vgprs"))
+        total = _int(figures.get("total_vgprs"))
+        if vgprs is None and total is not None:
+            vgprs = total - agprs if agprs else total  # metadata alone counts AGPRs in .vgpr_count
+        name = display_name(symbol)
+        notes += _cross_check(name, readings)
         facts.append(
             KernelFacts(
-                name=display_name(symbol),
+                name=name,
                 symbol=symbol,
-                vgprs=_int(figures.get("vgprs")),
-                agprs=_int(figures.get("agprs")),
+                vgprs=vgprs,
+                agprs=agprs,
                 sgprs=_int(figures.get("sgprs")),
                 scratch_bytes=_int(figures.get("scratch_bytes")),
                 vgpr_spills=_int(figures.get("vgpr_spills")),
@@ -200,11 +244,15 @@ def kernels_from(asm: str, stderr: str) -> list[KernelFacts]:
                 lds_bytes=_int(figures.get("lds_bytes")),
                 max_block_size=_int(figures.get("max_block_size")),
                 compiler_occupancy=_int(figures.get("compiler_occupancy")),
-                code_size_bytes=sizes[index] if index < len(sizes) and len(sizes) == len(kernel_symbols) else None,
+                code_size_bytes=_int(figures.get("code_size_bytes")),
                 mix=mix_of(bodies.get(symbol, [])),
             )
         )
-    return facts
+    return facts, notes
+
+
+def kernels_from(asm: str, compiler_output: str | Iterable[str]) -> list[KernelFacts]:
+    return read_kernels(asm, compiler_output)[0]
 
 
 def _int(value: int | str | None) -> int | None:

@@ -9,6 +9,9 @@ from kernel_mcp.compile.models import Diagnostic
 
 # clang: "src/k.hip:12:5: error: use of undeclared identifier 'x'"
 _CLANG = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?P<sev>fatal error|error|warning): (?P<msg>.*)$")
+# the AMDGPU backend running on its own input (-save-temps), message-first:
+# "error: k.hip:2:89: no registers from class available to allocate in function '_Z4vbigPf'"
+_SEVERITY_FIRST = re.compile(r"^(?P<sev>fatal error|error|warning): (?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?P<msg>.*)$")
 # nvcc front end: "k.cu(12): error: identifier "x" is undefined"
 _NVCC = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?P<sev>error|warning)(?: #\S+)?: (?P<msg>.*)$")
 # tools without a location: "ptxas fatal   : Unresolved extern function", "clang: error: unknown argument"
@@ -25,7 +28,7 @@ def parse_diagnostics(lines: Iterable[str], limit: int = MAX_DIAGNOSTICS) -> tup
     seen: dict[tuple, Diagnostic] = {}
     for raw in lines:
         line = raw.rstrip()
-        match = _CLANG.match(line) or _NVCC.match(line)
+        match = _CLANG.match(line) or _SEVERITY_FIRST.match(line) or _NVCC.match(line)
         if match:
             groups = match.groupdict()
             diag = Diagnostic(

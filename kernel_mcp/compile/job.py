@@ -52,10 +52,15 @@ class BackendOutput:
         return self.result.ok
 
     def diagnostic_lines(self) -> Iterator[str]:
-        """Every line the compiler printed, from the logs on disk (the tails only if none were kept)."""
-        for capture in (self.result.stderr, self.result.stdout):
-            if capture.log_path is not None and capture.log_path.exists():
-                with capture.log_path.open(encoding="utf-8", errors="replace") as log:
-                    yield from log
-            else:
-                yield from capture.tail.splitlines()
+        return output_lines(self.result)
+
+
+def output_lines(result: RunResult) -> Iterator[str]:
+    """Every line the compiler printed, from the logs on disk (the tails only if none were kept):
+    the resource remarks come after the front end's warnings, so a tail can lose them."""
+    for capture in (result.stderr, result.stdout):
+        if capture.log_path is not None and capture.log_path.exists():
+            with capture.log_path.open(encoding="utf-8", errors="replace") as log:
+                yield from log
+        else:
+            yield from capture.tail.splitlines()

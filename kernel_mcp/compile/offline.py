@@ -12,7 +12,7 @@ from pathlib import Path
 
 from kernel_mcp import runner, toolchain
 from kernel_mcp.compile import amdgpu_asm
-from kernel_mcp.compile.job import PRELUDE_DIR, BackendOutput, CompileJob
+from kernel_mcp.compile.job import PRELUDE_DIR, BackendOutput, CompileJob, output_lines
 from kernel_mcp.errors import BackendMissing
 
 ISA_NAME = "kernel.s"
@@ -47,5 +47,5 @@ async def compile_offline(job: CompileJob) -> BackendOutput:
     argv = [*prefix, *amdgpu_flags(job, isa), *include, job.source_argument()]
     result = await runner.run(argv, cwd=job.ws.root, timeout_s=job.timeout_s, log_dir=job.run.folder, log_name="compiler", progress=job.progress)
     asm = isa.read_text(encoding="utf-8", errors="replace") if result.ok and isa.exists() else ""
-    kernels = amdgpu_asm.kernels_from(asm, result.stderr.tail) if asm else []
-    return BackendOutput("offline-clang", True, result, kernels, ISA_NAME if asm else None, [note])
+    kernels, checks = amdgpu_asm.read_kernels(asm, output_lines(result)) if result.ok else ([], [])
+    return BackendOutput("offline-clang", True, result, kernels, ISA_NAME if asm else None, [note, *checks])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from kernel_mcp.errors import InvalidInput
 from kernel_mcp.hardware.occupancy import Occupancy, occupancy
 from kernel_mcp.hardware.roofline import Roofline, plot_png, roofline
 from kernel_mcp.hardware.specs import KNOWN_ARCHS, Figure, HardwareSpec, arch_for_gpu, docs_index_dir, load_spec
@@ -12,7 +13,7 @@ from kernel_mcp.tooling import ToolOutput
 __all__ = [
     "KNOWN_ARCHS", "Figure", "arch_for_gpu", "HardwareSpec", "HwSpecAnswer", "Occupancy", "OccupancyAnswer", "Roofline",
     "RooflineAnswer", "docs_index_dir", "hw_spec", "load_spec", "occupancy", "occupancy_answer", "roofline",
-    "roofline_answer",
+    "roofline_answer", "resource_notes",
 ]
 
 
@@ -23,7 +24,10 @@ class HwSpecAnswer(ToolOutput):
     figures: dict[str, Figure]
 
     def render(self) -> str:
+        disputed = [key for key, fig in self.figures.items() if fig.disagreement]
         lines = [f"{self.arch}: {self.product} ({self.family}). Each figure: value unit [source]"]
+        if disputed:  # named up front: a long table is cut to the answer budget from the end
+            lines.append(f"sources disagree on {len(disputed)} figures (details under each): {', '.join(disputed)}")
         for key, fig in self.figures.items():
             value = f"{fig.value:g}" if isinstance(fig.value, (int, float)) else str(fig.value)
             lines.append(f"{key} = {value} {fig.unit or ''} [{fig.source}]")
@@ -44,9 +48,19 @@ class OccupancyAnswer(ToolOutput):
         occ = self.occupancy
         lines = [f"{occ.arch}: {occ.waves} {occ.unit} of {occ.max_waves}; limited by {', '.join(occ.limiter)}"]
         lines += [f"  {line}" for line in occ.explanation]
+        lines += [f"note: {n}" for n in occ.notes]
         lines += [f"sources disagree: {d}" for d in occ.disagreements]
         lines += ["sources:"] + [f"  {s}" for s in occ.sources]
         return "\n".join(lines)
+
+
+def resource_notes(arch: str, *, vgprs: int, agprs: int = 0, sgprs: int = 0, lds_bytes: int = 0, block_size: int = 64) -> list[str]:
+    """What is wrong or doubtful about one kernel's resource counts (read from a profiler
+    database, say), as sentences; never raises. Empty when the counts are ones a wave can have."""
+    try:
+        return occupancy(load_spec(arch), vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds_bytes, block_size=block_size).notes
+    except InvalidInput as exc:
+        return [f"not a possible kernel on {arch}: {exc.message}"]
 
 
 def occupancy_answer(arch: str, vgprs: int, agprs: int, sgprs: int, lds_bytes: int, block_size: int) -> OccupancyAnswer:

@@ -70,11 +70,33 @@ async def profile_kernels(ws: Workspace, run: Run, kernel_regex: str | None, cou
         env = {cfg.seed_env: str(secrets.randbits(62)), **lease.env}
         request = platforms.ProfileRequest(root=root, env=env, kernel_regex=kernel_regex, counters=counters, preset=preset, lock_clocks=lock_clocks)
         summary, notes = await platform.profile(ws, run, request, progress)
-    summary.notes = notes + [f"on {lease.describe()}"]
+    summary.notes = notes + [f"on {lease.describe()}"] + impossible_resources(ws, summary)
     return _keep(run, summary)
 
 
 DISPATCHES_FILE = "target_dispatches.json"
+MAX_RESOURCE_NOTES = 4
+
+
+def impossible_resources(ws: Workspace, summary: ProfileSummary) -> list[str]:
+    """Register counts no wave can have on the GPU the profile came from (a database row with 384
+    AGPRs, say), named rather than passed on. The arch is the one the profile's origins name, else
+    the workspace's target when its vendor is the profiler's."""
+    from kernel_mcp.arch_registry import arch_names, registry
+    from kernel_mcp.hardware import resource_notes
+
+    named = [a for a in arch_names() if any(a in origin for origin in summary.origins)]
+    arch = named[0] if len(named) == 1 else ws.config.target.arch
+    if registry()[arch].vendor != platforms.of_tool(summary.source).gpu_vendor and not named:
+        return []  # an NVIDIA profile against an AMD target (or the reverse): no table to judge it by
+    notes = []
+    for k in summary.kernels:
+        if k.vgprs is None:
+            continue
+        for note in resource_notes(arch, vgprs=int(k.vgprs), agprs=int(k.agprs or 0), sgprs=int(k.sgprs or 0)):
+            if note.startswith("not a possible kernel"):
+                notes.append(f"{k.name[:60]}: {note}")
+    return notes[:MAX_RESOURCE_NOTES]
 
 
 def _keep(run: Run, summary: ProfileSummary) -> ProfileSummary:
@@ -113,6 +135,7 @@ def profile_import(ws: Workspace, run: Run, paths: list[str]) -> ProfileSummary:
         durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
         peak = peak_bandwidth(ws)
         summary.counters = rows_from_sums(g.counter_sums, durations, lambda c, t: ctr.derived_amd(c, t, peak, {}))
+    summary.notes += impossible_resources(ws, summary)
     return _keep(run, summary)
 
 
