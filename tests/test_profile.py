@@ -422,3 +422,23 @@ async def test_an_impossible_register_count_in_a_database_is_named(tmp_path):
     notes = answer.structured_content["notes"]
     assert not answer.is_error and any("not a possible kernel on gfx942" in n and "384" in n for n in notes), notes
     assert sum("not a possible kernel" in n for n in notes) == 1  # the other rows are possible
+
+
+async def test_lds_bank_conflicts_are_named_from_the_counters(tmp_path):
+    """HipKittens' ds_read_b64 bank-conflict probe on a real MI300X/MI355X run: the conflict cycles
+    per LDS instruction, equal to pandas on the raw file."""
+    (tmp_path / "kernel-mcp.toml").write_text("")
+    shutil.copy(fixture("rocm/hk-ds_read_b64-lds_conflict_counter_collection.csv"), tmp_path / "1_counter_collection.csv")
+    raw = pd.read_csv(tmp_path / "1_counter_collection.csv")
+    async with Client(build_server(tmp_path)) as client:
+        answer = await client.call_tool("profile_import", {"paths": ["1_counter_collection.csv"]})
+    assert not answer.is_error, text_of(answer)
+    checked = 0
+    for row in answer.structured_content["counters"]:
+        mine = raw[raw["Kernel_Name"] == row["kernel"]]
+        per = mine.groupby("Counter_Name")["Counter_Value"].sum()
+        if per.get("SQ_INSTS_LDS", 0) > 0:
+            metric = next(d for d in row["derived"] if d["name"] == "LDS bank-conflict cycles per LDS instruction")
+            assert metric["value"] == pytest.approx(per["SQ_LDS_BANK_CONFLICT"] / per["SQ_INSTS_LDS"])
+            checked += 1
+    assert checked >= 1

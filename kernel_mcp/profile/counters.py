@@ -93,6 +93,9 @@ def derived_amd(c: dict[str, float], duration_s: float | None, peak_bw: float | 
         out.append(DerivedMetric(name="L2 hit rate", value=100 * c["TCC_HIT_sum"] / (c["TCC_HIT_sum"] + c["TCC_MISS_sum"]), unit="%", definition="100 * TCC_HIT_sum / (TCC_HIT_sum + TCC_MISS_sum)"))
     if "SQ_LDS_BANK_CONFLICT" in c and c.get("SQ_ACTIVE_INST_LDS"):
         out.append(DerivedMetric(name="LDS bank-conflict rate", value=100 * c["SQ_LDS_BANK_CONFLICT"] / c["SQ_ACTIVE_INST_LDS"], unit="%", definition="100 * SQ_LDS_BANK_CONFLICT / SQ_ACTIVE_INST_LDS (conflict cycles per LDS-active cycle)"))
+    if "SQ_LDS_BANK_CONFLICT" in c and c.get("SQ_INSTS_LDS"):
+        out.append(DerivedMetric(name="LDS bank-conflict cycles per LDS instruction", value=c["SQ_LDS_BANK_CONFLICT"] / c["SQ_INSTS_LDS"], unit="",
+                                 definition="SQ_LDS_BANK_CONFLICT / SQ_INSTS_LDS (0 when no LDS access conflicts; each conflict adds cycles)"))
     if "SQ_VALU_MFMA_BUSY_CYCLES" in c and c.get("SQ_BUSY_CYCLES"):
         out.append(DerivedMetric(name="MFMA busy share", value=100 * c["SQ_VALU_MFMA_BUSY_CYCLES"] / c["SQ_BUSY_CYCLES"], unit="%", definition="100 * SQ_VALU_MFMA_BUSY_CYCLES / SQ_BUSY_CYCLES"))
     if "FETCH_SIZE" in c and "WRITE_SIZE" in c and duration_s:
