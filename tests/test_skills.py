@@ -7,6 +7,7 @@ import re
 import subprocess
 
 import pytest
+import yaml
 from mcp import Client
 
 from kernel_mcp import skills
@@ -24,6 +25,25 @@ def test_front_matter_parses():
     assert set(found) == EXPECTED
     for skill in found.values():
         assert skill.folder.name == skill.name and len(skill.description) > 40 and len(skill.body) > 1000
+
+
+def test_front_matter_is_strict_yaml():
+    """Claude Code and other skill loaders parse the front matter as YAML: an unquoted ': ' inside a
+    value is a YAML error there, whatever kernel-mcp's own reader makes of it."""
+    for skill in skills.all_skills():
+        text = (skill.folder / "SKILL.md").read_text(encoding="utf-8")
+        head = text[4:].split("\n---\n", 1)[0]
+        fields = yaml.safe_load(head)
+        assert isinstance(fields, dict), skill.name
+        assert fields["name"] == skill.name and fields["description"] == skill.description, skill.name
+
+
+def test_quoted_front_matter_values(tmp_path):
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text('---\nname: s\ndescription: "a: b, \\"c\\""\nother: \'it\'\'s\'\n---\nbody\n')
+    parsed = skills.parse_skill(folder / "SKILL.md")
+    assert parsed.description == 'a: b, "c"' == yaml.safe_load((folder / "SKILL.md").read_text().split("---")[1])["description"]
 
 
 def test_every_named_tool_exists_with_its_arguments():
@@ -50,6 +70,26 @@ async def test_prompts_list_and_render(tmp_path):
         got = await client.get_prompt("kernel-opt", {"goal": "make conv3d_fast faster on x3d shapes"})
         text = got.messages[0].content.text
         assert "experiment_evaluate" in text and "make conv3d_fast faster" in text
+
+
+async def test_prompts_carry_the_files_they_name(tmp_path):
+    """A prompt that says 'copy plan-template.md beside this file' must hold that file: an MCP
+    client has no folder to read it from. Each such file is a resource too."""
+    named = re.compile(r"`([\w.-]+\.md)`[^.]*beside this file|beside this file[^.]*`([\w.-]+\.md)`")
+    async with Client(build_server(tmp_path)) as client:
+        resources = {str(r.uri): r for r in (await client.list_resources()).resources}
+        checked = 0
+        for skill in skills.all_skills():
+            text = (await client.get_prompt(skill.name, {})).messages[0].content.text
+            for match in named.finditer(skill.body):
+                name = match.group(1) or match.group(2)
+                assert name in skill.files, f"{skill.name} names {name} beside it, but the folder has no such file"
+                assert f'<file name="{name}">' in text and skill.read(name).strip() in text
+                uri = skill.resource_uri(name)
+                assert uri in resources
+                assert (await client.read_resource(uri)).contents[0].text == skill.read(name)
+                checked += 1
+    assert checked >= 2  # plan-template.md and report-template.md
 
 
 def test_install_skills_project(tmp_path):
