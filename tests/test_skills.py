@@ -4,6 +4,7 @@ use (a renamed tool or argument breaks this test), they list as MCP prompts, and
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 
 import pytest
@@ -97,4 +98,6 @@ def test_install_skills_project(tmp_path):
     assert done.returncode == 0, done.stderr
     for name in EXPECTED:
         assert (tmp_path / ".claude" / "skills" / name / "SKILL.md").exists()
-    assert "claude mcp add kernel-mcp -- kernel-mcp serve --workspace" in done.stdout
+    line = next(l for l in done.stdout.splitlines() if "claude mcp add" in l)
+    argv = shlex.split(line.split("claude mcp add kernel-mcp -- ", 1)[1])
+    assert argv[0] == PY and argv[1:] == ["-m", "kernel_mcp", "serve", "--workspace", str(tmp_path.resolve())]
