@@ -32,10 +32,13 @@ DOCS_INDEX_ENV = "KERNEL_MCP_DOCS_INDEX"
 
 
 def shipped_folder(name: str, env: str) -> Path:
-    """A folder shipped beside the package (docs_index/, skills/): $env, the source tree, or the installed share/."""
+    """A folder the server reads at run time (docs_index/, skills/): $env when set, else the copy a
+    wheel carries inside the package (`kernel_mcp/shipped/`, made by setup.py), else the folder at the
+    root of a source checkout (an editable install, or PYTHONPATH=.)."""
     configured = os.environ.get(env)
     candidates = [Path(configured)] if configured else []
-    candidates += [Path(__file__).resolve().parents[1] / name, Path(sys.prefix) / "share" / "kernel-mcp" / name]
+    package = Path(__file__).resolve().parent
+    candidates += [package / "shipped" / name, package.parent / name]
     for candidate in candidates:
         if candidate.is_dir() and any(candidate.iterdir()):
             return candidate

@@ -24,6 +24,15 @@ def default_workspace() -> str:
     return os.environ.get(WORKSPACE_ENV) or os.getcwd()
 
 
+def register_line(workspace: Path) -> str:
+    """A `claude mcp add` line that starts this very install, with no venv to activate first (a bare
+    `kernel-mcp` is on PATH only inside the venv that installed it)."""
+    import shlex
+
+    argv = [sys.executable, "-m", "kernel_mcp", "serve", "--workspace", str(workspace)]
+    return "claude mcp add kernel-mcp -- " + shlex.join(argv)
+
+
 def parse_http(value: str) -> tuple[str, int]:
     """'HOST:PORT', ':PORT' or 'PORT'; the host defaults to loopback."""
     host, _, port = value.rpartition(":")
@@ -154,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
             target = (Path.home() if args.user else workspace) / ".claude" / "skills"
             for path in skills.install(target):
                 print(f"installed {path}")
-            print(f"register the server: claude mcp add kernel-mcp -- kernel-mcp serve --workspace {workspace}")
+            print(f"register the server: {register_line(workspace)}")
             return 0
         if args.command == "docs":
             return docs_command(args)

@@ -58,12 +58,22 @@ def build_server(workspace_dir: str | Path | None, http: HttpPolicy | None = Non
     for skill in skills.all_skills():
         def make_prompt(skill=skill):
             def prompt(goal: str = "") -> str:
-                extra = f"\n\nThe user's goal for this session: {goal}" if goal else ""
-                return skill.body + extra
+                return skill.prompt(goal)
 
             return prompt
 
         server.prompt(name=skill.name, description=skill.description)(make_prompt())
+        # the templates a skill names as beside it, for a client that reads them on their own
+        for name in skill.files:
+            def make_file(skill=skill, name=name):
+                def read() -> str:
+                    return skill.read(name)
+
+                return read
+
+            server.resource(
+                skill.resource_uri(name), name=f"{skill.name}/{name}", description=f"{name} of the {skill.name} prompt", mime_type="text/markdown"
+            )(make_file())
 
     @server.resource("kernel-mcp://runs", name="runs", description="Recent runs of this workspace", mime_type="text/plain")
     def list_runs() -> str:

@@ -4,9 +4,11 @@ use (a renamed tool or argument breaks this test), they list as MCP prompts, and
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 
 import pytest
+import yaml
 from mcp import Client
 
 from kernel_mcp import skills
@@ -24,6 +26,25 @@ def test_front_matter_parses():
     assert set(found) == EXPECTED
     for skill in found.values():
         assert skill.folder.name == skill.name and len(skill.description) > 40 and len(skill.body) > 1000
+
+
+def test_front_matter_is_strict_yaml():
+    """Claude Code and other skill loaders parse the front matter as YAML: an unquoted ': ' inside a
+    value is a YAML error there, whatever kernel-mcp's own reader makes of it."""
+    for skill in skills.all_skills():
+        text = (skill.folder / "SKILL.md").read_text(encoding="utf-8")
+        head = text[4:].split("\n---\n", 1)[0]
+        fields = yaml.safe_load(head)
+        assert isinstance(fields, dict), skill.name
+        assert fields["name"] == skill.name and fields["description"] == skill.description, skill.name
+
+
+def test_quoted_front_matter_values(tmp_path):
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text('---\nname: s\ndescription: "a: b, \\"c\\""\nother: \'it\'\'s\'\n---\nbody\n')
+    parsed = skills.parse_skill(folder / "SKILL.md")
+    assert parsed.description == 'a: b, "c"' == yaml.safe_load((folder / "SKILL.md").read_text().split("---")[1])["description"]
 
 
 def test_every_named_tool_exists_with_its_arguments():
@@ -52,9 +73,31 @@ async def test_prompts_list_and_render(tmp_path):
         assert "experiment_evaluate" in text and "make conv3d_fast faster" in text
 
 
+async def test_prompts_carry_the_files_they_name(tmp_path):
+    """A prompt that says 'copy plan-template.md beside this file' must hold that file: an MCP
+    client has no folder to read it from. Each such file is a resource too."""
+    named = re.compile(r"`([\w.-]+\.md)`[^.]*beside this file|beside this file[^.]*`([\w.-]+\.md)`")
+    async with Client(build_server(tmp_path)) as client:
+        resources = {str(r.uri): r for r in (await client.list_resources()).resources}
+        checked = 0
+        for skill in skills.all_skills():
+            text = (await client.get_prompt(skill.name, {})).messages[0].content.text
+            for match in named.finditer(skill.body):
+                name = match.group(1) or match.group(2)
+                assert name in skill.files, f"{skill.name} names {name} beside it, but the folder has no such file"
+                assert f'<file name="{name}">' in text and skill.read(name).strip() in text
+                uri = skill.resource_uri(name)
+                assert uri in resources
+                assert (await client.read_resource(uri)).contents[0].text == skill.read(name)
+                checked += 1
+    assert checked >= 2  # plan-template.md and report-template.md
+
+
 def test_install_skills_project(tmp_path):
     done = subprocess.run([PY, "-m", "kernel_mcp", "install-skills", "--project", "--workspace", str(tmp_path)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     for name in EXPECTED:
         assert (tmp_path / ".claude" / "skills" / name / "SKILL.md").exists()
-    assert "claude mcp add kernel-mcp -- kernel-mcp serve --workspace" in done.stdout
+    line = next(l for l in done.stdout.splitlines() if "claude mcp add" in l)
+    argv = shlex.split(line.split("claude mcp add kernel-mcp -- ", 1)[1])
+    assert argv[0] == PY and argv[1:] == ["-m", "kernel_mcp", "serve", "--workspace", str(tmp_path.resolve())]
