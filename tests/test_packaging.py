@@ -227,14 +227,15 @@ def test_server_json_meets_the_registry_rules():
 # Claude Code itself, where it can be had.
 
 
-def claude_executable(cache) -> Path | None:
+def claude_executable(folder: Path) -> Path | None:
     found = os.environ.get("KERNEL_MCP_CLAUDE") or shutil.which("claude")
     if found:
         return Path(found)
     npm = shutil.which("npm")
     if npm is None:
         return None
-    prefix = cache.mkdir("claude-code")
+    prefix = folder / "claude-code"
+    prefix.mkdir(parents=True, exist_ok=True)
     binary = prefix / "node_modules" / ".bin" / "claude"
     if not binary.exists():
         done = run([npm, "install", "--prefix", prefix, "--no-audit", "--no-fund", "@anthropic-ai/claude-code"], timeout=300)
@@ -245,7 +246,9 @@ def claude_executable(cache) -> Path | None:
 
 @pytest.fixture(scope="module")
 def claude(request, tmp_path_factory) -> tuple[Path, dict[str, str]]:
-    binary = claude_executable(request.config.cache)
+    # pytest's cache keeps the npm install between runs; without the cache plugin, the ignored .cache/
+    cache = getattr(request.config, "cache", None)
+    binary = claude_executable(Path(cache.mkdir("claude-code-npm")) if cache is not None else REPO / ".cache" / "claude-code-npm")
     if binary is None:
         pytest.skip("Claude Code is not on PATH and npm could not install it (no npm, or no network)")
     home = tmp_path_factory.mktemp("home")  # its own settings and plugin folders, not the user's
