@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from kernel_mcp import safe_files
-from kernel_mcp.docs import passages, ranking
+from kernel_mcp.docs import passages, ranking, vocabulary
 from kernel_mcp.docs.isa_xml import read_isa_xml
 from kernel_mcp.docs.readers import SUFFIXES, Section, read_html, read_markdown, read_pdf, read_rst, slug
 from kernel_mcp.errors import InvalidInput, KernelMcpError
@@ -77,12 +77,12 @@ def passage_rows(section: Section, path: str) -> list[tuple]:
     rows = []
     for n, p in enumerate(found, start=1):
         pid = section.id if len(found) == 1 else f"{section.id}#{n}"
-        names = ranking.identifiers(" ".join((section.title, p.context, p.text)))
-        defines = {ranking.compact(k) for k in ranking.identifiers(p.defines) or ([p.defines] if section.mnemonic else [])}
-        if ranking.identifiers(section.title) == [section.title.strip()]:
-            defines.add(ranking.compact(section.title.strip()))  # a section named after one instruction
-        mentions = ranking.archs_mentioned(" ".join((path, section.title, p.context, p.text)))
-        keys = " ".join(dict.fromkeys(ranking.compact(k) for k in names))[:4000]
+        names = vocabulary.identifiers(" ".join((section.title, p.context, p.text)))
+        defines = {vocabulary.compact(k) for k in vocabulary.identifiers(p.defines) or ([p.defines] if section.mnemonic else [])}
+        if vocabulary.identifiers(section.title) == [section.title.strip()]:
+            defines.add(vocabulary.compact(section.title.strip()))  # a section named after one instruction
+        mentions = vocabulary.archs_mentioned(" ".join((path, section.title, p.context, p.text)))
+        keys = " ".join(dict.fromkeys(vocabulary.compact(k) for k in names))[:4000]
         rows.append((pid, n, p.kind, p.start, p.end, path, section.title, p.context, p.text, ",".join(sorted(mentions)), keys, " ".join(sorted(defines))))
     return rows
 
