@@ -68,8 +68,12 @@ def read_isa_xml(path: Path, page_id: str) -> list[Section]:
     arch_name = ""
     entries: list[Section] = []
     taken: set[str] = set()
+    inside = 0  # depth of <Instruction> elements open: an OperandType there is an operand's, not a layout
     try:
-        for _event, elem in ET.iterparse(path, events=("end",)):
+        for event, elem in ET.iterparse(path, events=("start", "end")):
+            if event == "start":
+                inside += elem.tag == "Instruction"
+                continue
             if elem.tag == "ArchitectureName":
                 arch_name = (elem.text or "").strip()
             elif elem.tag == "Instruction":
@@ -79,7 +83,8 @@ def read_isa_xml(path: Path, page_id: str) -> list[Section]:
                     entries.append(Section(id=sid, title=name, layer=2, body=body, parent=page_id, summary=first_sentence(description) or name,
                                            citation=f"{path.name} (AMD machine-readable ISA), instruction {name}", mnemonic=name.lower()))
                 elem.clear()
-            elif elem.tag in _DROPPED:
+                inside -= 1
+            elif elem.tag in _DROPPED and not inside:
                 elem.clear()
     except ET.ParseError as exc:
         raise InvalidInput(f"{path.name} is not well-formed XML: {exc}") from None

@@ -50,12 +50,25 @@ class Query:
         pairs = [(a, b) for a, b in zip(self.terms, self.terms[1:]) if " " not in a + b][:12]
         self.pairs = [re.compile(r"\b" + re.escape(stem(a)) + r"\w*\W+(?:\w+\W+){0,2}?" + re.escape(stem(b))) for a, b in pairs]
 
-    def fts(self) -> str:
-        """FTS5 MATCH expression: any term (a prefix: hbm finds HBM3E) or synonym, or a name in
-        the keys/defines columns."""
-        parts = [f'"{t}"*' if len(t) >= 3 and " " not in t else _fts_phrase(t) for t in self.terms[:24]]
-        parts += [_fts_phrase(a) for t in self.terms[:24] for a in self.alternatives.get(t, ()) if WORD.search(a)]
-        parts += [f'keys:"{k}"' for k in self.keys[:8]] + [f'defines:"{k}"' for k in self.keys[:8]]
+    def term_fts(self, term: str) -> str:
+        """One term as FTS5: the word as a prefix (hbm finds HBM3E) or a phrase, or a synonym."""
+        forms = [f'"{term}"*' if len(term) >= 3 and " " not in term else _fts_phrase(term)]
+        forms += [_fts_phrase(a) for a in self.alternatives.get(term, ()) if WORD.search(a)]
+        return forms[0] if len(forms) == 1 else "(" + " OR ".join(forms) + ")"
+
+    def fts(self, common: set[str] = frozenset()) -> str:
+        """FTS5 MATCH expression for the candidates: any rare term, all the common ones together
+        (a word in a third of the index finds everything and ranks nothing), or a name in the
+        keys/defines columns."""
+        rare = [self.term_fts(t) for t in self.terms[:24] if t not in common]
+        shared = [self.term_fts(t) for t in self.terms[:24] if t in common]
+        names = [f'keys:"{k}"' for k in self.keys[:8]] + [f'defines:"{k}"' for k in self.keys[:8]]
+        parts = rare + names
+        if shared and (len(shared) > 1 or not parts):
+            parts.append("(" + " AND ".join(shared) + ")")
+        if shared and rare:
+            # selects nothing new, but puts the common terms in the expression, so BM25 counts them
+            parts.append("((" + " OR ".join(shared) + ") AND (" + " OR ".join(rare) + "))")
         return " OR ".join(parts)
 
 
@@ -122,16 +135,16 @@ def proximity(query: Query, text: str) -> float:
 
 
 def arch_factor(query_archs: set[str], mentions: set[str], tags: set[str]) -> float:
-    """Passages about an asked-for target rise; those about other targets only sink. A target
-    named in passing by a page about another (a CDNA2 page listing what gfx950 added) counts little."""
+    """Passages about an asked-for target rise; those about other targets only sink. A page about
+    another target sinks even where it names the asked one in passing (a CDNA2 page listing the
+    gfx950 forms that gfx90a rejects)."""
     if not query_archs:
         return 1.0
-    tagged = not tags or "all" in tags or bool(tags & query_archs)
+    if tags and "all" not in tags and not tags & query_archs:
+        return 0.7
     if mentions & query_archs:
-        return 1.3 if tagged else 0.85
-    if mentions:
-        return 0.8 if tagged else 0.7
-    return 1.0 if tagged else 0.85
+        return 1.3
+    return 0.8 if mentions else 1.0
 
 
 def score(bm25_share: float, cover: float, near: float, defines: bool, names: bool, factor: float) -> float:

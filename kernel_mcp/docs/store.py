@@ -20,7 +20,8 @@ from kernel_mcp.errors import InvalidInput, KernelMcpError
 
 MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
 LAYOUT = 2  # PRAGMA user_version: 1 had one search entry per section, 2 one per passage
-CANDIDATES = 120  # passages BM25 hands to the re-ranking
+CANDIDATES = 100  # passages BM25 hands to the re-ranking
+COMMON = 400  # a term in more passages than this (and than a tenth of them) is common: see _common
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sources (
   id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, kind TEXT NOT NULL, format TEXT NOT NULL,
@@ -91,6 +92,7 @@ class DocsStore:
     def __init__(self, path: Path | str) -> None:
         self.path = str(path)
         self._words: dict[int, tuple] = {}  # passage rowid -> its words, for ranking.rank
+        self._count: int | None = None  # passages in the index
         try:
             self.db = sqlite3.connect(self.path, timeout=30)
             self.db.row_factory = sqlite3.Row
@@ -168,6 +170,7 @@ class DocsStore:
                     [(r[0], s.id) + r[1:] + (s.layer, arch) for r in passage_rows(s, headings[s.id])],
                 )
         self._words.clear()
+        self._count = None
         return ("updated" if row is not None else "added"), len(sections)
 
     def _read(self, path: Path, fmt: str, data: bytes, kind: str) -> list[Section]:
@@ -208,6 +211,7 @@ class DocsStore:
                 if row["path"] not in present:
                     self.db.execute("DELETE FROM sources WHERE path = ?", (row["path"],))
         self._words.clear()
+        self._count = None
 
     # ---- search -----------------------------------------------------------------------------
     def search(self, text: str, arch: str | None, limit: int) -> list[dict]:
@@ -216,7 +220,7 @@ class DocsStore:
         if query is None:
             raise InvalidInput("the query has no words to search for")
         arch_clause = "AND (p.arch = '' OR p.arch LIKE '%all%' OR (',' || p.arch || ',') LIKE ?)" if arch else ""
-        params: list = [query.fts()] + ([f"%,{arch},%"] if arch else []) + [CANDIDATES]
+        params: list = [query.fts(self._common(query))] + ([f"%,{arch},%"] if arch else []) + [CANDIDATES]
         rows = self.db.execute(
             f"""SELECT p.rowid, p.id, p.section, p.kind, p.layer, p.path, p.title, p.context, p.text, p.arch, p.mentions, p.keys, p.defines,
                        bm25(passages_fts, {WEIGHTS}) AS bm25
@@ -235,6 +239,27 @@ class DocsStore:
             if len(hits) >= limit:
                 break
         return hits
+
+    def _common(self, query: ranking.Query) -> set[str]:
+        """The query's terms found in more than a tenth of the passages (at least COMMON of them):
+        scoring them over thousands of matches (every ISA entry says "register") costs
+        milliseconds and selects nothing, so candidates must hold them all, or a rarer term."""
+        if len(query.terms) < 2:
+            return set()
+        total = self._passage_count()
+        limit = max(COMMON, total // 10)
+        common = set()
+        for term in query.terms[:24]:
+            found = self.db.execute("SELECT count(*) FROM (SELECT 1 FROM passages_fts WHERE passages_fts MATCH ? LIMIT ?)",
+                                    (query.term_fts(term), limit + 1)).fetchone()[0]
+            if found > limit:
+                common.add(term)
+        return common
+
+    def _passage_count(self) -> int:
+        if self._count is None:
+            self._count = self.db.execute("SELECT count(*) FROM passages").fetchone()[0]
+        return self._count
 
     # ---- reading ----------------------------------------------------------------------------
     def get(self, section_id: str) -> sqlite3.Row:

@@ -19,7 +19,7 @@ from kernel_mcp.errors import KernelMcpError
 
 STOPWORDS = frozenset(
     "a about an and any are as at be by can do does for from get has have how i in is it its many me much my of on or our "
-    "per should so than that the their there these this those to was we what when where which who why will with you".split()
+    "per should so than that the their there these this those to use used using was we what when where which who why will with you".split()
 )
 # snake_case / UPPER_SNAKE names, and CamelCase names with a hump (lower-to-upper, "dB" in
 # StalledBy) or an acronym before a word ("UUti" in VALUUtilization), not an acronym's plural
