@@ -24,7 +24,7 @@ _DROPPED = {"Encoding", "DataFormat", "OperandType", "FunctionalGroups"}  # bit 
 
 def _text(elem: ET.Element | None) -> str:
     # descriptions may hold markup (<p>, <br/>): all of their text, whitespace folded
-    return " ".join("".join(elem.itertext()).split()) if elem is not None else ""
+    return " ".join(" ".join(elem.itertext()).split()) if elem is not None else ""
 
 
 def _operand(op: ET.Element) -> str:

@@ -77,7 +77,8 @@ def passage_rows(section: Section, path: str) -> list[tuple]:
         found = passages.split(section.body) if section.body.strip() else []
     rows = []
     for n, p in enumerate(found, start=1):
-        pid = section.id if len(found) == 1 else f"{section.id}#{n}"
+        # a section of one paragraph is its own passage; a table row always opens as a row
+        pid = section.id if len(found) == 1 and p.kind != "row" else f"{section.id}#{n}"
         names = vocabulary.identifiers(" ".join((section.title, p.context, p.text)))
         defines = {vocabulary.compact(k) for k in vocabulary.identifiers(p.defines) or ([p.defines] if section.mnemonic else [])}
         if vocabulary.identifiers(section.title) == [section.title.strip()]:
