@@ -31,7 +31,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(Path(tmp) / ".kernel-mcp")
         report = ingest(store, [Path(args.docs)])
-        print(f"index: {report.sources_total} sources, {report.sections_total} sections")
+        print(f"index: {report.sources_total} sources, {report.sections_total} sections, {report.passages_total} passages")
         at1, at3, ranks = score(store)
     print(f"questions: {len(QUESTIONS)}  hit@1 {at1:.2f}  hit@3 {at3:.2f}")
     if args.misses:
