@@ -118,11 +118,13 @@ class DocsStore:
             return []
         stale = [(r["path"], r["kind"]) for r in self.db.execute("SELECT path, kind FROM sources WHERE kind != 'shipped'")]
         self.db.execute("PRAGMA foreign_keys = OFF")  # dropping, not deleting: no cascades, no triggers
-        objects = self.db.execute("SELECT type, name FROM sqlite_master WHERE type IN ('trigger', 'table') AND name NOT LIKE 'sqlite%'").fetchall()
+        objects = self.db.execute("SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE type IN ('trigger', 'table') AND name NOT LIKE 'sqlite%'").fetchall()
+        # triggers first, then the FTS tables (which take their shadow tables along), then the rest
+        order = sorted(objects, key=lambda o: (o[0] != "trigger", not o[2].upper().startswith("CREATE VIRTUAL")))
         with self.db:
-            for kind, name in sorted(objects, key=lambda o: o[0] != "trigger"):  # triggers first
-                if kind == "trigger" or self.db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone():
-                    self.db.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')  # an FTS table takes its shadow tables along
+            for kind, name, _sql in order:
+                if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone():
+                    self.db.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
         self.db.execute("PRAGMA foreign_keys = ON")
         return stale
 
