@@ -65,7 +65,7 @@ def main() -> None:
         folder = Path(tmp)
         (folder / "kernel-mcp.toml").write_text("")
         report = ingest(open_store(folder / ".kernel-mcp"), [Path(args.docs)])
-        print(f"index: {report.sources_total} sources, {report.sections_total} sections")
+        print(f"index: {report.sources_total} sources, {report.sections_total} sections, {report.passages_total} passages")
         direct, tool, sizes = anyio.run(measure, folder, args.rounds)
     print(f"{'path':<22} {'p50 ms':>8} {'p95 ms':>8} {'n':>6}")
     for name, samples in (("store query", direct), ("docs_search tool", tool)):

@@ -315,3 +315,40 @@ def test_document_ingest(tmp_path_factory, data):
 
     _outcome("docs ingest: Markdown with front matter", run)
     store.close()
+
+
+# The readers of tables (RST csv/list/grid tables, HTML tables) and of AMD's ISA XML: each base
+# document holds the structures their code walks, so mutations land in them.
+DOC_BASES = {
+    "notes.rst": (b"Title\n=====\n\nCounters\n--------\n\n.. csv-table::\n  :header: \"Counter\", \"Unit\"\n\n  \"``SQ_WAVES``\", \"Waves\"\n\n"
+                  b".. list-table::\n   :header-rows: 1\n\n   * - Model\n     - CUs\n   * - MI300X\n     - 304\n\n"
+                  b"+------+-------+\n| Knob | Means |\n+======+=======+\n| a    | b     |\n+------+-------+\n"),
+    "page.html": b"<html><head><title>T</title></head><body><h1>T</h1><h2>Limits</h2><table><tr><th>Limit</th><th>Value</th></tr>"
+                 b"<tr><td>threads</td><td>1024</td></tr></table><p>:ref:`x <y>` text</p></body></html>",
+    "amdgpu_isa_cdna4.xml": b"<Spec><ISA><Architecture><ArchitectureName>AMD CDNA 4</ArchitectureName></Architecture><Instructions><Instruction>"
+                            b"<InstructionName>V_ZETA</InstructionName><Description>Does <p>zeta</p>.</Description><InstructionEncodings>"
+                            b"<InstructionEncoding><EncodingName>ENC_VOP3</EncodingName><Opcode Radix='10'>1</Opcode><Operands>"
+                            b"<Operand Input='true' Output='false' Order='1'><FieldName>SRC0</FieldName><OperandType>OPR_VGPR</OperandType>"
+                            b"<OperandSize>32</OperandSize></Operand></Operands></InstructionEncoding></InstructionEncodings></Instruction>"
+                            b"</Instructions></ISA></Spec>",
+}
+
+
+@FUZZ
+@given(data=st.data())
+@pytest.mark.parametrize("name", sorted(DOC_BASES))
+def test_table_and_isa_readers(tmp_path_factory, data, name):
+    folder = tmp_path_factory.mktemp("docs")
+    (folder / name).write_bytes(data.draw(mutated(DOC_BASES[name])))
+    store = DocsStore(":memory:")
+
+    def run():
+        report = ingest(store, [folder])
+        errors = [r["status"] for r in report.results if r["status"].startswith("error")]
+        if errors:
+            raise KernelMcpError(errors[0])
+        store.search("counter waves zeta threads", None, 5)
+
+    _outcome(f"docs ingest: {name.rsplit('.', 1)[-1]} (tables, ISA XML)", run)
+    store.close()
+

@@ -2,11 +2,14 @@
 
 The shipped pages in docs_index/ are the project's own words with a citation for every figure;
 a user adds official documents (`kernel-mcp docs ingest`). Everything is served from one SQLite
-FTS5 index kept in the workspace's state folder, so searches are ranked (BM25) and need no network.
+FTS5 index kept in the workspace's state folder, so searches are ranked (BM25, then ranking.py)
+and need no network. Search returns passages (a table row, a chunk of prose, an instruction entry)
+and docs_read opens the section at the passage.
 """
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 
 from kernel_mcp import safe_files
@@ -50,7 +53,8 @@ class DocsMap(ToolOutput):
 
 
 class SearchHit(ToolOutput):
-    id: str
+    id: str  # the passage: docs_read opens the section at it
+    section: str  # the section it belongs to
     title: str
     layer: int
     arch: str
@@ -90,6 +94,14 @@ class SectionAnswer(ToolOutput):
         return "\n".join(lines)
 
 
+class IsaAnswer(SectionAnswer):
+    mnemonic: str
+    exists_on: list[str]  # every target the index has an entry for this instruction on
+
+    def render(self) -> str:
+        return f"{self.mnemonic} exists on: {', '.join(self.exists_on)}\n" + super().render()
+
+
 def docs_map(store: DocsStore) -> DocsMap:
     row = store.get("map")
     return DocsMap(text=row["body"])
@@ -98,50 +110,84 @@ def docs_map(store: DocsStore) -> DocsMap:
 def docs_search(store: DocsStore, query: str, arch: str | None, limit: int) -> SearchAnswer:
     if arch is not None:
         check_arch(arch)
-    rows = store.search(query, arch, limit)
-    hits = [SearchHit(id=r["id"], title=r["title"], layer=r["layer"], arch=r["arch"], snippet=" ".join(r["snippet"].split())[:220]) for r in rows]
+    hits = [SearchHit(**{k: h[k] for k in ("id", "section", "title", "layer", "arch", "snippet")}) for h in store.search(query, arch, limit)]
     return SearchAnswer(query=query, arch=arch, hits=hits)
 
 
+def _page_size(budget: int) -> int:
+    return max(400, budget - 600)  # room for the id, the citation and the children around the text
+
+
 def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> SectionAnswer:
-    row = store.get(section_id)
+    """A section, paged; or a passage (an id from docs_search): its section from that passage on,
+    a table row first as 'header: value' pairs, so that the answer is on the first page."""
+    passage = store.passage(section_id) if "#" in section_id else None
+    row = store.get(passage["section"] if passage else section_id)
     body = row["body"]
-    size = max(400, budget - 600)
-    pages = max(1, -(-len(body) // size))
+    if passage is None:
+        stream, parent, children = body, row["parent"], store.children(section_id)
+    else:
+        if passage["kind"] == "row":
+            stream = f"table: {passage['context']}\nrow: {passage['text']}\n\nthe section from that row on:\n{body[passage['end']:].lstrip()}"
+        else:
+            stream = ("... " if passage["start"] > 0 else "") + body[passage["start"]:]
+        parent, children = row["id"], []
+    size = _page_size(budget)
+    pages = max(1, -(-len(stream) // size))
     if page < 1 or page > pages:
         raise InvalidInput(f"{section_id} has {pages} page(s); asked for page {page}")
-    children = store.children(section_id)
     shown = children[:30] + ([f"... {len(children) - 30} more"] if len(children) > 30 else [])
     return SectionAnswer(
-        id=row["id"], title=row["title"], layer=row["layer"], arch=row["arch"], citation=row["citation"][:400],
-        parent=row["parent"], children=shown, page=page, pages=pages, text=body[(page - 1) * size : page * size],
+        id=section_id, title=row["title"], layer=row["layer"], arch=row["arch"], citation=row["citation"][:400],
+        parent=parent, children=shown, page=page, pages=pages, text=stream[(page - 1) * size : page * size],
     )
 
 
-def isa_lookup(store: DocsStore, mnemonic: str, arch: str, budget: int) -> SectionAnswer:
+def isa_lookup(store: DocsStore, mnemonic: str, arch: str, budget: int) -> IsaAnswer:
     check_arch(arch)
     if arch not in arch_names("amd"):
         raise InvalidInput(f"isa_lookup covers AMD targets ({', '.join(arch_names('amd'))})")
+    name = mnemonic.strip().lower()
+    exists_on = store.isa_archs_of(name)
+    rows = store.isa(name, arch)
+    if rows:
+        fields = docs_read(store, rows[0]["id"], 1, budget).model_dump()
+        fields["children"] += [f"also: {r['id']}" for r in rows[1:5]]  # e.g. the machine-readable ISA's entry
+        return IsaAnswer(**fields, mnemonic=name, exists_on=sorted(exists_on))
     if not store.has_isa(arch):
         # a known target whose instruction entries are neither shipped nor ingested: say so plainly
         covered = ", ".join(store.isa_archs()) or "no target"
+        elsewhere = f"; entries for {name}: " + ", ".join(f"{a} ({ids[0]})" for a, ids in sorted(exists_on.items())) if exists_on else ""
         raise InvalidInput(f"the documentation index holds no instruction entries for {arch} (it has them for {covered})",
-                           hint=f"ingest AMD's machine-readable ISA XML for {arch} (kernel-mcp docs ingest); hw_spec and docs_search cover {arch}")
-    rows = store.isa(mnemonic.strip(), arch)
-    if not rows:
-        close = store.mnemonics_like(mnemonic, arch)
-        raise InvalidInput(f"no entry for {mnemonic!r} on {arch}", hint=("close: " + ", ".join(close)) if close else "ingest AMD's ISA XML for full coverage (kernel-mcp docs ingest)")
-    return docs_read(store, rows[0]["id"], 1, budget)
+                           hint=f"ingest AMD's machine-readable ISA XML for {arch} (kernel-mcp docs ingest); hw_spec and docs_search cover {arch}{elsewhere}")
+    if exists_on:
+        # known on other targets: say where, and how sure the absence on this one is
+        where = "; ".join(f"{a}: {ids[0]}" for a, ids in sorted(exists_on.items()))
+        complete = store.complete_isa(arch)
+        mention = store.mentioned_in(name, arch)
+        if complete:
+            raise InvalidInput(f"{name} exists on {', '.join(sorted(exists_on))} only: {arch}'s machine-readable ISA ({complete}) does not list it", hint=f"entries: {where}")
+        if mention:
+            raise InvalidInput(f"{name} exists on {', '.join(sorted(exists_on))} only: {arch}'s entries name it in {mention[0]}: {mention[1]}", hint=f"entries: {where}")
+        raise InvalidInput(f"{name}: no {arch} entry; the index has it on {', '.join(sorted(exists_on))}",
+                           hint=f"{arch}'s entries are a selection, so this is no proof that {arch} lacks it: ingest AMD's ISA XML for {arch} to be sure; entries: {where}")
+    close = difflib.get_close_matches(name, store.mnemonics(arch), n=6, cutoff=0.6) or difflib.get_close_matches(name, store.mnemonics(), n=6, cutoff=0.6)
+    complete = store.complete_isa(arch)
+    mention = store.mentioned_in(name, arch)
+    said = f"; {arch}'s pages name it in {mention[0]}: {mention[1]}" if mention else ""
+    raise InvalidInput(f"no instruction {name!r} on {arch}" + (f" in {complete}" if complete else " among the index's entries") + said,
+                       hint=("nearest names: " + ", ".join(close)) if close else "ingest AMD's ISA XML for full coverage (kernel-mcp docs ingest)")
 
 
 class IngestAnswer(ToolOutput):
     results: list[dict]
     sections_total: int
     sources_total: int
+    passages_total: int = 0
 
     def render(self) -> str:
         lines = [f"{r['path']}: {r['status']}" + (f" ({r['sections']} sections)" if "sections" in r else "") for r in self.results]
-        lines.append(f"index: {self.sources_total} sources, {self.sections_total} sections")
+        lines.append(f"index: {self.sources_total} sources, {self.sections_total} sections, {self.passages_total} passages")
         return "\n".join(lines)
 
 
@@ -170,4 +216,4 @@ def ingest(store: DocsStore, paths: list[Path]) -> IngestAnswer:
             # A reader tripped on something malformed this file holds: reported, and the rest go on.
             results.append({"path": str(path), "status": f"error: malformed document ({type(exc).__name__}: {str(exc)[:200]})"})
     stats = store.stats()
-    return IngestAnswer(results=results, sections_total=stats["sections"], sources_total=stats["sources"])
+    return IngestAnswer(results=results, sections_total=stats["sections"], sources_total=stats["sources"], passages_total=stats["passages"])

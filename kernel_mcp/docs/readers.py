@@ -1,21 +1,22 @@
 """Document readers: each turns one file into layered sections (L1 page, L2 sections, entries).
 
 Formats: Markdown (the shipped index, with TOML front matter between `+++` lines, and plain
-Markdown), reStructuredText (ROCm docs), HTML, PDF (split by its outline, else by page), and
-AMD's machine-readable ISA XML (one entry per instruction, streamed).
+Markdown), reStructuredText (ROCm docs), HTML, PDF (split by its outline, else by page); AMD's
+machine-readable ISA XML is read by isa_xml.py. Tables of every format become pipe tables
+(tables.py), so that passages.py can make one entry per row.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
 from kernel_mcp import limits
 from kernel_mcp.arch_registry import alias_words
+from kernel_mcp.docs.tables import pipe_table, rewrite_myst_tables, rewrite_rst_tables
 from kernel_mcp.errors import InvalidInput
 
 if sys.version_info >= (3, 11):
@@ -56,7 +57,7 @@ def guess_arch(text: str) -> list[str]:
     return [arch for arch, words in alias_words().items() if any(word in lowered for word in words)]
 
 
-def _unique(base: str, taken: set[str]) -> str:
+def unique_id(base: str, taken: set[str]) -> str:
     candidate, n = base, 2
     while candidate in taken:
         candidate, n = f"{base}-{n}", n + 1
@@ -65,19 +66,22 @@ def _unique(base: str, taken: set[str]) -> str:
 
 
 def split_headed(page_id: str, title: str, blocks: list[tuple[int, str, str]], citation: str, arch: list[str] | None = None, summary: str | None = None, intro: str = "") -> list[Section]:
-    """A page (L1) and one L2 section per top heading level below the title; deeper levels fold in."""
+    """A page (L1) and one L2 section per heading, at every level: a `###` under a `##` is its
+    own section whose parent is the `##` one, so that a search hit is the subsection that holds
+    the answer, not the page-long section around it."""
     arch = arch if arch is not None else guess_arch(title + " " + intro + " ".join(b for _l, _t, b in blocks[:5]))
-    levels = sorted({level for level, _t, _b in blocks})
-    top = levels[0] if levels else 2
     taken: set[str] = set()
     children: list[Section] = []
+    open_levels: list[tuple[int, str]] = []  # (level, id) of the headings that enclose the next one
     for level, heading, body in blocks:
-        if level == top or not children:
-            sid = _unique(f"{page_id}/{slug(heading)}", taken)
-            children.append(Section(id=sid, title=heading, layer=2, body=body.strip(), parent=page_id, arch=arch, summary=first_sentence(body), citation=f"{citation}, section '{heading}'"))
-        else:
-            children[-1].body += f"\n\n{'#' * level} {heading}\n{body.strip()}"
-    overview = intro.strip() or "\n".join(f"- {c.title}: {c.summary}" for c in children)
+        while open_levels and open_levels[-1][0] >= level:
+            open_levels.pop()
+        parent = open_levels[-1][1] if open_levels else page_id
+        sid = unique_id(f"{page_id}/{slug(heading)}", taken)
+        children.append(Section(id=sid, title=heading, layer=2, body=body.strip(), parent=parent, arch=arch,
+                                summary=first_sentence(body) or heading, citation=f"{citation}, section '{heading}'"))
+        open_levels.append((level, sid))
+    overview = intro.strip() or "\n".join(f"- {c.title}: {c.summary}" for c in children if c.parent == page_id)
     page = Section(id=page_id, title=title, layer=1, body=overview, parent="map", arch=arch, summary=summary or first_sentence(intro or overview), citation=citation)
     return [page] + children
 
@@ -92,7 +96,7 @@ def markdown_blocks(text: str) -> tuple[str | None, str, list[tuple[int, str, st
     intro: list[str] = []
     blocks: list[tuple[int, str, list[str]]] = []
     fenced = False
-    for line in text.splitlines():
+    for line in rewrite_myst_tables(text.splitlines()):
         if line.lstrip().startswith("```"):
             fenced = not fenced
         match = None if fenced else _MD_HEADING.match(line)
@@ -159,8 +163,9 @@ def read_markdown(path: Path, text: str, page_id: str) -> list[Section]:
     sections[0].parent = meta.get("parent", "map")
     sections[0].layer = min(layer, 1) if layer != 2 else 1
     if page_id.startswith("isa-"):
-        for child in sections[1:]:
-            child.mnemonic = child.title.split()[0].lower()
+        for child in sections[1:]:  # an entry is headed by its mnemonic; other headings are notes
+            first = child.title.split()[0].lower() if child.title.split() else ""
+            child.mnemonic = first if re.fullmatch(r"[a-z][a-z0-9]*(?:_[a-z0-9.]+)+", first) else None
     return sections
 
 
@@ -168,8 +173,39 @@ def read_markdown(path: Path, text: str, page_id: str) -> list[Section]:
 _RST_ADORN = re.compile(r"^([=\-~^\"'`#*+.:_])\1{2,}\s*$")
 
 
+_RST_ROLE = re.compile(r":(?:[\w+-]+:)?[\w+-]+:`([^`<]*)(?:<[^`>]*>)?`")  # :ref:`text <target>` -> text
+_RST_LINK = re.compile(r"`([^`<]*)<([^`>]*)>`_{1,2}")  # `text <url>`_ -> text (or the url alone)
+_RST_LITERAL = re.compile(r"``([^`]+)``")
+_RST_DIRECTIVE = re.compile(r"^(\s*)\.\. ([\w:-]+)::\s*(.*)$")
+_RST_KEEPS_ARGUMENT = {"tab-item", "rubric", "topic", "admonition"}  # the argument is a title worth reading
+
+
+def rst_plain(lines: list[str]) -> list[str]:
+    """Tables as pipe tables; roles, links and literals as their text; directive lines and their
+    options dropped (their indented content stays), tab titles kept (an MI300 table vs MI200)."""
+    out: list[str] = []
+    in_options = False
+    for line in rewrite_rst_tables(lines):
+        directive = _RST_DIRECTIVE.match(line)
+        if directive:
+            name, argument = directive.group(2), directive.group(3).strip()
+            if name in _RST_KEEPS_ARGUMENT and argument:
+                out.append(directive.group(1) + argument)
+            in_options = True
+            continue
+        if in_options and re.match(r"\s*:[\w-]+:(\s|$)", line):
+            continue
+        in_options = False
+        if re.match(r"\s*\.\. ", line):  # a label (.. _name:) or a comment
+            continue
+        line = _RST_ROLE.sub(lambda m: m.group(1).strip().lstrip("~"), line)
+        line = _RST_LINK.sub(lambda m: m.group(1).strip() or m.group(2).strip(), line)
+        out.append(_RST_LITERAL.sub(r"\1", line).replace("**", ""))
+    return out
+
+
 def read_rst(path: Path, text: str, page_id: str) -> list[Section]:
-    lines = text.splitlines()
+    lines = rst_plain(text.splitlines())
     order: list[str] = []
     blocks: list[tuple[int, str, list[str]]] = []
     title = None
@@ -212,25 +248,51 @@ class _HtmlText(HTMLParser):
         self._heading: int | None = None
         self._heading_text: list[str] = []
         self._in_title = False
+        # the table being read: its rows of cells, the header row (from <th> cells), the open cell
+        self._rows: list[list[str]] | None = None
+        self._header: list[str] = []
+        self._cell: list[str] | None = None
+        self._row_is_header = False
+
+    def _emit(self, text: str) -> None:
+        (self.blocks[-1][2] if self.blocks else self.intro).append(text)
 
     def handle_starttag(self, tag, attrs):
         if tag in self.SKIP:
             self._skip += 1
-        elif tag in ("h1", "h2", "h3", "h4"):
+        elif tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
             self._heading, self._heading_text = int(tag[1]), []
         elif tag == "title":
             self._in_title = True
+        elif tag == "table" and self._rows is None:  # a nested table is read as cells of the outer one
+            self._rows, self._header = [], []
+        elif tag == "tr" and self._rows is not None:
+            self._rows.append([])
+            self._row_is_header = True
+        elif tag in ("td", "th") and self._rows is not None:
+            if not self._rows:
+                self._rows.append([])
+            self._cell = []
+            self._row_is_header = self._row_is_header and tag == "th"
 
     def handle_endtag(self, tag):
         if tag in self.SKIP and self._skip:
             self._skip -= 1
-        elif tag in ("h1", "h2", "h3", "h4") and self._heading is not None:
+        elif tag in ("h1", "h2", "h3", "h4", "h5", "h6") and self._heading is not None:
             text = " ".join("".join(self._heading_text).split()).rstrip("#¶ ")
             if text:
                 self.blocks.append((self._heading, text, []))
             self._heading = None
         elif tag == "title":
             self._in_title = False
+        elif tag in ("td", "th") and self._cell is not None and self._rows:
+            self._rows[-1].append(" ".join(" ".join(self._cell).split()))
+            self._cell = None
+        elif tag == "tr" and self._rows and self._row_is_header and not self._header and len(self._rows) == 1:
+            self._header = self._rows.pop()  # a first row of <th> cells is the header
+        elif tag == "table" and self._rows is not None:
+            self._emit("\n".join([""] + pipe_table(self._header, self._rows) + [""]))
+            self._rows, self._cell = None, None
 
     def handle_data(self, data):
         if self._skip:
@@ -239,8 +301,10 @@ class _HtmlText(HTMLParser):
             self.title += data
         elif self._heading is not None:
             self._heading_text.append(data)
-        elif data.strip():
-            (self.blocks[-1][2] if self.blocks else self.intro).append(data.strip())
+        elif self._cell is not None:
+            self._cell.append(data)
+        elif data.strip() and self._rows is None:
+            self._emit(data.strip())
 
 
 def read_html(path: Path, text: str, page_id: str) -> list[Section]:
@@ -298,36 +362,3 @@ def _pdf_outline(reader) -> list[tuple[str, int]]:
 
     walk(reader.outline or [])
     return sorted(out, key=lambda x: x[1])
-
-
-# ---------------------------------------------------------------- ISA XML -------------------
-def read_isa_xml(path: Path, page_id: str) -> list[Section]:
-    """AMD's machine-readable ISA (Spec > ISA > Instructions > Instruction), parsed streaming."""
-    arch_name = ""
-    entries: list[Section] = []
-    taken: set[str] = set()
-    try:
-        for _event, elem in ET.iterparse(path, events=("end",)):
-            if elem.tag == "ArchitectureName":
-                arch_name = (elem.text or "").strip()
-            elif elem.tag == "Instruction":
-                name = (elem.findtext("InstructionName") or "").strip()
-                if name:
-                    description = " ".join((elem.findtext("Description") or "").split())
-                    operands = []
-                    for enc in elem.iter("InstructionEncoding"):
-                        ops = [f"{o.findtext('FieldName') or '?'}:{o.findtext('OperandType') or '?'}({o.findtext('OperandSize') or '?'})" for o in enc.iter("Operand")]
-                        operands.append(f"{enc.findtext('EncodingName') or '?'} opcode {enc.findtext('Opcode') or '?'}: " + ", ".join(ops))
-                    body = description + ("\nencodings:\n" + "\n".join(operands[:6]) if operands else "")
-                    sid = _unique(f"{page_id}/{name.lower()}", taken)
-                    entries.append(Section(id=sid, title=name, layer=2, body=body, parent=page_id, summary=first_sentence(description) or name, citation=f"{path.name} (AMD machine-readable ISA), instruction {name}", mnemonic=name.lower()))
-                elem.clear()
-    except ET.ParseError as exc:
-        raise InvalidInput(f"{path.name} is not well-formed XML: {exc}") from None
-    if not entries:
-        raise InvalidInput(f"{path.name}: no <Instruction> entries (not an AMD machine-readable ISA file?)")
-    arch = guess_arch(arch_name + " " + path.name) or [arch_name.lower()]
-    for entry in entries:
-        entry.arch = arch
-    page = Section(id=page_id, title=f"{arch_name or path.stem} instructions", layer=1, body=f"{len(entries)} instructions from {path.name}", parent="map", arch=arch, summary=f"machine-readable ISA of {arch_name or path.stem}", citation=f"{path.name} (AMD machine-readable ISA)")
-    return [page] + entries

@@ -1,22 +1,27 @@
-"""The documentation store: SQLite with an FTS5 index (BM25), filled incrementally.
+"""The documentation store: SQLite, sections for reading and passages for search (FTS5, BM25).
 
-A source file is re-read only when its content hash changed; its sections are replaced in one
-transaction, so a failed ingestion leaves the index as it was.
+A source file is re-read only when its content hash changed; its sections and their passages are
+replaced in one transaction, so a failed ingestion leaves the index as it was. A store written by
+an older layout is rebuilt on open, the user's documents re-read from where they were ingested.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 import sqlite3
 import time
 from pathlib import Path
 
 from kernel_mcp import safe_files
-from kernel_mcp.docs.readers import SUFFIXES, Section, read_html, read_isa_xml, read_markdown, read_pdf, read_rst, slug
+from kernel_mcp.docs import passages, ranking, vocabulary
+from kernel_mcp.docs.isa_xml import read_isa_xml
+from kernel_mcp.docs.readers import SUFFIXES, Section, read_html, read_markdown, read_pdf, read_rst, slug
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 
 MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
+LAYOUT = 2  # PRAGMA user_version: 1 had one search entry per section, 2 one per passage
+CANDIDATES = 100  # passages BM25 hands to the re-ranking
+COMMON = 400  # a term in more passages than this (and than a tenth of them) is common: see _common
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sources (
   id INTEGER PRIMARY KEY, path TEXT UNIQUE NOT NULL, kind TEXT NOT NULL, format TEXT NOT NULL,
@@ -27,45 +32,101 @@ CREATE TABLE IF NOT EXISTS sections (
   summary TEXT NOT NULL, body TEXT NOT NULL, citation TEXT NOT NULL, mnemonic TEXT);
 CREATE INDEX IF NOT EXISTS sections_parent ON sections(parent);
 CREATE INDEX IF NOT EXISTS sections_mnemonic ON sections(mnemonic);
-CREATE VIRTUAL TABLE IF NOT EXISTS sections_fts USING fts5(
-  title, summary, body, content='sections', content_rowid='rowid', tokenize='porter unicode61');
-CREATE TRIGGER IF NOT EXISTS sections_ai AFTER INSERT ON sections BEGIN
-  INSERT INTO sections_fts(rowid, title, summary, body) VALUES (new.rowid, new.title, new.summary, new.body); END;
-CREATE TRIGGER IF NOT EXISTS sections_ad AFTER DELETE ON sections BEGIN
-  INSERT INTO sections_fts(sections_fts, rowid, title, summary, body) VALUES ('delete', old.rowid, old.title, old.summary, old.body); END;
+CREATE TABLE IF NOT EXISTS passages (
+  rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, section TEXT NOT NULL REFERENCES sections(id) ON DELETE CASCADE,
+  ord INTEGER NOT NULL, kind TEXT NOT NULL, start INTEGER NOT NULL, end INTEGER NOT NULL, layer INTEGER NOT NULL,
+  path TEXT NOT NULL, title TEXT NOT NULL, context TEXT NOT NULL, text TEXT NOT NULL, arch TEXT NOT NULL, mentions TEXT NOT NULL,
+  keys TEXT NOT NULL, defines TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS passages_section ON passages(section);
+CREATE VIRTUAL TABLE IF NOT EXISTS passages_fts USING fts5(
+  path, title, context, text, keys, defines, content='passages', content_rowid='rowid', tokenize='porter unicode61');
+CREATE TRIGGER IF NOT EXISTS passages_ai AFTER INSERT ON passages BEGIN
+  INSERT INTO passages_fts(rowid, path, title, context, text, keys, defines) VALUES (new.rowid, new.path, new.title, new.context, new.text, new.keys, new.defines); END;
+CREATE TRIGGER IF NOT EXISTS passages_ad AFTER DELETE ON passages BEGIN
+  INSERT INTO passages_fts(passages_fts, rowid, path, title, context, text, keys, defines) VALUES ('delete', old.rowid, old.path, old.title, old.context, old.text, old.keys, old.defines); END;
 """
+# BM25 column weights (path, title, context, text, keys, defines): the passage's own heading or an
+# exact name says more than a word of the running text; the headings above it, shared by every
+# passage of the page, say less
+WEIGHTS = "1.5, 3.0, 1.0, 1.0, 2.0, 8.0"
 
 
 def _hash(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-STOPWORDS = frozenset(
-    "a an and are as at be by can do does for from has have how i in is it its many much of on or should the "
-    "there this to was what when where which who why will with".split()
-)
+def _heading_paths(sections: list[Section]) -> dict[str, str]:
+    """'Page > Section' above each section of one document (empty for the page itself)."""
+    by_id = {s.id: s for s in sections}
+    paths: dict[str, str] = {}
+    for s in sections:
+        parts, seen, node = [], set(), s
+        while node is not None and node.id not in seen and len(parts) < 8:
+            seen.add(node.id)
+            parts.append(node.title)
+            node = by_id.get(node.parent or "")
+        paths[s.id] = " > ".join(reversed(parts[1:]))[:240]
+    return paths
 
 
-def fts_query(text: str, any_word: bool) -> str:
-    words = re.findall(r"[A-Za-z0-9_]+", text.lower())
-    if not words:
-        raise InvalidInput("the query has no words to search for")
-    words = [w for w in words if w not in STOPWORDS] or words
-    quoted = [f'"{w}"' for w in words[:24]]
-    return (" OR " if any_word else " AND ").join(quoted)
+def passage_rows(section: Section, path: str) -> list[tuple]:
+    """(id, ord, kind, start, end, path, title, context, text, mentions, keys, defines) of one section."""
+    if section.mnemonic:  # an instruction entry is read whole: one passage that defines its name
+        found = [passages.Passage("entry", section.body, "", 0, len(section.body), defines=section.mnemonic)]
+    else:
+        found = passages.split(section.body) if section.body.strip() else []
+    rows = []
+    for n, p in enumerate(found, start=1):
+        # a section of one paragraph is its own passage; a table row always opens as a row
+        pid = section.id if len(found) == 1 and p.kind != "row" else f"{section.id}#{n}"
+        names = vocabulary.identifiers(" ".join((section.title, p.context, p.text)))
+        defines = {vocabulary.compact(k) for k in vocabulary.identifiers(p.defines) or ([p.defines] if section.mnemonic else [])}
+        if vocabulary.identifiers(section.title) == [section.title.strip()]:
+            defines.add(vocabulary.compact(section.title.strip()))  # a section named after one instruction
+        mentions = vocabulary.archs_mentioned(" ".join((path, section.title, p.context, p.text)))
+        keys = " ".join(dict.fromkeys(vocabulary.compact(k) for k in names))[:4000]
+        rows.append((pid, n, p.kind, p.start, p.end, path, section.title, p.context, p.text, ",".join(sorted(mentions)), keys, " ".join(sorted(defines))))
+    return rows
 
 
 class DocsStore:
     def __init__(self, path: Path | str) -> None:
         self.path = str(path)
+        self._words: dict[int, tuple] = {}  # passage rowid -> its words, for ranking.rank
+        self._count: int | None = None  # passages in the index
         try:
             self.db = sqlite3.connect(self.path, timeout=30)
             self.db.row_factory = sqlite3.Row
             self.db.execute("PRAGMA foreign_keys = ON")
             self.db.execute("PRAGMA journal_mode = WAL") if self.path != ":memory:" else None
+            stale = self._older_layout()
             self.db.executescript(SCHEMA)
+            self.db.execute(f"PRAGMA user_version = {LAYOUT}")
         except sqlite3.DatabaseError as exc:
             raise KernelMcpError(f"the documentation index {self.path} is unreadable: {exc}", hint="delete it; it is rebuilt on the next call") from None
+        for path, kind in stale:  # the user's documents, re-read into the new layout where they still are
+            try:
+                self.ingest(Path(path), kind=kind)
+            except (KernelMcpError, OSError, ValueError, TypeError, KeyError, IndexError, AttributeError, RecursionError):
+                continue
+
+    def _older_layout(self) -> list[tuple[str, str]]:
+        """Drops the tables of an older layout; returns the (path, kind) of its user documents."""
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        has_tables = self.db.execute("SELECT 1 FROM sqlite_master WHERE name = 'sources'").fetchone() is not None
+        if version == LAYOUT or not has_tables:
+            return []
+        stale = [(r["path"], r["kind"]) for r in self.db.execute("SELECT path, kind FROM sources WHERE kind != 'shipped'")]
+        self.db.execute("PRAGMA foreign_keys = OFF")  # dropping, not deleting: no cascades, no triggers
+        objects = self.db.execute("SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE type IN ('trigger', 'table') AND name NOT LIKE 'sqlite%'").fetchall()
+        # triggers first, then the FTS tables (which take their shadow tables along), then the rest
+        order = sorted(objects, key=lambda o: (o[0] != "trigger", not o[2].upper().startswith("CREATE VIRTUAL")))
+        with self.db:
+            for kind, name, _sql in order:
+                if self.db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone():
+                    self.db.execute(f'DROP {kind.upper()} IF EXISTS "{name}"')
+        self.db.execute("PRAGMA foreign_keys = ON")
+        return stale
 
     def close(self) -> None:
         self.db.close()
@@ -92,6 +153,7 @@ class DocsStore:
         sections = self._read(path, fmt, data, kind)
         if kind != "shipped":
             self._refuse_shipped_ids(path, sections)
+        headings = _heading_paths(sections)
         with self.db:
             self.db.execute("DELETE FROM sources WHERE path = ?", (key,))
             cur = self.db.execute(
@@ -100,11 +162,18 @@ class DocsStore:
             )
             source_id = cur.lastrowid
             for order, s in enumerate(sections):
+                arch = ",".join(s.arch)
                 self.db.execute("DELETE FROM sections WHERE id = ?", (s.id,))  # a page moved to another file
                 self.db.execute(
                     "INSERT INTO sections(id, source_id, parent, layer, ord, title, arch, summary, body, citation, mnemonic) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    (s.id, source_id, s.parent, s.layer, order, s.title, ",".join(s.arch), s.summary, s.body, s.citation, s.mnemonic),
+                    (s.id, source_id, s.parent, s.layer, order, s.title, arch, s.summary, s.body, s.citation, s.mnemonic),
                 )
+                self.db.executemany(
+                    "INSERT INTO passages(id, section, ord, kind, start, end, path, title, context, text, mentions, keys, defines, layer, arch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    [(r[0], s.id) + r[1:] + (s.layer, arch) for r in passage_rows(s, headings[s.id])],
+                )
+        self._words.clear()
+        self._count = None
         return ("updated" if row is not None else "added"), len(sections)
 
     def _read(self, path: Path, fmt: str, data: bytes, kind: str) -> list[Section]:
@@ -144,61 +213,126 @@ class DocsStore:
             for row in self.db.execute("SELECT path FROM sources WHERE kind = ?", (kind,)).fetchall():
                 if row["path"] not in present:
                     self.db.execute("DELETE FROM sources WHERE path = ?", (row["path"],))
+        self._words.clear()
+        self._count = None
+
+    # ---- search -----------------------------------------------------------------------------
+    def search(self, text: str, arch: str | None, limit: int) -> list[dict]:
+        """Passages ranked for the query: BM25 candidates, then ranking.py's order, at most two per section."""
+        query = ranking.analyse(text, arch)
+        if query is None:
+            raise InvalidInput("the query has no words to search for")
+        arch_clause = "AND (p.arch = '' OR p.arch LIKE '%all%' OR (',' || p.arch || ',') LIKE ?)" if arch else ""
+        params: list = [query.fts(self._common(query))] + ([f"%,{arch},%"] if arch else []) + [CANDIDATES]
+        rows = self.db.execute(
+            f"""SELECT p.rowid, p.id, p.section, p.kind, p.layer, p.path, p.title, p.context, p.text, p.arch, p.mentions, p.keys, p.defines,
+                       bm25(passages_fts, {WEIGHTS}) AS bm25
+                FROM passages_fts JOIN passages p ON p.rowid = passages_fts.rowid
+                WHERE passages_fts MATCH ? {arch_clause} ORDER BY bm25 LIMIT ?""",
+            params,
+        ).fetchall()
+        hits: list[dict] = []
+        per_section: dict[str, int] = {}
+        for value, r in ranking.rank(query, rows, self._words):
+            if per_section.get(r["section"], 0) >= 2:
+                continue
+            per_section[r["section"]] = per_section.get(r["section"], 0) + 1
+            hits.append({"id": r["id"], "section": r["section"], "title": r["title"], "layer": r["layer"], "arch": r["arch"],
+                         "snippet": ranking.snippet(r["text"], query), "score": round(value, 4)})
+            if len(hits) >= limit:
+                break
+        return hits
+
+    def _common(self, query: ranking.Query) -> set[str]:
+        """The query's terms found in more than a tenth of the passages (at least COMMON of them):
+        scoring them over thousands of matches (every ISA entry says "register") costs
+        milliseconds and selects nothing, so candidates must hold them all, or a rarer term."""
+        if len(query.terms) < 2:
+            return set()
+        total = self._passage_count()
+        limit = max(COMMON, total // 10)
+        common = set()
+        for term in query.terms[:24]:
+            found = self.db.execute("SELECT count(*) FROM (SELECT 1 FROM passages_fts WHERE passages_fts MATCH ? LIMIT ?)",
+                                    (query.term_fts(term), limit + 1)).fetchone()[0]
+            if found > limit:
+                common.add(term)
+        return common
+
+    def _passage_count(self) -> int:
+        if self._count is None:
+            self._count = self.db.execute("SELECT count(*) FROM passages").fetchone()[0]
+        return self._count
 
     # ---- reading ----------------------------------------------------------------------------
-    def search(self, query: str, arch: str | None, limit: int) -> list[sqlite3.Row]:
-        arch_clause = "AND (s.arch = '' OR s.arch LIKE '%all%' OR (',' || s.arch || ',') LIKE ?)" if arch else ""
-        for any_word in (False, True):
-            params: list = [fts_query(query, any_word)]
-            if arch:
-                params.append(f"%,{arch},%")
-            params.append(limit)
-            rows = self.db.execute(
-                f"""SELECT s.id, s.title, s.layer, s.arch, s.citation,
-                           snippet(sections_fts, 2, '[', ']', ' ... ', 14) AS snippet,
-                           bm25(sections_fts, 5.0, 2.0, 1.0) AS score
-                    FROM sections_fts JOIN sections s ON s.rowid = sections_fts.rowid
-                    WHERE sections_fts MATCH ? {arch_clause}
-                    ORDER BY score LIMIT ?""",
-                params,
-            ).fetchall()
-            if rows:
-                return rows
-        return []
-
     def get(self, section_id: str) -> sqlite3.Row:
         row = self.db.execute("SELECT * FROM sections WHERE id = ?", (section_id,)).fetchone()
         if row is None:
-            close = self.db.execute("SELECT id FROM sections WHERE id LIKE ? ORDER BY layer, id LIMIT 8", (f"%{section_id.split('/')[-1][:40]}%",)).fetchall()
+            close = self.db.execute("SELECT id FROM sections WHERE id LIKE ? ORDER BY layer, id LIMIT 8", (f"%{section_id.split('/')[-1].split('#')[0][:40]}%",)).fetchall()
             raise InvalidInput(f"no section {section_id!r}", hint=("close: " + ", ".join(r["id"] for r in close)) if close else "docs_search finds ids")
         return row
+
+    def passage(self, passage_id: str) -> sqlite3.Row | None:
+        return self.db.execute("SELECT * FROM passages WHERE id = ?", (passage_id,)).fetchone()
 
     def children(self, section_id: str) -> list[str]:
         return [r["id"] for r in self.db.execute("SELECT id FROM sections WHERE parent = ? ORDER BY ord", (section_id,))]
 
     def isa(self, mnemonic: str, arch: str) -> list[sqlite3.Row]:
+        """The entries for an instruction on one arch, the shipped (curated) ones first."""
         return self.db.execute(
-            "SELECT * FROM sections WHERE mnemonic = ? AND (',' || arch || ',') LIKE ? ORDER BY layer",
+            """SELECT s.*, src.kind AS source_kind, src.format AS source_format FROM sections s JOIN sources src ON src.id = s.source_id
+               WHERE s.mnemonic = ? AND (',' || s.arch || ',') LIKE ? ORDER BY src.kind != 'shipped', s.layer""",
             (mnemonic.lower(), f"%,{arch},%"),
         ).fetchall()
+
+    def isa_archs_of(self, mnemonic: str) -> dict[str, list[str]]:
+        """Every arch that has an entry for the instruction, with the entries' ids."""
+        out: dict[str, list[str]] = {}
+        for r in self.db.execute("SELECT id, arch FROM sections WHERE mnemonic = ?", (mnemonic.lower(),)):
+            for a in filter(None, r["arch"].split(",")):
+                out.setdefault(a, []).append(r["id"])
+        return out
 
     def has_isa(self, arch: str) -> bool:
         row = self.db.execute("SELECT 1 FROM sections WHERE mnemonic IS NOT NULL AND (',' || arch || ',') LIKE ? LIMIT 1", (f"%,{arch},%",)).fetchone()
         return row is not None
+
+    def complete_isa(self, arch: str) -> str | None:
+        """The ingested machine-readable ISA file that lists every instruction of `arch`, if any."""
+        row = self.db.execute(
+            """SELECT src.path FROM sources src JOIN sections s ON s.source_id = src.id
+               WHERE src.format = 'isa-xml' AND s.layer = 1 AND (',' || s.arch || ',') LIKE ? LIMIT 1""", (f"%,{arch},%",)).fetchone()
+        return Path(row["path"]).name if row else None
+
+    def mentioned_in(self, mnemonic: str, arch: str) -> tuple[str, str] | None:
+        """(section id, the words around it) where a page about `arch` names an instruction that it
+        has no entry for (the shipped gfx942 entries list the forms gfx942 rejects); sections
+        beside instruction entries first."""
+        row = self.db.execute(
+            """SELECT s.id, s.body FROM sections s WHERE s.mnemonic IS NULL AND (',' || s.arch || ',') LIKE ? AND instr(lower(s.body), ?) > 0
+               ORDER BY EXISTS (SELECT 1 FROM sections e WHERE e.parent = s.parent AND e.mnemonic IS NOT NULL) DESC, s.layer DESC LIMIT 1""",
+            (f"%,{arch},%", mnemonic.lower())).fetchone()
+        if row is None:
+            return None
+        paragraph = next(p for p in row["body"].split("\n\n") if mnemonic.lower() in p.lower())  # instr() found one
+        flat = " ".join(paragraph.split())
+        if len(flat) <= 320:
+            return row["id"], flat
+        at = flat.lower().find(mnemonic.lower())
+        start = max(at - 200, 0)
+        return row["id"], ("... " if start else "") + flat[start : at + len(mnemonic) + 100] + " ..."
 
     def isa_archs(self) -> list[str]:
         """The targets that instruction entries are tagged with (shipped or ingested)."""
         rows = self.db.execute("SELECT DISTINCT arch FROM sections WHERE mnemonic IS NOT NULL").fetchall()
         return sorted({a for r in rows for a in r["arch"].split(",") if a})
 
-    def mnemonics_like(self, mnemonic: str, arch: str, limit: int = 8) -> list[str]:
-        stem = re.sub(r"_[^_]*$", "", mnemonic.lower())
-        rows = self.db.execute(
-            "SELECT DISTINCT mnemonic FROM sections WHERE mnemonic LIKE ? AND (',' || arch || ',') LIKE ? ORDER BY mnemonic LIMIT ?",
-            (f"{stem}%", f"%,{arch},%", limit),
-        ).fetchall()
-        return [r["mnemonic"] for r in rows]
+    def mnemonics(self, arch: str | None = None) -> list[str]:
+        if arch is None:
+            return [r[0] for r in self.db.execute("SELECT DISTINCT mnemonic FROM sections WHERE mnemonic IS NOT NULL")]
+        return [r[0] for r in self.db.execute("SELECT DISTINCT mnemonic FROM sections WHERE mnemonic IS NOT NULL AND (',' || arch || ',') LIKE ?", (f"%,{arch},%",))]
 
     def stats(self) -> dict[str, int]:
-        row = self.db.execute("SELECT (SELECT count(*) FROM sources) AS sources, (SELECT count(*) FROM sections) AS sections").fetchone()
+        row = self.db.execute("SELECT (SELECT count(*) FROM sources) AS sources, (SELECT count(*) FROM sections) AS sections, (SELECT count(*) FROM passages) AS passages").fetchone()
         return dict(row)

@@ -18,13 +18,13 @@ class DocsMapInput(ToolInput):
 
 
 class DocsSearchInput(ToolInput):
-    query: str = Field(min_length=1, max_length=400, description="words to look for (ranked by BM25)")
+    query: str = Field(min_length=1, max_length=400, description="words to look for (BM25, then coverage, exact counter/instruction names, arch names)")
     arch: Arch | None = Field(default=None, description="only sections about this target (and general ones)")
     limit: int = Field(default=8, ge=1, le=30)
 
 
 class DocsReadInput(ToolInput):
-    id: str = Field(min_length=1, max_length=200, description="a section id from docs_map or docs_search")
+    id: str = Field(min_length=1, max_length=200, description="a section id from docs_map, or a passage id from docs_search (opens the section at it)")
     page: int = Field(default=1, ge=1, description="page of a long section")
 
 
@@ -51,7 +51,7 @@ async def _docs_read(args: DocsReadInput, ctx: ToolContext) -> docs.SectionAnswe
     return docs.docs_read(_docs_store(ctx), section_id=args.id, page=args.page, budget=ctx.state.budget())
 
 
-async def _isa_lookup(args: IsaLookupInput, ctx: ToolContext) -> docs.SectionAnswer:
+async def _isa_lookup(args: IsaLookupInput, ctx: ToolContext) -> docs.IsaAnswer:
     return docs.isa_lookup(_docs_store(ctx), mnemonic=args.mnemonic, arch=args.arch, budget=ctx.state.budget())
 
 
@@ -64,18 +64,22 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "docs_search",
         "Search the documentation index (shipped pages plus the user's ingested official documents): "
-        "ranked section ids with one-line snippets. Filter by arch.",
+        "ranked passages (a table row such as one counter, an instruction entry, a paragraph) with snippets "
+        "around the matching words; docs_read(id) opens the section at the passage. A target named in the "
+        "query by its arch, family or product name (the hardware tables' aliases) is preferred; filter by arch.",
         DocsSearchInput, docs.SearchAnswer, _docs_search, READ_ONLY,
     ),
     ToolSpec(
         "docs_read",
-        "Read one section by id, within the response budget (paged), with its citation and the ids of its parent and children.",
+        "Read one section by id, within the response budget (paged), with its citation and the ids of its parent and children; "
+        "a passage id from docs_search opens its section at that passage (a table row first, with the table's header).",
         DocsReadInput, docs.SectionAnswer, _docs_read, READ_ONLY,
     ),
     ToolSpec(
         "isa_lookup",
         f"The entry for one instruction on {arch_registry.describe('amd')}, where the index holds entries for it: "
-        "what it does, operands, which counter it moves, with its source.",
-        IsaLookupInput, docs.SectionAnswer, _isa_lookup, READ_ONLY,
+        "what it does, operands, which counter it moves, with its source, and on which targets it exists "
+        "(asked on a target that lacks it: where it does exist, and the nearest names when it is unknown).",
+        IsaLookupInput, docs.IsaAnswer, _isa_lookup, READ_ONLY,
     ),
 ]

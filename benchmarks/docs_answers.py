@@ -1,0 +1,45 @@
+"""Does the passage that answers the question come back? hit@1 and hit@3 over tests/docs_question_set.py.
+
+    python benchmarks/docs_answers.py [--docs ../shared/docs/rocm] [--misses]
+
+Builds a fresh index (the shipped docs_index/ plus the public ROCm documents, ingested as a user
+would), asks every question through docs_search, and opens each of the top 3 hits with docs_read
+at the server's default budget: a question counts at rank k when the k-th hit's first page holds
+every proof word. Target: hit@3 >= 0.95.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from docs_question_set import QUESTIONS, score  # noqa: E402
+
+from kernel_mcp.docs import ingest, open_store  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--docs", default=str(REPO.parent / "shared" / "docs" / "rocm"))
+    parser.add_argument("--misses", action="store_true", help="list the questions not answered at rank 1")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(Path(tmp) / ".kernel-mcp")
+        report = ingest(store, [Path(args.docs)])
+        print(f"index: {report.sources_total} sources, {report.sections_total} sections, {report.passages_total} passages")
+        at1, at3, ranks = score(store)
+    print(f"questions: {len(QUESTIONS)}  hit@1 {at1:.2f}  hit@3 {at3:.2f}")
+    if args.misses:
+        for question, rank in ranks:
+            if rank != 1:
+                print(f"  rank {rank or '-'}: {question.query!r}" + (f" (arch {question.arch})" if question.arch else ""))
+    print(f"hit@3 >= 0.95: {'met' if at3 >= 0.95 else 'MISSED'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""Ranking that knows the domain: coverage of the question, exact names, architecture names.
+
+BM25 (SQLite FTS5) finds candidate passages holding any of the query's words (as prefixes, with
+their synonyms) or naming the query's counters and instructions; they are then ordered by
+- coverage: the share of the query's words a passage holds, counted fully in the passage itself,
+  less in its heading, least in the headings above it that every passage of the page shares
+  (BM25 alone lets one rare word outweigh the rest of the question);
+- proximity: neighbouring query words standing together ("wave size" in "Wave size is 64");
+- exact names: a counter, instruction or metric named in the query (SQ_INSTS_MFMA, TCC_HIT,
+  ALUStalledByLDS) lifts the table row or entry that defines it;
+- architecture: a target named by any of its names (vocabulary.py) is a preference, not a word
+  the text must hold: passages about it rise, passages about other targets only sink.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from dataclasses import dataclass, field
+
+from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, archs_named, compact, identifiers, stem, synonyms
+
+# How much a query word counts where it is found: in the passage (a table row with its header,
+# a chunk of prose), in its section's heading, or only in the headings above.
+PLACES = (1.0, 0.75, 0.5)
+
+
+def _fts_phrase(text: str) -> str:
+    return '"' + " ".join(WORD.findall(text)) + '"'
+
+
+def _matcher(word: str):
+    """A word as its stem (found exactly or as a prefix of a passage word), a phrase as a regex."""
+    if " " in word or "/" in word:
+        return re.compile(r"\b" + r"\W+".join(re.escape(w) for w in WORD.findall(word)) + r"\b")
+    return stem(word)
+
+
+@dataclass
+class Query:
+    text: str
+    terms: list[str]  # the words a passage should hold (stop words and arch names removed)
+    keys: list[str]  # exact names, compacted
+    archs: set[str] = field(default_factory=set)  # targets the query names (or filters on)
+    arch_words: list[str] = field(default_factory=list)  # the words that named them ("mi300a")
+    alternatives: dict[str, tuple[str, ...]] = field(default_factory=dict)  # term -> its synonyms
+
+    def __post_init__(self) -> None:
+        self.matchers = [[_matcher(a) for a in (t, *self.alternatives.get(t, ()))] for t in self.terms]
+        pairs = [(a, b) for a, b in zip(self.terms, self.terms[1:]) if " " not in a + b][:12]
+        self.pairs = [re.compile(r"\b" + re.escape(stem(a)) + r"\w*\W+(?:\w+\W+){0,2}?" + re.escape(stem(b))) for a, b in pairs]
+
+    def term_fts(self, term: str) -> str:
+        """One term as FTS5: the word as a prefix (hbm finds HBM3E) or a phrase, or a synonym."""
+        forms = [f'"{term}"*' if len(term) >= 3 and " " not in term else _fts_phrase(term)]
+        forms += [_fts_phrase(a) for a in self.alternatives.get(term, ()) if WORD.search(a)]
+        return forms[0] if len(forms) == 1 else "(" + " OR ".join(forms) + ")"
+
+    def fts(self, common: set[str] = frozenset()) -> str:
+        """FTS5 MATCH expression for the candidates: any rare term, all the common ones together
+        (a word in a third of the index finds everything and ranks nothing), or a name in the
+        keys/defines columns."""
+        rare = [self.term_fts(t) for t in self.terms[:24] if t not in common]
+        shared = [self.term_fts(t) for t in self.terms[:24] if t in common]
+        names = [f'keys:"{k}"' for k in self.keys[:8]] + [f'defines:"{k}"' for k in self.keys[:8]]
+        parts = rare + names
+        if shared and (len(shared) > 1 or not parts):
+            parts.append("(" + " AND ".join(shared) + ")")
+        if shared and rare:
+            # selects nothing new, but puts the common terms in the expression, so BM25 counts them
+            parts.append("((" + " OR ".join(shared) + ") AND (" + " OR ".join(rare) + "))")
+        return " OR ".join(parts)
+
+
+def analyse(text: str, arch: str | None) -> Query | None:
+    """None when the text has no word to search for."""
+    words = [w.lower() for w in WORD.findall(text)]
+    if not words:
+        return None
+    archs, used = archs_named(words)
+    terms = [w for i, w in enumerate(words) if i not in used and w not in STOPWORDS]
+    if not terms:  # only arch names or stop words: search for them after all
+        terms = [w for w in words if w not in STOPWORDS] or words
+    table = synonyms()
+    # two query words that a synonym group lists as one phrase ("compute units" = "cus") are one term
+    joined: list[str] = []
+    for term in terms:
+        if joined and " " not in joined[-1] and f"{joined[-1]} {term}" in table:
+            joined[-1] = f"{joined[-1]} {term}"
+        else:
+            joined.append(term)
+    terms = list(dict.fromkeys(joined))
+    keys = list(dict.fromkeys(compact(k) for k in identifiers(text)))
+    return Query(text, terms, keys, archs | ({arch} if arch else set()), [words[i] for i in sorted(used)],
+                 {t: table[t] for t in terms if t in table})
+
+
+def passage_words(text: str) -> tuple[str, ...]:
+    """The sorted stemmed words of a text, a snake_case name also as its parts (SQ_WAVES: sq, waves)."""
+    out: set[str] = set()
+    for word in WORD.findall(text.lower()):
+        out.add(stem(word))
+        if "_" in word:
+            out.update(stem(part) for part in word.split("_") if part)
+    return tuple(sorted(out))
+
+
+def _holds(matcher, words: tuple[str, ...], text: str) -> bool:
+    if not isinstance(matcher, str):
+        return matcher.search(text) is not None
+    i = bisect_left(words, matcher)
+    if i < len(words) and (words[i] == matcher or (len(matcher) >= 3 and words[i].startswith(matcher))):
+        return True
+    return False
+
+
+def coverage(query: Query, places) -> float:
+    """The weighted share of the query's terms the passage holds (a term, a prefix of a word, a synonym)."""
+    if not query.terms:
+        return 1.0
+    total = 0.0
+    for matchers in query.matchers:
+        for weight, (words, text) in zip(PLACES, places):
+            if any(_holds(m, words, text) for m in matchers):
+                total += weight
+                break
+    return total / len(query.terms)
+
+
+def proximity(query: Query, text: str) -> float:
+    """The share of the query's neighbouring word pairs that stand within three words of each other."""
+    if not query.pairs:
+        return 0.0
+    return sum(1 for p in query.pairs if p.search(text)) / len(query.pairs)
+
+
+def arch_factor(query_archs: set[str], mentions: set[str], tags: set[str]) -> float:
+    """Passages about an asked-for target rise; those about other targets only sink. A page about
+    another target sinks even where it names the asked one in passing (a CDNA2 page listing the
+    gfx950 forms that gfx90a rejects)."""
+    if not query_archs:
+        return 1.0
+    if tags and "all" not in tags and not tags & query_archs:
+        return 0.7
+    if mentions & query_archs:
+        return 1.3
+    return 0.8 if mentions else 1.0
+
+
+def score(bm25_share: float, cover: float, near: float, defines: bool, names: bool, factor: float) -> float:
+    base = bm25_share * (0.2 + 0.8 * cover * cover) * (1.0 + 0.3 * near)
+    if defines:
+        base += 0.6  # the row or entry that defines the counter/instruction asked about
+    elif names:
+        base += 0.15
+    return base * factor
+
+
+def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float, object]]:
+    """BM25 candidates (rows with rowid, path, title, context, text, layer, arch, mentions, keys,
+    defines, bm25) in the order of `score`, best first. `cache` keeps each passage's words."""
+    if not rows:
+        return []
+    best = max(-r["bm25"] for r in rows) or 1.0
+    scored = []
+    for r in rows:
+        places = cache.get(r["rowid"])
+        if places is None:
+            own = (r["context"] + " " + r["text"]).lower()
+            places = cache[r["rowid"]] = ((passage_words(own), own), (passage_words(r["title"]), r["title"].lower()),
+                                          (passage_words(r["path"]), r["path"].lower()))
+        factor = arch_factor(query.archs, set(filter(None, r["mentions"].split(","))), set(filter(None, r["arch"].split(","))))
+        if any(stem(w) in places[0][0] or stem(w) in places[1][0] for w in query.arch_words):
+            factor *= 1.15  # the very product the query names ("MI300A" of the MI300 family)
+        if r["layer"] == 0:
+            factor *= 0.7  # the map points at pages (docs_map shows it); the pages hold the answers
+        keys, defines = r["keys"].split(), r["defines"].split()
+        value = score(-r["bm25"] / best, coverage(query, places), proximity(query, places[1][1] + " " + places[0][1]),
+                      any(k in defines for k in query.keys), any(k in keys for k in query.keys), factor)
+        scored.append((value, r))
+    scored.sort(key=lambda pair: -pair[0])
+    return scored
+
+
+def snippet(text: str, query: Query, width: int = 220) -> str:
+    """About `width` characters of `text` around the densest cluster of the query's words."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    lowered = flat.lower()
+    # a word by its stem; a name also where the text spells it with underscores
+    patterns = {t: r"\b" + re.escape(stem(t)) for t in query.terms if len(stem(t)) >= 2}
+    patterns.update({k: r"\b" + "_?".join(re.escape(c) for c in k[:64]) for k in query.keys})
+    hits: list[tuple[int, str]] = []
+    for needle, pattern in patterns.items():
+        for match in re.finditer(pattern, lowered):
+            hits.append((match.start(), needle))
+            if len(hits) > 400:
+                break
+    if not hits:
+        return flat[:width].rsplit(" ", 1)[0] + " ..."
+    hits.sort()
+    best, best_count = hits[0][0], 0
+    for i, (pos, _n) in enumerate(hits):
+        distinct = set()
+        for p, n in hits[i:]:
+            if p >= pos + width * 2 // 3:
+                break
+            distinct.add(n)
+        if len(distinct) > best_count:
+            best, best_count = pos, len(distinct)
+    start = max(0, best - width // 4)
+    start = flat.rfind(" ", 0, start) + 1 if start > 0 else 0
+    end = min(len(flat), start + width)
+    cut = flat[start:end]
+    if end < len(flat):
+        cut = cut.rsplit(" ", 1)[0] + " ..."
+    return ("... " if start > 0 else "") + cut

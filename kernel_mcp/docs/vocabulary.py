@@ -1,0 +1,134 @@
+"""The words of the domain that search treats specially, all read from data, none listed here.
+
+- Architecture names: each hardware table's arch, family, label and aliases
+  (docs_index/hardware/*.toml), so CDNA4, gfx950, MI350X and MI355X name one target.
+- Exact names: snake_case counters, instructions and environment variables (SQ_INSTS_MFMA,
+  v_mfma_f32_16x16x32_bf16, HIP_FORCE_DEV_KERNARG) and CamelCase metrics (ALUStalledByLDS),
+  found in the text by their shape.
+- Synonyms: docs_index/synonyms.toml (CU = compute unit, wave = wavefront).
+Everything is cached per docs index in use (KERNEL_MCP_DOCS_INDEX may point at another one).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from kernel_mcp.arch_registry import DOCS_INDEX_ENV, docs_index_dir, read_table, registry
+from kernel_mcp.errors import KernelMcpError
+
+STOPWORDS = frozenset(
+    "a about an and any are as at be by can do does for from get has have how i in is it its many me much my of on or our "
+    "per should so than that the their there these this those to use used using was we what when where which who why will with you".split()
+)
+# snake_case / UPPER_SNAKE names, and CamelCase names with a hump (lower-to-upper, "dB" in
+# StalledBy) or an acronym before a word ("UUti" in VALUUtilization), not an acronym's plural
+# ("XCDs", "VGPRs")
+_SNAKE = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b")
+_CAMEL = re.compile(r"\b(?=[A-Za-z0-9]*(?:[a-z][A-Z]|[A-Z]{2}[a-z]{2}))[A-Z][A-Za-z0-9]{3,}\b")
+WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+def identifiers(text: str) -> list[str]:
+    return _SNAKE.findall(text) + _CAMEL.findall(text)
+
+
+def compact(name: str) -> str:
+    """The form names are matched in: lower case, no underscores (SQ_WAVES -> sqwaves)."""
+    return name.replace("_", "").lower()
+
+
+_STEMS: dict[str, str] = {}
+
+
+def stem(word: str) -> str:
+    """A light suffix strip for coverage (counters/counter, caches/cache); BM25 uses Porter."""
+    found = _STEMS.get(word)
+    if found is None:
+        found = low = word.lower()
+        for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("es", "e"), ("s", ""), ("ed", "")):
+            if low.endswith(suffix) and len(low) - len(suffix) >= 3 and not low.endswith("ss"):
+                found = low[: len(low) - len(suffix)] + repl
+                break
+        if len(_STEMS) < 200_000:
+            _STEMS[word] = found
+    return found
+
+
+_CACHE: dict[tuple[str, str], object] = {}
+
+
+def _cached(what: str, build):
+    key = (what, os.environ.get(DOCS_INDEX_ENV, ""))
+    if key not in _CACHE:
+        _CACHE[key] = build()
+    return _CACHE[key]
+
+
+def arch_names() -> dict[str, tuple[tuple[str, ...], ...]]:
+    """Per arch, its names as word tuples: the arch, its aliases, its family and its label."""
+    def build():
+        out = {}
+        for arch, entry in registry().items():
+            names = {arch.lower(), entry.family.lower(), *(a.lower() for a in entry.aliases)}
+            if " " not in entry.label.strip():
+                names.add(entry.label.lower())
+            out[arch] = tuple(tuple(n.split()) for n in sorted(names) if n.strip())
+        return out
+    return _cached("arch names", build)
+
+
+def _names_word(name: str, word: str) -> bool:
+    # "mi355x" names the alias "mi355"; a bare alias of letters must match whole ("hopper")
+    return word == name or (len(name) >= 4 and any(c.isdigit() for c in name) and word.startswith(name))
+
+
+def archs_named(words: list[str]) -> tuple[set[str], set[int]]:
+    """The archs that a query's words name, and the positions of the words that named them."""
+    found: set[str] = set()
+    used: set[int] = set()
+    for arch, names in arch_names().items():
+        for name in names:
+            n = len(name)
+            for i in range(len(words) - n + 1):
+                if all(_names_word(name[k], words[i + k]) if k == n - 1 else words[i + k] == name[k] for k in range(n)):
+                    found.add(arch)
+                    used.update(range(i, i + n))
+    return found, used
+
+
+def _mention_pattern() -> tuple[re.Pattern, list[str]]:
+    groups, order = [], []
+    for arch, tuples in arch_names().items():
+        alternatives = []
+        for words in tuples:
+            last = re.escape(words[-1]) + ("[a-z0-9]*" if len(words[-1]) >= 4 and any(c.isdigit() for c in words[-1]) else "")
+            alternatives.append(r"\s+".join([re.escape(w) for w in words[:-1]] + [last]))
+        groups.append(f"(?P<a{len(order)}>" + "|".join(sorted(alternatives, key=len, reverse=True)) + ")")
+        order.append(arch)
+    return re.compile(r"(?<![a-z0-9_])(?:" + "|".join(groups) + r")(?![a-z0-9_])"), order
+
+
+def archs_mentioned(text: str) -> set[str]:
+    """The archs a passage names, in one regex pass (thousands of ISA entries are tagged at ingest)."""
+    pattern, order = _cached("mention pattern", _mention_pattern)
+    return {order[int(name[1:])] for m in pattern.finditer(text.lower()) for name, value in m.groupdict().items() if value}
+
+
+def _read_synonyms() -> dict[str, tuple[str, ...]]:
+    try:
+        path = docs_index_dir() / "synonyms.toml"
+        groups = read_table(path).get("groups", []) if path.is_file() else []
+    except KernelMcpError:
+        return {}
+    table: dict[str, tuple[str, ...]] = {}
+    for group in groups if isinstance(groups, list) else []:
+        words = [" ".join(w.lower().split()) for w in group if isinstance(w, str) and w.strip()] if isinstance(group, list) else []
+        for word in words:
+            table[word] = tuple(dict.fromkeys(table.get(word, ()) + tuple(w for w in words if w != word)))
+    return table
+
+
+def synonyms() -> dict[str, tuple[str, ...]]:
+    """Word or phrase -> the other spellings of its group (none without docs_index/synonyms.toml)."""
+    return _cached("synonyms", _read_synonyms)
