@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 
-import pandas as pd
 
 from kernel_mcp import runner, toolchain
 from kernel_mcp.errors import BackendMissing, CommandFailed
@@ -61,6 +60,8 @@ class CudaPlatform:
         from kernel_mcp.profile import counter_rows, peak_bandwidth
         from kernel_mcp.profile import counters as ctr
         from kernel_mcp.profile import cuda as ncu
+        import pandas as pd  # here: resolving a platform must not load pandas
+
         from kernel_mcp.profile.summary import summarise
 
         cfg = ws.config.benchmark

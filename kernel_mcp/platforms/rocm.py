@@ -10,7 +10,6 @@ from __future__ import annotations
 import secrets
 import time
 
-import pandas as pd
 
 from kernel_mcp import runner, toolchain
 from kernel_mcp.errors import BackendMissing, CommandFailed
@@ -69,6 +68,8 @@ class RocmPlatform:
         from kernel_mcp.profile import counter_rows, peak_bandwidth
         from kernel_mcp.profile import counters as ctr
         from kernel_mcp.profile import rocm as rocprof
+        import pandas as pd  # here: resolving a platform must not load pandas
+
         from kernel_mcp.profile.summary import summarise
 
         cfg = ws.config.benchmark
@@ -91,7 +92,7 @@ class RocmPlatform:
         listing = await rocprof.list_avail(request.root, ws.state_dir / "cache" / "rocprofv3-list-avail.txt")
         chosen, choose_notes = ctr.choose(self, request.preset, request.counters, set(listing))
         notes += choose_notes
-        frames: list[pd.DataFrame] = []
+        frames: list = []
 
         async def one_pass(group: list[str]):
             folder = run.folder / f"pmc-{len(frames) + 1}-{secrets.token_hex(2)}"
