@@ -1,5 +1,6 @@
 """Shared test helpers: real workspaces (git repositories) in tmp folders, the recorded tool
-outputs in ../shared/fixtures, and a real MCP client connected to the real server."""
+outputs (tests/data, and ../shared/fixtures beside the repository where present), and a real MCP
+client connected to the real server."""
 
 from __future__ import annotations
 
@@ -14,18 +15,49 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# The shared fixtures folder beside the repository (not part of a clone): recorded outputs whose
+# licence does not allow a copy in this repository, and the ROCm documents.
 FIXTURES = Path(os.environ.get("KERNEL_MCP_FIXTURES", REPO.parent / "shared" / "fixtures"))
+ROCM_DOCS = FIXTURES.parent / "docs" / "rocm"
 PY = sys.executable
+DATA = Path(__file__).resolve().parent / "data"
+# Copies of the shared fixtures whose licence allows it, under the same relative names
+# (their sources and licences in tests/data/SOURCES.md).
+COPIED_FIXTURES = DATA / "shared-fixtures"
+# Shared fixtures that are not copied here, and why; a test needing one is skipped without ../shared.
+NOT_COPIED = {
+    "rocm/roctop-amdsmi-metric-ecc-r9700.json": "GPL-3.0 (x7even/roctop)",
+    "rocm/roctop-amdsmi-process-r9700.json": "GPL-3.0 (x7even/roctop)",
+    "rocm/luckylinux-GPU_NOTES.md": "AGPL-3.0 (luckylinux/supermicro-fan-control)",
+}
+
+
+def find_fixture(relative: str) -> Path | None:
+    """A recorded output (file or folder): the repository's copy first, then the shared folder."""
+    for root in (COPIED_FIXTURES, FIXTURES):
+        if (root / relative).exists():
+            return root / relative
+    return None
 
 
 def fixture(relative: str) -> Path:
-    path = FIXTURES / relative
-    if not path.exists():
-        pytest.fail(f"recorded fixture missing: {path} (the shared fixtures folder must sit beside the repository)")
+    """A recorded output; the test (or, at import time, the module) is skipped when it is in
+    neither the repository's copy nor the shared fixtures folder."""
+    path = find_fixture(relative)
+    if path is None:
+        why = (f"its licence does not allow a copy in this repository: {NOT_COPIED[relative]}" if relative in NOT_COPIED
+               else "it is not among the copies in tests/data/shared-fixtures (see tests/data/SOURCES.md)")
+        pytest.skip(f"recorded output {relative} is read from the shared fixtures folder ({FIXTURES}), absent here; {why}",
+                    allow_module_level=True)
     return path
 
 
-DATA = Path(__file__).resolve().parent / "data"
+def rocm_docs() -> Path:
+    """The public ROCm documents the docs-index tests ingest; skipped when the shared folder is absent."""
+    if not ROCM_DOCS.is_dir():
+        pytest.skip(f"the ROCm documents are read from the shared folder ({ROCM_DOCS}), absent here: "
+                    "they are ingested at run time, never copied into this repository", allow_module_level=True)
+    return ROCM_DOCS
 
 
 def data(relative: str) -> Path:

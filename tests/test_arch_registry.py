@@ -21,7 +21,7 @@ from kernel_mcp.docs.readers import guess_arch
 from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.server import build_server
 
-from conftest import FIXTURES, PY, REPO, fixture
+from conftest import PY, REPO, fixture
 
 pytestmark = pytest.mark.anyio
 PROBES = """#include <hip/hip_runtime.h>
@@ -213,7 +213,7 @@ async def test_gfx90a_profiles_are_read(tmp_path):
     (tmp_path / "kernel-mcp.toml").write_text('[target]\narch = "gfx90a"\nplatform = "offline"\n')
     shutil.copy(fixture("rocm/sdk2508-kernel_trace.csv"), tmp_path / "1_kernel_trace.csv")
     dispatches = [{"name": "axpy", "start": 0, "end": 1000, "vgprs": 72}, {"name": "axpy", "start": 2000, "end": 2900, "vgprs": 72}]
-    build_rocpd(tmp_path / "run.db", FIXTURES / "rocm" / "rocpd-schema", dispatches, agent="gfx90a", product="AMD Instinct MI250X")
+    build_rocpd(tmp_path / "run.db", fixture("rocm/rocpd-schema"), dispatches, agent="gfx90a", product="AMD Instinct MI250X")
     async with Client(build_server(tmp_path)) as client:
         from_csv = await client.call_tool("profile_import", {"paths": ["1_kernel_trace.csv"]})
         assert not from_csv.is_error and from_csv.structured_content["kernels"], text_of(from_csv)

@@ -32,7 +32,7 @@ from kernel_mcp.trace.analysis import summarise as summarise_trace
 from kernel_mcp.trace.ncu_source import read_ncu_source
 from kernel_mcp.trace.readers import read_code_json
 
-from conftest import FIXTURES, fixture
+from conftest import COPIED_FIXTURES, FIXTURES, NOT_COPIED, REPO, fixture
 from rocpd_builder import build as build_rocpd
 
 PACKAGE = Path(__file__).resolve().parents[1] / "kernel_mcp"
@@ -321,5 +321,17 @@ def test_monitors_sample_in_one_shape():
         assert s.temperature_c is None or -50 < s.temperature_c < 150
 
 
-def test_fixture_folder_is_the_shared_one():
-    assert FIXTURES.is_dir()
+def test_copied_fixtures_are_listed_and_unchanged():
+    """Every copy in tests/data/shared-fixtures is named in tests/data/SOURCES.md, no licence-barred
+    file is among them, and (where the shared folder is present) each is byte for byte its original."""
+    copies = sorted(p.relative_to(COPIED_FIXTURES).as_posix() for p in COPIED_FIXTURES.rglob("*") if p.is_file())
+    assert copies
+    sources = (REPO / "tests" / "data" / "SOURCES.md").read_text(encoding="utf-8")
+    for relative in copies:
+        top = relative.split("/")[1]
+        assert top in sources, f"{relative} has no row in tests/data/SOURCES.md"
+        assert relative not in NOT_COPIED
+    if not FIXTURES.is_dir():
+        pytest.skip(f"the shared fixtures folder ({FIXTURES}) is absent: copies not compared with their originals")
+    for relative in copies:
+        assert (COPIED_FIXTURES / relative).read_bytes() == (FIXTURES / relative).read_bytes(), relative

@@ -35,7 +35,7 @@ from kernel_mcp.trace.ncu_source import read_ncu_source
 from kernel_mcp.trace.readers import read_stats_csv
 from kernel_mcp.workspace.config import parse_config
 
-from conftest import BASIC_TOML, FIXTURES, fixture
+from conftest import BASIC_TOML, find_fixture, fixture
 from conftest import data as data_file
 from rocpd_builder import build as build_rocpd
 
@@ -120,7 +120,7 @@ def _bytes(relative: str) -> bytes:
 
 
 # ---------------------------------------------------------------- thread traces -------------
-CODE = _bytes("rocm/rcv-pcsampling-code.json") if (FIXTURES / "rocm/rcv-pcsampling-code.json").exists() else b""
+CODE = _bytes("rocm/rcv-pcsampling-code.json") if find_fixture("rocm/rcv-pcsampling-code.json") else b""
 CODE_ONE_LINE = json.dumps(json.loads(CODE), separators=(",", ":")).encode() if CODE else b""
 
 
@@ -242,7 +242,7 @@ def test_profile_import_folders(import_ws, data, which):
 @pytest.fixture(scope="module")
 def rocpd_base(tmp_path_factory) -> Path:
     dispatches = [{"name": f"k{i % 3}", "start": 1000 * i, "end": 1000 * i + 100 + i, "grid": 64 * (i % 2 + 1)} for i in range(30)]
-    return build_rocpd(tmp_path_factory.mktemp("rocpd") / "base.db", FIXTURES / "rocm" / "rocpd-schema", dispatches,
+    return build_rocpd(tmp_path_factory.mktemp("rocpd") / "base.db", fixture("rocm/rocpd-schema"), dispatches,
                        counters=[{"dispatch": i + 1, "counter": "SQ_WAVES", "value": 4.0} for i in range(30)])
 
 

@@ -1,7 +1,8 @@
 """GPU state samples (clocks, temperature, power, clock locks) from the monitors' real outputs, and
 the sampling and clock-control orchestration, which must never fail a run.
 
-Recorded outputs used (none is copied into this repository):
+Recorded outputs used (the NVIDIA one is copied into tests/data/shared-fixtures; the others are read
+from the shared fixtures, and their tests are skipped without them):
 - NVIDIA: ../shared/fixtures/cuda/nvidia-smi-q-x.xml, `nvidia-smi -q -x` on an idle H100 (driver
   580.159.04), recorded for this project (see cuda/SOURCES.md there).
 - amd-smi 26.x wrapper: ../shared/fixtures/rocm/roctop-amdsmi-metric-ecc-r9700.json
@@ -28,7 +29,7 @@ from kernel_mcp.gpu import GpuInfo, lock_clocks, sample, unlock_clocks
 from kernel_mcp.gpu.cuda import parse_nvidia_smi_samples, parse_nvidia_smi_xml
 from kernel_mcp.gpu.rocm import parse_amd_smi_metric_samples
 
-from conftest import FIXTURES, fixture, install_stand_ins
+from conftest import find_fixture, fixture, install_stand_ins
 
 pytestmark = pytest.mark.anyio
 XML = "cuda/nvidia-smi-q-x.xml"
@@ -65,8 +66,8 @@ def test_amd_26x_metric_without_clock_groups_is_unknown_not_zero():
 
 
 def _notes_metric_json() -> str:
-    path = FIXTURES / NOTES
-    if not path.exists():
+    path = find_fixture(NOTES)
+    if path is None:
         pytest.skip(f"{NOTES} is not in the shared fixtures yet (AGPL-3.0: it cannot be copied into this repository; see this module's docstring)")
     text = path.read_text(encoding="utf-8")
     start = text.index("[", text.index("Check Temperatures (Full Output Example)"))

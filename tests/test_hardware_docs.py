@@ -13,10 +13,9 @@ from kernel_mcp.docs import DocsStore, ingest, open_store
 from kernel_mcp.hardware import load_spec, occupancy
 from kernel_mcp.server import build_server
 
-from conftest import FIXTURES
+from conftest import rocm_docs
 
 pytestmark = pytest.mark.anyio
-ROCM_DOCS = FIXTURES.parent / "docs" / "rocm"
 
 
 def text_of(result) -> str:
@@ -115,9 +114,10 @@ QUESTIONS = [
 
 async def test_ingested_rocm_documents_answer_questions(docs_ws):
     store = open_store(docs_ws / ".kernel-mcp")
-    report = ingest(store, [ROCM_DOCS])
+    docs = rocm_docs()
+    report = ingest(store, [docs])
     assert all(r["status"] == "added" for r in report.results), report.results
-    again = ingest(store, [ROCM_DOCS])
+    again = ingest(store, [docs])
     assert all(r["status"] == "unchanged" for r in again.results)
     async with Client(build_server(docs_ws)) as client:
         for question, expected in QUESTIONS:
@@ -214,7 +214,7 @@ def test_cli_ingest(docs_ws, tmp_path):
 
     folder = tmp_path / "mine"
     folder.mkdir()
-    shutil.copy(ROCM_DOCS / "mi300.md", folder / "mi300.md")
+    shutil.copy(rocm_docs() / "mi300.md", folder / "mi300.md")
     done = subprocess.run([PY, "-m", "kernel_mcp", "docs", "ingest", "--workspace", str(docs_ws), str(folder)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "mi300.md: added" in done.stdout
 

@@ -20,7 +20,7 @@ from kernel_mcp.docs import DocsStore, ingest, open_store
 from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.server import build_server
 
-from conftest import BASIC_TOML, FIXTURES, PY, fixture, text_of, write_toml
+from conftest import BASIC_TOML, PY, fixture, text_of, write_toml
 from rocpd_builder import build as build_rocpd
 
 pytestmark = pytest.mark.anyio
@@ -117,7 +117,7 @@ async def test_malformed_profiler_outputs_are_invalid_input(tmp_path):
 
 async def test_rocpd_with_text_durations_is_refused(tmp_path):
     write_toml(tmp_path, BASIC_TOML)
-    db = build_rocpd(tmp_path / "run.db", FIXTURES / "rocm" / "rocpd-schema", [{"name": "k_main", "start": 100, "end": 200}, {"name": "k_main", "start": 300, "end": 420}])
+    db = build_rocpd(tmp_path / "run.db", fixture("rocm/rocpd-schema"), [{"name": "k_main", "start": 100, "end": 200}, {"name": "k_main", "start": 300, "end": 420}])
     import sqlite3
 
     con = sqlite3.connect(db)

@@ -21,11 +21,11 @@ from kernel_mcp.profile import parsers, rocpd
 from kernel_mcp.profile.summary import summarise
 from kernel_mcp.server import build_server
 
-from conftest import FIXTURES, PY, fixture, toml_list
+from conftest import PY, fixture, toml_list
 from rocpd_builder import build as build_rocpd
 
 pytestmark = pytest.mark.anyio
-SCHEMA = FIXTURES / "rocm" / "rocpd-schema"
+SCHEMA = fixture("rocm/rocpd-schema")
 
 
 def text_of(result) -> str:
@@ -145,8 +145,8 @@ def gpu_ws(tmp_path, monkeypatch):
     _install(bindir, "ncu", STAND_IN_NCU)
     _install(bindir, "nvidia-smi", f"import sys; sys.stdout.write(open({str(fixture('cuda/nvidia-smi-q-x.xml'))!r}).read())\n")
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setenv("KMCP_FIX", str(FIXTURES / "rocm"))
-    monkeypatch.setenv("KMCP_FIX_CUDA", str(FIXTURES / "cuda"))
+    monkeypatch.setenv("KMCP_FIX", str(fixture("rocm")))
+    monkeypatch.setenv("KMCP_FIX_CUDA", str(fixture("cuda")))
     monkeypatch.setenv("KMCP_TESTS", str(Path(__file__).parent))
     monkeypatch.setenv("KERNEL_MCP_LOCK_DIR", str(tmp_path / "locks"))
     ws = tmp_path / "ws"

@@ -20,7 +20,7 @@ from kernel_mcp.trace.analysis import summarise
 from kernel_mcp.trace.ncu_source import read_ncu_source
 from kernel_mcp.trace.readers import read_code_json, read_stats_csv
 
-from conftest import FIXTURES, PY, fixture, install_stand_ins, toml_list
+from conftest import PY, fixture, install_stand_ins, toml_list
 
 pytestmark = pytest.mark.anyio
 
@@ -108,7 +108,7 @@ sys.exit(code)
 @pytest.fixture
 def att_ws(tmp_path, monkeypatch):
     install_stand_ins(tmp_path, monkeypatch, {"rocprofv3": STAND_IN_ATT})
-    monkeypatch.setenv("KMCP_FIX", str(FIXTURES / "rocm"))
+    monkeypatch.setenv("KMCP_FIX", str(fixture("rocm")))
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "bench.py").write_text("print('ran')\n")
