@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from pathlib import Path
 
 import pytest
 from mcp import Client
 
 import isa_xml_builder
-from conftest import FIXTURES
+from conftest import rocm_docs
 from docs_question_set import QUESTIONS, score
 from kernel_mcp.arch_registry import arch_names, registry
 from kernel_mcp.docs import DocsStore, docs_read, docs_search, ingest, isa_lookup, open_store
@@ -27,14 +26,14 @@ from kernel_mcp.errors import InvalidInput
 from kernel_mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
-ROCM_DOCS = FIXTURES.parent / "docs" / "rocm"
 BUDGET = 4096
 
 
 @pytest.fixture(scope="module")
 def rocm_store(tmp_path_factory) -> DocsStore:
+    docs = rocm_docs()  # the shared ROCm documents; the tests that need them skip, with the reason, without them
     store = open_store(tmp_path_factory.mktemp("ws") / ".kernel-mcp")
-    report = ingest(store, [ROCM_DOCS])
+    report = ingest(store, [docs])
     assert all(r["status"] == "added" for r in report.results), report.results
     return store
 
