@@ -295,6 +295,7 @@ def test_ncu_trace_is_classified_as_sass():
     _assert_trace_contract(summary)
     assert {h.category for h in summary.hot} - {"other"}, "the hottest SASS instructions have classes"
     assert platforms.of_tool("ncu source counters").name == "cuda" and platforms.of_tool("rocprofv3 thread trace").name == "rocm"
+    assert {platforms.of_tool(s).name for s in ("rocpd", "rocprof-compute counters", "rocprof results.stats.csv")} == {"rocm"}
 
 
 # -- monitors: one GpuInfo and one GpuSample from every vendor ----------------------------------

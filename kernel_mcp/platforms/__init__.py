@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kernel_mcp.errors import InvalidInput, WorkspaceError
+from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
 from kernel_mcp.platforms import cuda, offline, rocm
 from kernel_mcp.platforms.base import PLATFORM_NAMES, Platform, ProfileRequest, TraceRequest
 
@@ -51,23 +51,22 @@ def for_gpu(gpu: GpuInfo) -> Platform:
 
 
 def of_tool(source: str) -> Platform:
-    """The platform whose profiler wrote an output named `source` ("ncu ...", "rocprofv3 ..."):
-    its instruction set is the one the output's instructions belong to."""
+    """The platform whose tools wrote an output named `source` ("ncu ...", "rocprofv3 ...",
+    "rocpd", "rocprof-compute ..."): its GPUs and instruction set are the output's."""
     for platform in BY_VENDOR.values():
-        if platform.profiler and source.startswith(platform.profiler):
+        if platform.outputs and source.startswith(platform.outputs):
             return platform
     return offline.PLATFORM
 
 
 def _arch_vendor(arch: str | None) -> str | None:
-    if not arch:
-        return None
-    from kernel_mcp.hardware import load_spec
+    from kernel_mcp.arch_registry import registry
 
     try:
-        return load_spec(arch).vendor
-    except Exception:  # noqa: BLE001 - an unknown arch is refused by the tool that uses it
+        entry = registry().get(arch or "")
+    except KernelMcpError:  # no docs index: the tools that need one say so
         return None
+    return entry.vendor if entry else None  # an unknown arch is refused by the tool that uses it
 
 
 def resolve(configured: str | None, arch: str | None) -> Resolution:
@@ -135,8 +134,8 @@ def compiler_for(ws: Workspace, arch: str) -> Platform:
         raise InvalidInput(f"arch {arch} needs the {native.name} platform, but the workspace sets platform = 'offline'")
     if configured != "offline" and native.compiles(vendor):
         return native
-    if configured == native.name and not offline.PLATFORM.builds_for(vendor):
-        return native  # its compile names what is missing
+    if not offline.PLATFORM.builds_for(vendor):
+        return native  # no other compiler for it: its compile names what is missing
     if configured == native.name:
         raise WorkspaceError(f"platform = {native.name!r} but its compiler was not found", hint=f"install {native.toolkit} or set platform = 'offline'")
-    return offline.PLATFORM if offline.PLATFORM.builds_for(vendor) else native
+    return offline.PLATFORM

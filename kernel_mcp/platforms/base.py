@@ -48,6 +48,7 @@ class Platform(Protocol):
     maker: str  # who makes its GPUs, as a person writes it ("AMD", "NVIDIA")
     gpu_vendor: str | None  # what the monitors call this vendor's GPUs ("amd", "nvidia")
     profiler: str | None  # the profiler executable it runs
+    outputs: tuple[str, ...]  # how the outputs its tools write are named (a summary's `source` starts so)
     flag_dialect: str  # which compiler's flag allowlist applies ("clang" or "nvcc")
     profiler_locks_clocks: bool  # whether its profiler holds the clocks steady while measuring
 

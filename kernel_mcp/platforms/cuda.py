@@ -20,6 +20,7 @@ class CudaPlatform:
     maker = "NVIDIA"
     gpu_vendor = "nvidia"
     profiler = "ncu"
+    outputs = ("ncu",)
     flag_dialect = "nvcc"
     profiler_locks_clocks = True
 

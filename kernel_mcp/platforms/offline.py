@@ -17,6 +17,7 @@ class OfflinePlatform:
     maker = "no"
     gpu_vendor = None
     profiler = None
+    outputs: tuple[str, ...] = ()
     flag_dialect = "clang"
     profiler_locks_clocks = False
 

@@ -23,6 +23,7 @@ class RocmPlatform:
     maker = "AMD"
     gpu_vendor = "amd"
     profiler = "rocprofv3"
+    outputs = ("rocprof", "rocpd")  # rocprofv3, rocprof-compute, legacy rocprof, rocpd databases
     flag_dialect = "clang"
     profiler_locks_clocks = False
 
