@@ -299,6 +299,14 @@ def test_config(data):
     _outcome("kernel-mcp.toml (parse_config)", lambda: parse_config(text))
 
 
+def _ingest_or_raise(store: DocsStore, folder) -> None:
+    """An ingest reports a bad file and skips it; here its first error is the outcome."""
+    report = ingest(store, [folder])
+    errors = [r["status"] for r in report.results if r["status"].startswith("error")]
+    if errors:
+        raise KernelMcpError(errors[0])
+
+
 @FUZZ
 @given(data=st.data())
 def test_document_ingest(tmp_path_factory, data):
@@ -307,13 +315,7 @@ def test_document_ingest(tmp_path_factory, data):
     (folder / "notes.md").write_bytes(data.draw(mutated(base)))
     store = DocsStore(":memory:")
 
-    def run():
-        report = ingest(store, [folder])
-        errors = [r["status"] for r in report.results if r["status"].startswith("error")]
-        if errors:
-            raise KernelMcpError(errors[0])
-
-    _outcome("docs ingest: Markdown with front matter", run)
+    _outcome("docs ingest: Markdown with front matter", lambda: _ingest_or_raise(store, folder))
     store.close()
 
 
@@ -343,10 +345,7 @@ def test_table_and_isa_readers(tmp_path_factory, data, name):
     store = DocsStore(":memory:")
 
     def run():
-        report = ingest(store, [folder])
-        errors = [r["status"] for r in report.results if r["status"].startswith("error")]
-        if errors:
-            raise KernelMcpError(errors[0])
+        _ingest_or_raise(store, folder)
         store.search("counter waves zeta threads", None, 5)
 
     _outcome(f"docs ingest: {name.rsplit('.', 1)[-1]} (tables, ISA XML)", run)
