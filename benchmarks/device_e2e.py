@@ -142,11 +142,16 @@ async def trials(out: Path, n: int, slower: bool, keep_metric: str = "csv", minu
                 await anyio.sleep(wait)
             if i % per_experiment == 0:
                 start = await call(client, "experiment_start", tag=f"{name}-{i // per_experiment}")
+                if start["error"]:
+                    raise SystemExit(f"trial {i}: experiment_start failed: {start['text'][:300]}")
                 wt = Path(start["data"]["worktree"])
                 if slower:
                     add_extra_work(wt / "src" / "fast.hip")
             began = time.time()
             ev = await call(client, "experiment_evaluate", hypothesis="A/B: about 2% more work" if slower else "A/A: unchanged code")
+            if ev["error"]:  # an evaluation that did not run is no trial: stop rather than count it
+                (out / f"{name}-error.txt").write_text(ev["text"])
+                raise SystemExit(f"trial {i}: experiment_evaluate failed: {ev['text'][:300]}")
             a = ev["data"].get("attempt") or {}
             db = sqlite3.connect(ws / ".kernel-mcp" / "ledger.sqlite")
             cur = db.execute("SELECT regression, evidence FROM attempts ORDER BY id DESC LIMIT 1").fetchone()

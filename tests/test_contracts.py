@@ -138,6 +138,9 @@ def test_resolution_follows_the_machine(monkeypatch):
     assert platforms.resolve("auto", "sm_90").name == "cuda"
     cross = platforms.resolve("auto", "gfx950")  # an AMD target measured on the NVIDIA GPU here
     assert cross.name == "cuda" and "compiles offline" in cross.reason
+    monkeypatch.setattr(toolchain, "offline_clang_argv", lambda: None)
+    cross = platforms.resolve("auto", "gfx950")  # no offline clang: the GPU still measures the harness
+    assert cross.name == "cuda" and "no compiler here" in cross.reason
     machine("nvcc")  # a compiler alone is no GPU to measure on
     assert platforms.resolve("auto", "gfx950").name == "offline"
     machine("hipcc", "amd-smi", "rocprofv3")

@@ -82,9 +82,10 @@ def resolve(configured: str | None, arch: str | None) -> Resolution:
         if native.name in present:
             return Resolution(native, f"target {arch} and {native.toolkit} found")
         others = [p for p in present.values() if p is not native and p.runs_here()]
-        if others and offline.PLATFORM.compiles(vendor):
+        if others:  # the benchmark builds itself (a HIP source through a portability header, say)
             other = others[0]
-            return Resolution(other, f"target {arch} compiles offline; benchmarks and profiles run on the {other.maker} GPU here")
+            facts = "compiles offline" if offline.PLATFORM.compiles(vendor) else f"has no compiler here (neither {native.toolkit} nor the offline clang)"
+            return Resolution(other, f"target {arch} {facts}; benchmarks and profiles run on the {other.maker} GPU here")
         if offline.PLATFORM.compiles(vendor):
             return Resolution(offline.PLATFORM, f"target {arch} but no {native.toolkit} here: compile facts from the offline clang only")
         return Resolution(offline.PLATFORM, f"target {arch} but no {native.toolkit} here")
