@@ -118,18 +118,23 @@ def static_shared(ptxas: dict[str, int], res: dict[str, int]) -> int | None:
 
 
 def shared_memory_notes(ptxas_text: str, res_usage: str, reserved_per_block: int | None) -> list[str]:
-    """Where cuobjdump and ptxas disagree on a kernel's shared memory, say so and which is used."""
-    notes = []
+    """Where cuobjdump and ptxas disagree on a kernel's shared memory, say so and which is used;
+    kernels that disagree the same way share one note (a template's instantiations would
+    otherwise fill the answer with the same sentence)."""
     info, res = parse_ptxas(ptxas_text), parse_res_usage(res_usage)
+    alike: dict[tuple[int, int], list[str]] = defaultdict(list)
     for symbol, p in info.items():
         dumped = res.get(symbol, {}).get("SHARED")
         compiled = p.get("shared", 0)
-        if dumped is None or dumped == compiled:
-            continue
+        if dumped is not None and dumped != compiled:
+            alike[(dumped, compiled)].append(display_name(symbol))
+    notes = []
+    for (dumped, compiled), names in alike.items():
         why = (f"the {dumped - compiled} B difference is the per-block system reservation, which this cuobjdump includes; "
                "LDS shows ptxas's figure and occupancy adds the reservation once") if reserved_per_block and dumped - compiled == reserved_per_block \
             else "they disagree by an amount that is not the per-block reservation; LDS shows ptxas's figure"
-        notes.append(f"{display_name(symbol)}: cuobjdump -res-usage says SHARED {dumped} B, ptxas {compiled} B: {why}")
+        who = names[0] if len(names) == 1 else f"{len(names)} kernels ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
+        notes.append(f"{who}: cuobjdump -res-usage says SHARED {dumped} B, ptxas {compiled} B: {why}")
     return notes
 
 
