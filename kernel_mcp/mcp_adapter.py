@@ -17,11 +17,12 @@ import traceback
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, TextContent, ToolAnnotations as McpToolAnnotations
+from mcp_types import CallToolResult, TextContent, Tool as McpTool, ToolAnnotations as McpToolAnnotations
 from pydantic import ValidationError
 
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.runner import ProgressFn
+from kernel_mcp.schema_compaction import compact
 from kernel_mcp.tooling import ServerState, ToolAnnotations, ToolContext, ToolSpec
 from kernel_mcp.workspace import Run
 
@@ -138,3 +139,15 @@ def register(server: MCPServer, state: ServerState, spec: ToolSpec) -> None:
     tool_function.__annotations__ = {p.name: p.annotation for p in params} | {"return": returns}
     tool_function.__name__ = spec.name
     server.tool(name=spec.name, description=spec.description, annotations=mcp_annotations(spec.annotations))(tool_function)
+
+
+class CompactToolsServer(MCPServer):
+    """MCPServer whose tools/list carries compact schemas (see schema_compaction): arguments and
+    structured content are still validated by the full pydantic models."""
+
+    async def list_tools(self) -> list[McpTool]:
+        return [
+            tool.model_copy(update={"input_schema": compact(tool.input_schema, output=False),
+                                    "output_schema": compact(tool.output_schema, output=True) if tool.output_schema else None})
+            for tool in await super().list_tools()
+        ]

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcp.server.mcpserver import MCPServer
 
 from kernel_mcp import __version__, doctor
 from kernel_mcp.bench import tools as bench_tools
@@ -18,7 +17,7 @@ from kernel_mcp.gpu import tools as gpu_tools
 from kernel_mcp.hardware import tools as hardware_tools
 from kernel_mcp.http_security import HttpPolicy
 from kernel_mcp.ledger import tools as ledger_tools
-from kernel_mcp.mcp_adapter import register
+from kernel_mcp.mcp_adapter import CompactToolsServer, register
 from kernel_mcp.profile import tools as profile_tools
 from kernel_mcp.tooling import ServerState, ToolSpec
 from kernel_mcp.trace import tools as trace_tools
@@ -45,11 +44,11 @@ TOOLS: list[ToolSpec] = [
 ]
 
 
-def build_server(workspace_dir: str | Path | None, http: HttpPolicy | None = None) -> MCPServer:
+def build_server(workspace_dir: str | Path | None, http: HttpPolicy | None = None) -> CompactToolsServer:
     """The server; with an HTTP policy that holds a token, every HTTP request must bear it."""
     state = ServerState(Path(workspace_dir) if workspace_dir else None, tools=tuple(TOOLS))
     auth, verifier = http.auth() if http is not None else (None, None)
-    server = MCPServer("kernel-mcp", version=__version__, instructions=INSTRUCTIONS, auth=auth, token_verifier=verifier)
+    server = CompactToolsServer("kernel-mcp", version=__version__, instructions=INSTRUCTIONS, auth=auth, token_verifier=verifier)
     for spec in TOOLS:
         register(server, state, spec)
 

@@ -1,0 +1,73 @@
+"""The published tool definitions are compact and still say the same thing: what validates under a
+pydantic model's full schema validates under the compact one and nothing else does."""
+
+from __future__ import annotations
+
+import json
+from typing import Literal
+
+import jsonschema
+import pytest
+from mcp import Client
+from pydantic import BaseModel, Field
+
+from kernel_mcp.schema_compaction import compact
+from kernel_mcp.server import build_server
+
+pytestmark = pytest.mark.anyio
+
+
+class Inner(BaseModel):
+    size: int = Field(description="bytes")
+
+
+class Sample(BaseModel):
+    name: str
+    note: str | None = None
+    state: Literal["ok", "failed"] | None = None
+    sizes: list[int] | None = None
+    inner: Inner | None = None
+    weights: dict[str, float] = {}
+
+
+VALID = [{"name": "a"}, {"name": "a", "note": None, "state": None, "sizes": None, "inner": None},
+         {"name": "a", "note": "n", "state": "ok", "sizes": [1, 2], "inner": {"size": 3}, "weights": {"x": 1.5}}]
+INVALID = [{}, {"name": 1}, {"name": "a", "note": 2}, {"name": "a", "state": "running"}, {"name": "a", "sizes": ["x"]},
+           {"name": "a", "inner": {}}, {"name": "a", "inner": {"size": "big"}}, {"name": "a", "weights": {"x": "y"}}]
+
+
+@pytest.mark.parametrize("output", [True, False])
+def test_the_compact_schema_accepts_and_refuses_what_the_full_one_does(output):
+    full = Sample.model_json_schema()
+    small = compact(full, output=output)
+    assert len(json.dumps(small)) < len(json.dumps(full))
+    for instance in VALID:
+        jsonschema.validate(instance, full)
+        jsonschema.validate(instance, small)
+    for instance in INVALID:
+        for schema in (full, small):
+            with pytest.raises(jsonschema.ValidationError):
+                jsonschema.validate(instance, schema)
+
+
+def test_a_field_named_like_a_keyword_keeps_its_name():
+    class Named(BaseModel):
+        title: str
+        default: int = 0
+
+    small = compact(Named.model_json_schema(), output=True)
+    assert set(small["properties"]) == {"title", "default"} and small["required"] == ["title"]
+
+
+async def test_tools_list_is_compact_and_answers_still_validate(workspace):
+    async with Client(build_server(workspace)) as client:
+        tools = (await client.list_tools()).tools
+        listing = json.dumps([t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools], separators=(",", ":"))
+        # the client checks this answer's structured content against the compact output schema
+        answer = await client.call_tool("doctor", {})
+    assert not answer.is_error and answer.structured_content["platform"]
+    assert '"title":' not in listing.replace('"title":{', "")  # no pydantic titles (a field may be named title)
+    for tool in tools:
+        assert "default" not in json.dumps(tool.output_schema).replace('"default":{', ""), tool.name
+    # 89,656 bytes before compaction (benchmarks/RESULTS.md); a ceiling, so that growth is noticed
+    assert len(listing.encode()) < 70_000
