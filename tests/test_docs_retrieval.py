@@ -17,7 +17,7 @@ from mcp import Client
 
 import isa_xml_builder
 from conftest import rocm_docs
-from docs_question_set import QUESTIONS, score
+from docs_question_set import QUESTIONS, SECOND_AUTHOR, score
 from kernel_mcp.arch_registry import arch_names, registry
 from kernel_mcp.docs import DocsStore, docs_read, docs_search, ingest, isa_lookup, open_store
 from kernel_mcp.docs.passages import CHUNK, split
@@ -44,6 +44,13 @@ def test_the_question_set_is_answered_on_the_first_page(rocm_store):
     at1, at3, ranks = score(rocm_store)
     missed = [q.query for q, rank in ranks if rank is None]
     assert at3 >= 0.95 and at1 >= 0.85, (at1, at3, missed)
+
+
+def test_the_second_authors_questions_hold_their_floor(rocm_store):
+    """Written without the ranking in view: 0.80 at rank 3 before, 0.88 after (RESULTS.md); the
+    issue's target, 0.95, is not met yet, and this floor keeps what was reached."""
+    at1, at3, ranks = score(rocm_store, SECOND_AUTHOR)
+    assert len(SECOND_AUTHOR) == 40 and at3 >= 0.875 and at1 >= 0.7, (at1, at3, [q.query for q, r in ranks if r is None])
 
 
 def test_answers_stay_within_the_budget(rocm_store):

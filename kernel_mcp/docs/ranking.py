@@ -18,11 +18,12 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
 
-from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, archs_named, compact, identifiers, stem, synonyms
+from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, compact, identifiers, stem, synonyms
 
 # How much a query word counts where it is found: in the passage (a table row with its header,
 # a chunk of prose), in its section's heading, or only in the headings above.
 PLACES = (1.0, 0.75, 0.5)
+MODEL = re.compile(r"[a-z]+[0-9]+[a-z0-9]*")  # a product or model number: mi300a, mi100, h100, a100
 
 
 def _fts_phrase(text: str) -> str:
@@ -63,7 +64,10 @@ class Query:
         rare = [self.term_fts(t) for t in self.terms[:24] if t not in common]
         shared = [self.term_fts(t) for t in self.terms[:24] if t in common]
         names = [f'keys:"{k}"' for k in self.keys[:8]] + [f'defines:"{k}"' for k in self.keys[:8]]
-        parts = rare + names
+        # a product named by its model number is no word the text must hold (it names an arch),
+        # but the rows about that very product must be among the candidates ("MI300A" in a table)
+        products = [f'"{w}"' for w in self.arch_words[:4] if MODEL.fullmatch(w) and not w.startswith(("gfx", "sm")) and (w,) not in aliases()]
+        parts = rare + names + products
         if shared and (len(shared) > 1 or not parts):
             parts.append("(" + " AND ".join(shared) + ")")
         if shared and rare:
@@ -147,6 +151,27 @@ def arch_factor(query_archs: set[str], mentions: set[str], tags: set[str]) -> fl
     return 0.8 if mentions else 1.0
 
 
+def aliases() -> set[tuple[str, ...]]:
+    """Every name of every arch ("mi300x" is one; "mi300a", a product of the family, is not)."""
+    return {name for names in arch_names().values() for name in names}
+
+
+def product_factor(query: Query, places) -> float:
+    """A product the query names by its model number ("MI300A", "MI100") lifts the passages that
+    name that very product, and sinks those that name only its siblings (a row of MI300X figures
+    for a question about the MI300A): a table lists several products in the same words."""
+    models = [w for w in (*query.arch_words, *query.terms) if MODEL.fullmatch(w) and not w.startswith(("gfx", "sm"))]
+    if not models:
+        return 1.0
+    own = set(places[0][0]) | set(places[1][0])
+    if any(stem(m) in own for m in models):
+        return 1.4
+    family = {m[:5] for m in models if len(m) > 5}  # "mi300" of "mi300a": its siblings share it
+    if family and any(w.startswith(tuple(family)) and len(w) > 5 for w in own):
+        return 0.85
+    return 1.0
+
+
 def score(bm25_share: float, cover: float, near: float, defines: bool, names: bool, factor: float) -> float:
     base = bm25_share * (0.2 + 0.8 * cover * cover) * (1.0 + 0.3 * near)
     if defines:
@@ -170,8 +195,7 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
             places = cache[r["rowid"]] = ((passage_words(own), own), (passage_words(r["title"]), r["title"].lower()),
                                           (passage_words(r["path"]), r["path"].lower()))
         factor = arch_factor(query.archs, set(filter(None, r["mentions"].split(","))), set(filter(None, r["arch"].split(","))))
-        if any(stem(w) in places[0][0] or stem(w) in places[1][0] for w in query.arch_words):
-            factor *= 1.15  # the very product the query names ("MI300A" of the MI300 family)
+        factor *= product_factor(query, places)
         if r["layer"] == 0:
             factor *= 0.7  # the map points at pages (docs_map shows it); the pages hold the answers
         keys, defines = r["keys"].split(), r["defines"].split()
