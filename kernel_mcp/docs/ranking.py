@@ -66,7 +66,7 @@ class Query:
         names = [f'keys:"{k}"' for k in self.keys[:8]] + [f'defines:"{k}"' for k in self.keys[:8]]
         # a product named by its model number is no word the text must hold (it names an arch),
         # but the rows about that very product must be among the candidates ("MI300A" in a table)
-        products = [f'"{w}"' for w in self.arch_words[:4] if MODEL.fullmatch(w) and not w.startswith(("gfx", "sm")) and (w,) not in aliases()]
+        products = [f'"{w}"' for w in self.arch_words[:4] if is_product(w) and (w,) not in aliases()]
         parts = rare + names + products
         if shared and (len(shared) > 1 or not parts):
             parts.append("(" + " AND ".join(shared) + ")")
@@ -151,6 +151,11 @@ def arch_factor(query_archs: set[str], mentions: set[str], tags: set[str]) -> fl
     return 0.8 if mentions else 1.0
 
 
+def is_product(word: str) -> bool:
+    """A model number ("mi300a", "mi100", "h100"), not an arch's own name ("gfx942")."""
+    return MODEL.fullmatch(word) is not None and word not in arch_names()
+
+
 def aliases() -> set[tuple[str, ...]]:
     """Every name of every arch ("mi300x" is one; "mi300a", a product of the family, is not)."""
     return {name for names in arch_names().values() for name in names}
@@ -160,7 +165,7 @@ def product_factor(query: Query, places) -> float:
     """A product the query names by its model number ("MI300A", "MI100") lifts the passages that
     name that very product, and sinks those that name only its siblings (a row of MI300X figures
     for a question about the MI300A): a table lists several products in the same words."""
-    models = [w for w in (*query.arch_words, *query.terms) if MODEL.fullmatch(w) and not w.startswith(("gfx", "sm"))]
+    models = [w for w in (*query.arch_words, *query.terms) if is_product(w)]
     if not models:
         return 1.0
     own = set(places[0][0]) | set(places[1][0])
