@@ -7,11 +7,19 @@ from __future__ import annotations
 
 import base64
 import io
+from pathlib import Path
 
+import git
 import pytest
 from mcp import Client
 
+import test_ledger
+from kernel_mcp.bench import ClassRun
+from kernel_mcp.ledger import chart
+from kernel_mcp.ledger.state import Attempt, Experiment
 from kernel_mcp.server import build_server
+
+from conftest import PY, call, toml_list
 
 pytestmark = pytest.mark.anyio
 
@@ -48,3 +56,72 @@ async def test_roofline_plot_comes_back_as_an_image(tmp_path):
     assert kept.read_bytes() == data  # the picture sent is the one kept
     assert image.meta["kernel-mcp/file"] == str(kept)
     assert "image" not in str(result.structured_content)  # structured content stays plain data
+
+
+# ------------------------------------------------------------------- the experiment's history ----
+@pytest.fixture
+def experiment_ws(tmp_path: Path) -> Path:
+    """The ledger tests' CPU benchmark (two config classes, a kernel file whose figures a test sets)
+    in a git repository."""
+    ws = tmp_path / "repo" / "ws"
+    ws.mkdir(parents=True)
+    (ws / "bench.py").write_text(test_ledger.BENCH)
+    (ws / "kernel.py").write_text(test_ledger.KERNEL)
+    (ws / "kernel-mcp.toml").write_text(
+        f'[target]\narch = "gfx950"\nplatform = "offline"\n\n[benchmark]\ncommand = {toml_list(PY, "bench.py")}\n'
+        'csv = "out/bench.csv"\nconfig_columns = ["shape"]\ncorrectness = { column = "err_k", rule = "== 0" }\n'
+        'metric = "us_k"\ntarget_kernel = "k"\nnoise_threshold = 0.01\ntimeout_s = 20\nrepeats = 3\n'
+        '[harness]\neditable = ["kernel.py"]\n'
+    )
+    (ws / ".gitignore").write_text("out/\n__pycache__/\n")
+    repo = git.Repo.init(ws.parent)
+    repo.git.add("-A")
+    repo.git.commit("-m", "kernel and benchmark", "--author", "t <t@example.invalid>")
+    return ws
+
+
+async def test_experiment_log_draws_the_history_as_an_image(experiment_ws):
+    async with Client(build_server(experiment_ws)) as client:
+        wt = (await call(client, "experiment_start", tag="pics"))["worktree"]
+        test_ledger.set_kernel(wt, 90.0, 180.0)
+        assert (await call(client, "experiment_evaluate", hypothesis="less work"))["attempt"]["decision"] == "keep"
+        await call(client, "experiment_keep", why="less work")
+        test_ledger.set_kernel(wt, 110.0, 220.0)
+        assert (await call(client, "experiment_evaluate", hypothesis="more work"))["attempt"]["decision"] == "discard"
+        await call(client, "experiment_revert")
+        plain = await client.call_tool("experiment_log", {})
+        assert images_of(plain) == [] and plain.structured_content.get("chart") is None
+        result = await client.call_tool("experiment_log", {"chart": True, "limit": 1})
+    assert not result.is_error
+    text = result.content[0].text
+    assert len(text.encode()) <= 4096 and "chart (every attempt, per config class): kernel-mcp://runs/" in text
+    assert len(result.structured_content["attempts"]) == 1  # `limit` cuts the text, not the chart
+    [image] = images_of(result)
+    assert image.mime_type == "image/png"
+    data = base64.b64decode(image.data)
+    assert data.startswith(PNG_SIGNATURE) and png_size(data) == (800, 480)
+    run_id = result.structured_content["chart"].split("/")[-2]
+    kept = experiment_ws / ".kernel-mcp" / "runs" / run_id / "history.png"
+    assert kept.read_bytes() == data
+
+
+def test_history_chart_from_ledger_records():
+    """The chart function alone, on the ledger's own models: more classes than it draws, a wrong
+    attempt, one still pending; PNG bytes out."""
+    classes = [f"shape=s{i}" for i in range(12)]
+
+    def attempt(number: int, outcome: str, scale: float, correct: bool = True) -> Attempt:
+        figures = {k: ClassRun(key=k, rows=1, correct=correct, failing_rows=0 if correct else 1, worst_error=0.0,
+                               samples=[scale * (i + 1) * 10.0] * 3) for i, k in enumerate(classes)}
+        return Attempt(id=number, tag="t", parent_commit="a" * 40, hypothesis=f"h{number}", figures=figures,
+                       decision="keep" if outcome == "kept" else "discard", outcome=outcome, created="2026-01-01T00:00:00")
+
+    experiment = Experiment(tag="t", branch="kernel-opt/t", worktree="wt", subdir=".", base_commit="a" * 40,
+                            best_commit="b" * 40, best_attempt=3, status="running", created="2026-01-01T00:00:00")
+    history = [attempt(4, "pending", 0.8), attempt(1, "kept", 1.0), attempt(2, "reverted", 1.1, correct=False), attempt(3, "kept", 0.9)]
+    assert chart.drawn_classes(history) == (classes[:chart.MAX_CLASSES], 12)
+    assert chart.best_steps(sorted(history, key=lambda a: a.id), classes[0]) == ([1, 3, 4], [10.0, 9.0, 9.0])
+    data = chart.history_png(experiment, history, metric="us_k")
+    assert data.startswith(PNG_SIGNATURE) and png_size(data) == (800, 480)
+    empty = chart.history_png(experiment, [], metric="us_k")  # an experiment with nothing measured still draws
+    assert empty.startswith(PNG_SIGNATURE)

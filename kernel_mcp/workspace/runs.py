@@ -51,6 +51,9 @@ class Run:
             return handle.read().decode("utf-8", errors="replace")
 
     def write_text(self, name: str, text: str) -> Path:
+        return self.write_bytes(name, text.encode("utf-8"))
+
+    def write_bytes(self, name: str, data: bytes) -> Path:
         target = self.path(name)
         # never through a link or into a FIFO planted in the run folder: O_NOFOLLOW refuses the
         # one, O_NONBLOCK makes opening the other fail at once instead of waiting for a reader
@@ -63,7 +66,7 @@ class Run:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise InvalidInput(f"{self.id}/{name} is not a regular file; nothing was written")
             os.set_blocking(fd, True)
-            handle.write(text.encode("utf-8"))
+            handle.write(data)
         return target
 
     def write_json(self, name: str, data: Any) -> Path:
