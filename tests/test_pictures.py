@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import base64
 import io
+import json
+import sqlite3
 from pathlib import Path
 
 import git
 import pytest
 from mcp import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
 import test_ledger
 from kernel_mcp.bench import ClassRun
@@ -125,3 +129,86 @@ def test_history_chart_from_ledger_records():
     assert data.startswith(PNG_SIGNATURE) and png_size(data) == (800, 480)
     empty = chart.history_png(experiment, [], metric="us_k")  # an experiment with nothing measured still draws
     assert empty.startswith(PNG_SIGNATURE)
+
+
+# ------------------------------------------------------------------------- run artifacts as resources ----
+def blob_of(read) -> bytes:
+    [contents] = read.contents
+    return base64.b64decode(contents.blob)
+
+
+async def test_binary_artifact_is_a_blob_of_its_type(tmp_path):
+    (tmp_path / "kernel-mcp.toml").write_text("")
+    async with Client(build_server(tmp_path)) as client:
+        plot = (await call(client, "roofline", arch="sm_90", flops=1e12, bytes=1e9, plot=True))["roofline"]["plot"]
+        run_id = plot.split("/")[-2]
+        folder = tmp_path / ".kernel-mcp" / "runs" / run_id
+        # a profiler's SQLite output, named as rocprofv3 names it: a real database, read back whole
+        db = sqlite3.connect(folder / "results.db")
+        db.execute("CREATE TABLE kernels (name TEXT)")
+        db.commit()
+        db.close()
+        (folder / "trace.json").write_text('{"kernels": []}')
+        png = await client.read_resource(plot)
+        sqlite_read = await client.read_resource(f"kernel-mcp://runs/{run_id}/results.db")
+        json_read = await client.read_resource(f"kernel-mcp://runs/{run_id}/trace.json")
+        meta = await client.read_resource(f"kernel-mcp://runs/{run_id}/meta.json")
+    assert png.contents[0].mime_type == "image/png"
+    data = blob_of(png)
+    assert data == (folder / "roofline.png").read_bytes() and data.startswith(PNG_SIGNATURE) and png_size(data)[0] > 300
+    assert sqlite_read.contents[0].mime_type == "application/vnd.sqlite3"
+    assert blob_of(sqlite_read) == (folder / "results.db").read_bytes()
+    # a short text comes verbatim with its own type, so it still parses
+    assert json_read.contents[0].mime_type == "application/json" and json.loads(json_read.contents[0].text) == {"kernels": []}
+    assert json.loads(meta.contents[0].text)["tool"] == "roofline"
+    assert json_read.contents[0].meta["kernel-mcp/pages"] == 1
+
+
+async def test_large_text_artifact_comes_in_pages(workspace):
+    page_bytes = 16 * 4096  # the default budget: 4 KB answers, pages of 16 of them
+    lines = [f"{i:07d}    v_fma_f32 v1, v2, v3, v4 ; é\n" for i in range(8000)]  # 41 bytes each, é two of them
+    pad = (page_bytes - 39) % 41  # so that the first page ends inside an é
+    listing = ";" + "-" * (pad - 2) + "\n" + "".join(lines)  # about 330 KB: six pages
+    assert listing.encode()[page_bytes] & 0xC0 == 0x80  # a continuation byte: the cut must move past it
+    async with Client(build_server(workspace)) as client:
+        run_id = (await call(client, "run_command", name="hello"))["run_id"]
+        folder = workspace / ".kernel-mcp" / "runs" / run_id
+        (folder / "kernel.s").write_text(listing, encoding="utf-8")
+        uri = f"kernel-mcp://runs/{run_id}/kernel.s"
+        first = (await client.read_resource(uri)).contents[0]
+        pages = [first]
+        while "kernel-mcp/next" in pages[-1].meta:
+            pages.append((await client.read_resource(pages[-1].meta["kernel-mcp/next"])).contents[0])
+        again = (await client.read_resource(uri + "?page=2")).contents[0]
+    size = len(listing.encode())
+    count = -(-size // page_bytes)
+    assert len(pages) == count >= 5
+    header, _, body = first.text.partition("\n")
+    assert header.startswith(f"[kernel.s: page 1 of {count}, bytes 0-") and f"next page: {uri}?page=2" in header
+    assert len(body.encode()) <= page_bytes + 3  # capped: a page, not the file
+    assert first.mime_type == "text/plain" and first.meta["kernel-mcp/pages"] == count
+    assert "this is the last page" in pages[-1].text.partition("\n")[0] and pages[-1].meta["kernel-mcp/page"] == count
+    assert again.text == pages[1].text
+    # the pages put together are the file: nothing lost or doubled at a boundary, no character cut
+    assert "".join(p.text.partition("\n")[2] for p in pages) == listing
+
+
+async def test_unknown_run_file_or_page_is_a_clear_error(workspace):
+    async with Client(build_server(workspace)) as client:
+        run_id = (await call(client, "run_command", name="hello"))["run_id"]
+        cases = [
+            ("kernel-mcp://runs/20260101-000000-x-abcdef/hello.stdout.log", ["no run '20260101-000000-x-abcdef'", run_id]),
+            ("kernel-mcp://runs/not-a-run/x.log", ["bad run id 'not-a-run'", run_id]),
+            (f"kernel-mcp://runs/{run_id}/nothing.txt", ["has no file 'nothing.txt'", "hello.stdout.log", "meta.json"]),
+            (f"kernel-mcp://runs/{run_id}/meta.json?page=9", ["there is no page 9"]),
+            (f"kernel-mcp://runs/{run_id}/meta.json?page=two", ["page must be a whole number"]),
+        ]
+        for uri, expected in cases:
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource(uri)
+            message = caught.value.error.message
+            assert "Error creating resource" not in message, uri
+            assert all(word in message for word in expected), (uri, message)
+            assert caught.value.error.code == INVALID_PARAMS
+        # the server keeps serving
+        assert "hello from the workspace" in (await client.read_resource(f"kernel-mcp://runs/{run_id}/hello.stdout.log")).contents[0].text

@@ -122,23 +122,22 @@ class RunStore:
 
     def get(self, run_id: str) -> Run:
         if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
-            raise InvalidInput(f"bad run id {run_id!r}")
+            raise InvalidInput(f"bad run id {run_id!r}", hint=self.known())
         folder = self.root / run_id
+        if not os.path.lexists(folder):
+            raise InvalidInput(f"no run {run_id!r} in this workspace", hint=self.known())
         _real_folder(folder, run_id)
         return Run(run_id, folder)
+
+    def known(self, shown: int = 5) -> str:
+        """What does exist, for a message about a run that does not: the newest run ids."""
+        recent = self.recent(shown)
+        if not recent:
+            return "this workspace has no runs yet"
+        return f"the newest runs: {', '.join(r.id for r in recent)} (all: {RESOURCE_SCHEME}://runs)"
 
     def recent(self, limit: int = 20) -> list[Run]:
         if not self.root.is_dir():
             return []
         ids = sorted((p.name for p in self.root.iterdir() if _RUN_ID.fullmatch(p.name) and not p.is_symlink() and p.is_dir()), reverse=True)
         return [Run(i, self.root / i) for i in ids[:limit]]
-
-    def read(self, run_id: str, name: str, limit_bytes: int) -> tuple[str, int]:
-        """Text of one artifact (first `limit_bytes`), and its full size."""
-        run = self.get(run_id)
-        if not os.path.lexists(run.path(name)):
-            raise InvalidInput(f"run {run_id} has no file {name!r}")
-        with run.open(name) as handle:
-            size = os.fstat(handle.fileno()).st_size
-            data = handle.read(limit_bytes)
-        return data.decode("utf-8", errors="replace"), size
