@@ -18,6 +18,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INVALID_PARAMS
 
 import test_ledger
+from kernel_mcp import cli
 from kernel_mcp.bench import ClassRun
 from kernel_mcp.ledger import chart
 from kernel_mcp.ledger.state import Attempt, Experiment
@@ -212,3 +213,13 @@ async def test_unknown_run_file_or_page_is_a_clear_error(workspace):
             assert caught.value.error.code == INVALID_PARAMS
         # the server keeps serving
         assert "hello from the workspace" in (await client.read_resource(f"kernel-mcp://runs/{run_id}/hello.stdout.log")).contents[0].text
+
+
+def test_command_line_names_the_picture_file(tmp_path, capsys):
+    (tmp_path / "kernel-mcp.toml").write_text("")
+    assert cli.main(["call", "--workspace", str(tmp_path), "roofline", "arch=sm_90", "flops=1e12", "bytes=1e9", "plot=true"]) == 0
+    printed = capsys.readouterr().out
+    [line] = [text for text in printed.splitlines() if text.startswith("[image image/png: ")]
+    path = Path(line.removeprefix("[image image/png: ").removesuffix("]"))
+    assert path.read_bytes().startswith(PNG_SIGNATURE) and tmp_path / ".kernel-mcp" / "runs" in path.parents
+    assert "iVBORw0KGgo" not in printed  # no base64 PNG at the terminal
