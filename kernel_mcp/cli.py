@@ -70,8 +70,15 @@ async def call_tool(workspace: str | None, tool: str, arguments: dict) -> tuple[
 
     async with Client(build_server(workspace)) as client:
         result = await client.call_tool(tool, arguments, progress_callback=show_progress)
-    text = "\n".join(getattr(block, "text", "") for block in result.content)
+    text = "\n".join(block_text(block) for block in result.content)
     return text, bool(result.is_error)
+
+
+def block_text(block) -> str:
+    """A content block as a terminal shows it: a picture by the file it is kept in, not its base64."""
+    if block.type == "image":
+        return f"[image {block.mime_type}: {(block.meta or {}).get('kernel-mcp/file', 'not kept on disk')}]"
+    return getattr(block, "text", "")
 
 
 def serve(

@@ -3,13 +3,15 @@
 `register` builds the function MCPServer publishes. Its schema comes from the input model's
 fields; each call validates the arguments with that model, hands the handler a `ToolContext`
 (workspace, progress, run artifacts), and answers with the output model as structured content
-plus the model's short text rendering, cut to the workspace's response budget. Errors meant for
+plus the model's short text rendering, cut to the workspace's response budget, and the pictures
+the output carries as image content. Errors meant for
 the caller (`KernelMcpError`) become error results; the server keeps serving. Only the server and
 the command line import this module: capability code stays free of the MCP SDK.
 """
 
 from __future__ import annotations
 
+import base64
 import inspect
 import json
 import logging
@@ -17,13 +19,13 @@ import traceback
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, TextContent, Tool as McpTool, ToolAnnotations as McpToolAnnotations
+from mcp_types import CallToolResult, ImageContent, TextContent, Tool as McpTool, ToolAnnotations as McpToolAnnotations
 from pydantic import ValidationError
 
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.schema_compaction import compact
-from kernel_mcp.tooling import ServerState, ToolAnnotations, ToolContext, ToolSpec
+from kernel_mcp.tooling import Image, ServerState, ToolAnnotations, ToolContext, ToolSpec
 from kernel_mcp.workspace import Run
 
 log = logging.getLogger("kernel_mcp")
@@ -72,6 +74,19 @@ def fit_structured(data: Any, limit: int) -> tuple[Any, bool]:
     return data, trimmed
 
 
+# A picture larger than this is not sent (the answer says where the file is): our plots are tens of
+# kilobytes, and a client puts every image it receives into the model's context.
+IMAGE_LIMIT = 2 * 2**20
+IMAGE_META = "kernel-mcp/file"  # _meta key naming the picture's file on disk (the command line prints it)
+
+
+def image_content(image: Image) -> ImageContent:
+    meta = {IMAGE_META: str(image.path)} if image.path else {}
+    if image.uri:
+        meta["kernel-mcp/uri"] = image.uri
+    return ImageContent(type="image", data=base64.b64encode(image.data).decode("ascii"), mime_type=image.mime_type, _meta=meta or None)
+
+
 def error_result(exc: KernelMcpError) -> CallToolResult:
     # Text only: clients check structured content against the tool's output schema even on errors.
     return CallToolResult(content=[TextContent(type="text", text=exc.render())], is_error=True)
@@ -95,8 +110,12 @@ async def call_handler(spec: ToolSpec, state: ServerState, arguments: dict[str, 
     structured, trimmed = fit_structured(out.model_dump(mode="json"), STRUCTURED_PER_TEXT * state.budget())
     if trimmed:
         text += f"\n[structured content: long lists cut to fit {STRUCTURED_PER_TEXT * state.budget()} bytes; the run's files hold everything]"
+    pictures = [image_content(i) for i in out.images() if len(i.data) <= IMAGE_LIMIT]
+    too_big = [i.uri or str(i.path) for i in out.images() if len(i.data) > IMAGE_LIMIT]
+    if too_big:
+        text += f"\n[picture(s) over {IMAGE_LIMIT} bytes not sent: {', '.join(too_big)}]"
     return CallToolResult(
-        content=[TextContent(type="text", text=text)],
+        content=[TextContent(type="text", text=text), *pictures],
         structured_content=structured,
     )
 

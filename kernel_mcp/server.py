@@ -1,12 +1,11 @@
 """The MCP server: it only lists the tools, prompts and resources and registers them. Each tool is
 one input model, one capability call and one output model, defined by the package that owns the
 capability (its `tools` module), which imports no MCP module. The MCP SDK is imported only here, in
-`mcp_adapter`, and by the front ends (`cli`, `http_security`)."""
+`mcp_adapter` (tools), `mcp_resources` (run artifacts), and by the front ends (`cli`, `http_security`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-
 
 from kernel_mcp import __version__, doctor
 from kernel_mcp.bench import tools as bench_tools
@@ -17,7 +16,8 @@ from kernel_mcp.gpu import tools as gpu_tools
 from kernel_mcp.hardware import tools as hardware_tools
 from kernel_mcp.http_security import HttpPolicy
 from kernel_mcp.ledger import tools as ledger_tools
-from kernel_mcp.mcp_adapter import CompactToolsServer, register
+from kernel_mcp.mcp_adapter import register
+from kernel_mcp.mcp_resources import KernelMcpServer, register_run_artifacts
 from kernel_mcp.profile import tools as profile_tools
 from kernel_mcp.tooling import ServerState, ToolSpec
 from kernel_mcp.trace import tools as trace_tools
@@ -27,7 +27,7 @@ INSTRUCTIONS = """\
 kernel-mcp supplies facts about GPU kernels that must not be guessed: what this machine can do
 (doctor), the workspace's fixed benchmark and commands, and the raw output of every run.
 Answers are short; full outputs are kept as run artifacts (run_artifacts tool, or resources
-kernel-mcp://runs/<run-id>/<file>)."""
+kernel-mcp://runs/<run-id>/<file>, long texts in pages: ?page=N)."""
 
 
 TOOLS: list[ToolSpec] = [
@@ -44,11 +44,11 @@ TOOLS: list[ToolSpec] = [
 ]
 
 
-def build_server(workspace_dir: str | Path | None, http: HttpPolicy | None = None) -> CompactToolsServer:
+def build_server(workspace_dir: str | Path | None, http: HttpPolicy | None = None) -> KernelMcpServer:
     """The server; with an HTTP policy that holds a token, every HTTP request must bear it."""
     state = ServerState(Path(workspace_dir) if workspace_dir else None, tools=tuple(TOOLS))
     auth, verifier = http.auth() if http is not None else (None, None)
-    server = CompactToolsServer("kernel-mcp", version=__version__, instructions=INSTRUCTIONS, auth=auth, token_verifier=verifier)
+    server = KernelMcpServer("kernel-mcp", version=__version__, instructions=INSTRUCTIONS, auth=auth, token_verifier=verifier)
     for spec in TOOLS:
         register(server, state, spec)
 
@@ -81,15 +81,5 @@ def build_server(workspace_dir: str | Path | None, http: HttpPolicy | None = Non
         except KernelMcpError as exc:
             return exc.render()
 
-    @server.resource(
-        "kernel-mcp://runs/{run_id}/{name}",
-        name="run-artifact",
-        description="One file kept by a run (compiler output, ISA, logs, CSV, profiles)",
-        mime_type="text/plain",
-    )
-    def run_artifact(run_id: str, name: str) -> str:
-        store = state.workspace().runs
-        text, _size = store.read(run_id, name, limit_bytes=16 * 2**20)
-        return text
-
+    register_run_artifacts(server, state)
     return server

@@ -7,9 +7,12 @@ from typing import Literal
 from pydantic import Field
 
 from kernel_mcp import hardware
-from kernel_mcp.tooling import READ_ONLY, ToolContext, ToolInput, ToolSpec
+from kernel_mcp.tooling import READ_ONLY, Image, ToolContext, ToolInput, ToolSpec
 from kernel_mcp import arch_registry
 from kernel_mcp.workspace.config import Arch  # the one definition of the targets, shared with kernel-mcp.toml
+
+
+PLOT = "roofline.png"
 
 
 class HwSpecInput(ToolInput):
@@ -32,7 +35,7 @@ class RooflineInput(ToolInput):
     seconds: float | None = Field(default=None, gt=0, description="measured time, to compare with the floor")
     dtype: Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"] = "fp32"
     engine: Literal["vector", "matrix"] | None = Field(default=None, description="vector ALUs or matrix cores; default by dtype")
-    plot: bool = Field(default=False, description="also write a PNG roofline plot as a run artifact")
+    plot: bool = Field(default=False, description="also draw the roofline: a PNG in the answer, kept as a run artifact")
 
 
 async def _hw_spec(args: HwSpecInput, ctx: ToolContext) -> hardware.HwSpecAnswer:
@@ -45,12 +48,17 @@ async def _occupancy(args: OccupancyInput, ctx: ToolContext) -> hardware.Occupan
 
 
 async def _roofline(args: RooflineInput, ctx: ToolContext) -> hardware.RooflineAnswer:
-    plot_path = plot_name = None
+    run = plot_path = plot_name = None
     if args.plot:
         run = ctx.new_run(args.model_dump())
-        plot_path, plot_name = run.path("roofline.png"), run.uri("roofline.png")
-    return hardware.roofline_answer(args.arch, flops=args.flops, bytes=args.bytes, dtype=args.dtype, engine=args.engine,
-                                    seconds=args.seconds, plot_path=plot_path, plot_name=plot_name)
+        plot_path, plot_name = run.path(PLOT), run.uri(PLOT)
+    answer = hardware.roofline_answer(args.arch, flops=args.flops, bytes=args.bytes, dtype=args.dtype, engine=args.engine,
+                                      seconds=args.seconds, plot_path=plot_path, plot_name=plot_name)
+    if run is not None:
+        # read back through the run (a regular file, never a link): the picture the agent sees is the one kept
+        with run.open(PLOT) as handle:
+            answer.attach(Image(handle.read(), "image/png", path=plot_path, uri=plot_name))
+    return answer
 
 
 TOOLS: list[ToolSpec] = [
@@ -69,7 +77,7 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "roofline",
         "Roofline bound of a kernel from its FLOPs and bytes: arithmetic intensity, ridge point, memory- or "
-        "compute-bound, the time floor, and (given a measured time) how far it is from the floor; optional PNG.",
+        "compute-bound, the time floor, and (given a measured time) how far it is from the floor; plot=true adds the picture.",
         RooflineInput, hardware.RooflineAnswer, _roofline, READ_ONLY,
     ),
 ]

@@ -105,9 +105,12 @@ class LogAnswer(ToolOutput):
     tag: str
     best_commit: str
     attempts: list[AttemptView]
+    chart: str | None = None  # the history chart's run artifact, when one was drawn (the picture is in the answer)
 
     def render(self) -> str:
         lines = [f"experiment {self.tag}: BEST {self.best_commit[:10]}; {len(self.attempts)} attempt(s), newest first"]
+        if self.chart:
+            lines.append(f"chart (every attempt, per config class): {self.chart}")
         lines += [a.line() for a in self.attempts]
         return "\n".join(lines)
 

@@ -8,8 +8,8 @@ from typing import Literal
 from pydantic import Field
 
 from kernel_mcp import ledger
-from kernel_mcp.ledger import many
-from kernel_mcp.tooling import DESTRUCTIVE, READ_ONLY, RUNS_COMMANDS, ToolContext, ToolInput, ToolSpec
+from kernel_mcp.ledger import chart, many
+from kernel_mcp.tooling import DESTRUCTIVE, READ_ONLY, RUNS_COMMANDS, Image, ToolContext, ToolInput, ToolSpec
 from kernel_mcp.workspace import Workspace
 
 Tag = Field(default=None, max_length=48, description="the experiment's run tag (default: the latest experiment)")
@@ -61,6 +61,8 @@ class ExperimentLogInput(ToolInput):
     tag: str | None = Tag
     limit: int = Field(default=20, ge=1, le=200)
     outcome: Literal["kept", "reverted", "pending", "not kept", "superseded", "refused"] | None = None
+    chart: bool = Field(default=False, description="also draw the whole history (every attempt, the metric per config class, "
+                                                   "kept ones marked, the BEST line) as a PNG in the answer, kept as a run artifact")
 
 
 async def _experiment_start(args: ExperimentStartInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
@@ -99,8 +101,24 @@ async def _experiment_status(args: ExperimentTagInput, ctx: ToolContext) -> ledg
     return lg.status_answer(lg.experiment(args.tag))
 
 
+CHART = "history.png"
+
+
 async def _experiment_log(args: ExperimentLogInput, ctx: ToolContext) -> ledger.LogAnswer:
-    return ledger.Ledger(ctx.workspace()).log(args.tag, limit=args.limit, outcome=args.outcome)
+    ws = ctx.workspace()
+    lg = ledger.Ledger(ws)
+    answer = lg.log(args.tag, limit=args.limit, outcome=args.outcome)
+    if args.chart:
+        # the whole history, whatever `limit` and `outcome` cut from the text: progress shows only against the baseline
+        exp = lg.store.experiment(answer.tag)
+        metric = ws.config.benchmark.metric if ws.config.benchmark else "metric"
+        png = chart.history_png(exp, lg.store.attempts(exp.tag), metric=metric)
+        run = ctx.new_run(args.model_dump())
+        path = run.write_bytes(CHART, png)
+        run.finish("ok")
+        answer.chart = run.uri(CHART)
+        answer.attach(Image(png, "image/png", path=path, uri=answer.chart))
+    return answer
 
 
 TOOLS: list[ToolSpec] = [
@@ -148,7 +166,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "experiment_log",
-        "Every attempt with its parent commit, hypothesis, per-class figures and outcome: the population and its lineage.",
+        "Every attempt with its parent commit, hypothesis, per-class figures and outcome: the population and its lineage; "
+        "chart=true adds a picture of the metric per config class over all attempts.",
         ExperimentLogInput, ledger.LogAnswer, _experiment_log, READ_ONLY, ("workspace",),
     ),
 ]

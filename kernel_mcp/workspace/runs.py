@@ -51,6 +51,9 @@ class Run:
             return handle.read().decode("utf-8", errors="replace")
 
     def write_text(self, name: str, text: str) -> Path:
+        return self.write_bytes(name, text.encode("utf-8"))
+
+    def write_bytes(self, name: str, data: bytes) -> Path:
         target = self.path(name)
         # never through a link or into a FIFO planted in the run folder: O_NOFOLLOW refuses the
         # one, O_NONBLOCK makes opening the other fail at once instead of waiting for a reader
@@ -63,7 +66,7 @@ class Run:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise InvalidInput(f"{self.id}/{name} is not a regular file; nothing was written")
             os.set_blocking(fd, True)
-            handle.write(text.encode("utf-8"))
+            handle.write(data)
         return target
 
     def write_json(self, name: str, data: Any) -> Path:
@@ -119,23 +122,22 @@ class RunStore:
 
     def get(self, run_id: str) -> Run:
         if not isinstance(run_id, str) or not _RUN_ID.fullmatch(run_id):
-            raise InvalidInput(f"bad run id {run_id!r}")
+            raise InvalidInput(f"bad run id {run_id!r}", hint=self.known())
         folder = self.root / run_id
+        if not os.path.lexists(folder):
+            raise InvalidInput(f"no run {run_id!r} in this workspace", hint=self.known())
         _real_folder(folder, run_id)
         return Run(run_id, folder)
+
+    def known(self, shown: int = 5) -> str:
+        """What does exist, for a message about a run that does not: the newest run ids."""
+        recent = self.recent(shown)
+        if not recent:
+            return "this workspace has no runs yet"
+        return f"the newest runs: {', '.join(r.id for r in recent)} (all: {RESOURCE_SCHEME}://runs)"
 
     def recent(self, limit: int = 20) -> list[Run]:
         if not self.root.is_dir():
             return []
         ids = sorted((p.name for p in self.root.iterdir() if _RUN_ID.fullmatch(p.name) and not p.is_symlink() and p.is_dir()), reverse=True)
         return [Run(i, self.root / i) for i in ids[:limit]]
-
-    def read(self, run_id: str, name: str, limit_bytes: int) -> tuple[str, int]:
-        """Text of one artifact (first `limit_bytes`), and its full size."""
-        run = self.get(run_id)
-        if not os.path.lexists(run.path(name)):
-            raise InvalidInput(f"run {run_id} has no file {name!r}")
-        with run.open(name) as handle:
-            size = os.fstat(handle.fileno()).st_size
-            data = handle.read(limit_bytes)
-        return data.decode("utf-8", errors="replace"), size
