@@ -46,7 +46,7 @@ def _evidence(attempt: Attempt) -> str:
              ("timing source", ev.source or "-"), ("keep metric", ev.keep_metric or "-"),
              ("pairs", f"{ev.pairs or '-'} benchmark, {ev.profiler_pairs or 0} profiled" + (f"; {ev.stopped}" if ev.stopped else "")),
              ("runs", str(len(ev.runs))), ("wall time", f"{ev.wall_s:.1f} s" if ev.wall_s is not None else "-"),
-             ("clocks", ", ".join(f"{k} {v}" for k, v in (ev.clocks or {}).items()) or "not recorded"),
+             ("clocks", ", ".join(f"{k} {v}" for k, v in (ev.clocks or {}).items() if v is not None) or "not recorded"),
              ("GPU time", ev.gpu_time.statement() if ev.gpu_time else "-"),
              ("measured code", ev.candidate_commit or "-")]
     rows = "".join(f"<dt>{escape(k)}</dt><dd>{escape(str(v))}</dd>" for k, v in facts)
@@ -57,6 +57,7 @@ def _evidence(attempt: Attempt) -> str:
 
 
 def render(experiment: Experiment, attempts: Sequence[Attempt], chart_png: bytes | None, metric: str) -> str:
+    attempts = sorted(attempts, key=lambda a: a.id)  # the story in the order it happened
     kept = [a for a in attempts if a.outcome == "kept"]
     head = (f"<h1>Experiment {escape(experiment.tag)}</h1><dl>"
             f"<dt>status</dt><dd>{escape(experiment.status)}{' (' + escape(experiment.stop_reason) + ')' if experiment.stop_reason else ''}</dd>"
@@ -75,21 +76,32 @@ def render(experiment: Experiment, attempts: Sequence[Attempt], chart_png: bytes
     other_rows = "".join(f"<tr><td class=num>{a.id}</td><td>{escape(a.outcome)}</td><td>{escape(a.decision)}</td><td>{escape(a.hypothesis)}</td></tr>"
                          for a in others)
     rest = f"<h2>Not kept</h2><table><tr><th>attempt</th><th>outcome</th><th>decision</th><th>hypothesis</th></tr>{other_rows}</table>" if others else ""
-    evidence = "<h2>Evidence per keep</h2>" + "".join(_evidence(a) for a in kept) if kept else ""
+    decided = [a for a in kept if a.decision != "baseline"]  # the baseline was measured, not decided
+    evidence = "<h2>Evidence per keep</h2>" + "".join(_evidence(a) for a in decided) if decided else ""
     return (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>kernel-mcp: {escape(experiment.tag)}</title>"
             f"<style>{STYLE}</style></head><body>{head}{picture}{steps}{evidence}{rest}</body></html>")
 
 
-def write_report(workspace_root: Path, experiment: Experiment, attempts: Sequence[Attempt], metric: str) -> Path:
-    """The page under the workspace's .kernel-mcp/reports/, named after the tag; its path."""
+def write_report(state_dir: Path, experiment: Experiment, attempts: Sequence[Attempt], metric: str) -> Path:
+    """The page in the workspace's state folder (.kernel-mcp/reports/), named after the tag; its path."""
     from kernel_mcp.ledger import chart
 
     try:
         png = chart.history_png(experiment, attempts, metric=metric) if attempts else None
     except KernelMcpError:  # no matplotlib: the page says there is no chart
         png = None
-    folder = workspace_root / ".kernel-mcp" / "reports"
+    folder = state_dir / "reports"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{check_tag(experiment.tag)}.html"  # a tag is a checked name: no separator, no dot-dot
     path.write_text(render(experiment, attempts, png, metric), encoding="utf-8")
     return path
+
+
+def report(ws, tag: str | None) -> Path:
+    """`kernel-mcp report [TAG]`: the page of an experiment (the latest without a tag); its path."""
+    from kernel_mcp.ledger import Ledger
+
+    ledger = Ledger(ws)
+    experiment = ledger.experiment(tag)  # an unknown tag is refused with the tags that exist
+    metric = ws.config.benchmark.metric if ws.config.benchmark else "metric"
+    return write_report(ws.state_dir, experiment, ledger.store.attempts(experiment.tag), metric)
