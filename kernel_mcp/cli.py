@@ -9,12 +9,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernel_mcp import __version__
-from kernel_mcp.errors import KernelMcpError
+from kernel_mcp.errors import InvalidInput, KernelMcpError
+
+# Modules beyond these are imported where a command needs them: `--version` and `--help` stay quick.
+if TYPE_CHECKING:
+    from kernel_mcp.tooling import ToolSpec
+    from kernel_mcp.workspace import Workspace
 
 WORKSPACE_ENV = "KERNEL_MCP_WORKSPACE"
 DEFAULT_PORT = 8765
@@ -46,21 +53,25 @@ def parse_http(value: str) -> tuple[str, int]:
     return host, number
 
 
-def parse_arguments(pairs: list[str]) -> dict:
-    """key=value pairs; a value that parses as JSON (numbers, true, lists, objects) is taken as such."""
-    arguments = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"kernel-mcp call: argument {pair!r} is not key=value")
-        try:
-            arguments[key] = json.loads(raw)
-        except ValueError:
-            arguments[key] = raw
-    return arguments
+def find_tool(name: str) -> ToolSpec:
+    from difflib import get_close_matches
+
+    from kernel_mcp.server import TOOLS
+
+    specs = {spec.name: spec for spec in TOOLS}
+    if name in specs:
+        return specs[name]
+    close = get_close_matches(name, specs, n=3)
+    raise InvalidInput(f"no tool named {name!r}", hint=("did you mean " + " or ".join(close) + "? " if close else "") + "kernel-mcp tools lists them")
 
 
-async def call_tool(workspace: str | None, tool: str, arguments: dict) -> tuple[str, bool]:
+def quiet_sdk_logging() -> None:
+    """The SDK logs each refused call on stderr, besides the error result printed here: a root
+    logger set up first, at WARNING, makes the SDK's own logging.basicConfig do nothing."""
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
+
+
+async def call_tool(workspace: Path, tool: str, arguments: dict):
     from mcp import Client
 
     from kernel_mcp.server import build_server
@@ -69,9 +80,61 @@ async def call_tool(workspace: str | None, tool: str, arguments: dict) -> tuple[
         print(f"... {message or progress}", file=sys.stderr)
 
     async with Client(build_server(workspace)) as client:
-        result = await client.call_tool(tool, arguments, progress_callback=show_progress)
+        return await client.call_tool(tool, arguments, progress_callback=show_progress)
+
+
+def call_command(args) -> int:
+    """One tool, as the agent would call it; the answer on stdout, an error result on stderr."""
+    if args.tool is None:
+        if args.help:
+            print(args.call_help())
+            return 0
+        raise InvalidInput("call needs a TOOL", hint="kernel-mcp tools lists them; kernel-mcp call TOOL --help its arguments")
+    from kernel_mcp import tool_arguments
+    from kernel_mcp.workspace import Workspace
+
+    spec = find_tool(args.tool)
+    if args.help:
+        print(tool_arguments.describe(spec))
+        return 0
+    workspace = Workspace.open(args.workspace or default_workspace())
+    arguments = tool_arguments.parse_pairs(spec, args.arguments)
+    tool_arguments.check(spec, arguments)
+    return run_tool(workspace, spec.name, arguments, args.json)
+
+
+def run_tool(workspace: Workspace, tool: str, arguments: dict, as_json: bool = False) -> int:
+    quiet_sdk_logging()
+    result = asyncio.run(call_tool(workspace.root, tool, arguments))
     text = "\n".join(getattr(block, "text", "") for block in result.content)
-    return text, bool(result.is_error)
+    if result.is_error:
+        print(text, file=sys.stderr)  # already "kind: message" and a hint line (KernelMcpError.render)
+        return 1
+    print(json.dumps(result.structured_content, indent=1) if as_json else text)
+    return 0
+
+
+async def published_schemas() -> dict[str, dict]:
+    """Each tool's input schema as the server publishes it to the agent."""
+    from kernel_mcp.server import build_server
+
+    return {tool.name: tool.input_schema for tool in await build_server(None).list_tools()}
+
+
+def tools_command(args) -> int:
+    from kernel_mcp import tool_arguments
+    from kernel_mcp.server import TOOLS
+
+    spec = find_tool(args.tool) if args.tool else None
+    if args.schema:
+        schemas = asyncio.run(published_schemas())
+        print(json.dumps(schemas[spec.name] if spec else schemas, indent=1))
+    elif spec:
+        print(tool_arguments.describe(spec))
+    else:
+        for each in TOOLS:
+            print(f"{each.name:<18} {each.description}")
+    return 0
 
 
 def serve(
@@ -121,13 +184,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("doctor", help="what this machine can do, and which tools are live")
     p.add_argument("--workspace", default=None)
 
-    p = sub.add_parser("call", help="run one tool and print its answer: kernel-mcp call TOOL key=value ...")
-    p.add_argument("--workspace", default=None)
+    # its own -h: `call TOOL --help` describes the tool, `call --help` this command
+    p = sub.add_parser("call", add_help=False, help="run one tool and print its answer: kernel-mcp call TOOL key=value ...",
+                       description="Run one tool through the server, as the agent would, and print its answer. A list argument "
+                                   "takes a,b or its key repeated; JSON works for any argument.")
+    p.add_argument("-h", "--help", action="store_true", help="with TOOL: the tool's arguments; alone: this help")
+    p.add_argument("--workspace", default=None, metavar="DIR")
     p.add_argument("--json", action="store_true", help="print the structured result instead of the text")
-    p.add_argument("tool")
-    p.add_argument("arguments", nargs="*", metavar="key=value")
+    p.add_argument("tool", nargs="?", metavar="TOOL", help="a tool's name (kernel-mcp tools lists them)")
+    p.add_argument("arguments", nargs="*", metavar="key=value", help="its arguments (kernel-mcp call TOOL --help lists them)")
+    p.set_defaults(call_help=p.format_help)
 
-    sub.add_parser("tools", help="list the tools with their descriptions")
+    p = sub.add_parser("tools", help="list the tools; with TOOL, its arguments")
+    p.add_argument("tool", nargs="?", help="one tool: its arguments (name, type, default, description)")
+    p.add_argument("--schema", action="store_true", help="the input JSON schema the agent is given (of every tool, or of TOOL)")
 
     p = sub.add_parser("install-skills", help="copy the Claude Code skills where Claude Code finds them")
     where = p.add_mutually_exclusive_group()
@@ -144,44 +214,43 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Every command ends here: an error as one line (and a hint)."""
     try:
-        if args.command == "serve":
-            serve(args.workspace or default_workspace(), args.http, args.token_file, args.allow_host, args.allow_origin)
-            return 0
-        if args.command == "init":
-            from kernel_mcp.workspace.scaffold import initialize
-
-            done = initialize(args.folder, force=args.force)
-            print("\n".join(done.lines()))
-            print(f"edit its [benchmark] table, then: kernel-mcp doctor --workspace {Path(args.folder)}")
-            return 0
-        if args.command == "install-skills":
-            from kernel_mcp import skills
-
-            workspace = Path(args.workspace or default_workspace()).resolve()
-            target = (Path.home() if args.user else workspace) / ".claude" / "skills"
-            for path in skills.install(target):
-                print(f"installed {path}")
-            print(f"register the server: {register_line(workspace)}")
-            return 0
-        if args.command == "docs":
-            return docs_command(args)
-        if args.command == "tools":
-            from kernel_mcp.server import TOOLS
-
-            for spec in TOOLS:
-                print(f"{spec.name:<18} {spec.description}")
-            return 0
-        tool, arguments = ("doctor", {}) if args.command == "doctor" else (args.tool, parse_arguments(args.arguments))
-        if getattr(args, "json", False):
-            return asyncio.run(_call_json(args.workspace or default_workspace(), tool, arguments))
-        text, is_error = asyncio.run(call_tool(args.workspace or default_workspace(), tool, arguments))
-        print(text)
-        return 1 if is_error else 0
+        return dispatch(build_parser().parse_args(argv))
     except KernelMcpError as exc:
         print(exc.render(), file=sys.stderr)
         return 2
+
+
+def dispatch(args) -> int:
+    if args.command == "serve":
+        serve(args.workspace or default_workspace(), args.http, args.token_file, args.allow_host, args.allow_origin)
+        return 0
+    if args.command == "init":
+        from kernel_mcp.workspace.scaffold import initialize
+
+        done = initialize(args.folder, force=args.force)
+        print("\n".join(done.lines()))
+        print(f"edit its [benchmark] table, then: kernel-mcp doctor --workspace {Path(args.folder)}")
+        return 0
+    if args.command == "install-skills":
+        from kernel_mcp import skills
+
+        workspace = Path(args.workspace or default_workspace()).resolve()
+        target = (Path.home() if args.user else workspace) / ".claude" / "skills"
+        for path in skills.install(target):
+            print(f"installed {path}")
+        print(f"register the server: {register_line(workspace)}")
+        return 0
+    if args.command == "docs":
+        return docs_command(args)
+    if args.command == "tools":
+        return tools_command(args)
+    if args.command == "doctor":
+        from kernel_mcp.workspace import Workspace
+
+        return run_tool(Workspace.open(args.workspace or default_workspace()), "doctor", {})
+    return call_command(args)
 
 
 def docs_command(args) -> int:
@@ -192,14 +261,3 @@ def docs_command(args) -> int:
     answer = docs.ingest(docs.open_store(ws.state_dir), [Path(p) for p in args.paths])
     print(answer.render())
     return 1 if any(r["status"].startswith("error") for r in answer.results) else 0
-
-
-async def _call_json(workspace: str, tool: str, arguments: dict) -> int:
-    from mcp import Client
-
-    from kernel_mcp.server import build_server
-
-    async with Client(build_server(workspace)) as client:
-        result = await client.call_tool(tool, arguments)
-    print(json.dumps(result.structured_content, indent=1))
-    return 1 if result.is_error else 0
