@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -137,6 +139,21 @@ def tools_command(args) -> int:
     return 0
 
 
+def waiting_message(workspace: Path) -> str:
+    return (
+        f"kernel-mcp: serving the tools of {workspace} over stdio: this waits for an MCP client speaking JSON-RPC on\n"
+        "stdin, not for typed commands. Let a client start it instead, e.g. Claude Code:\n"
+        f"  {register_line(workspace)}\n"
+        "Run one tool by hand with `kernel-mcp call TOOL key=value ...`. Ctrl-C stops."
+    )
+
+
+def _leave_at_once(signum: int, frame: object) -> None:
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    os._exit(128 + signal.SIGINT)
+
+
 def serve(
     workspace: str | None,
     http: tuple[str, int] | None,
@@ -144,15 +161,25 @@ def serve(
     allow_hosts: list[str] | None = None,
     allow_origins: list[str] | None = None,
 ) -> None:
+    from kernel_mcp.workspace import Workspace
+
+    root = Workspace.open(workspace).root  # a folder that is not there is refused now, not at the first call
+    if http is None:
+        # The stdio transport reads stdin in a worker thread that no cancel interrupts: on Ctrl-C
+        # the default handling waits for one more line, then prints a traceback per task. Leave at
+        # once instead; a command still running dies with the server (see runner).
+        signal.signal(signal.SIGINT, _leave_at_once)
+        if sys.stdin is not None and sys.stdin.isatty():
+            print(waiting_message(root), file=sys.stderr)
     from kernel_mcp import http_security
     from kernel_mcp.server import build_server
 
     if http is None:
-        build_server(workspace).run("stdio")
+        build_server(root).run("stdio")
         return
     host, port = http
     policy = http_security.policy(host, port, http_security.read_token(token_file), allow_hosts, allow_origins)
-    server = build_server(workspace, policy)
+    server = build_server(root, policy)
     if not http_security.is_loopback(host):
         print(f"kernel-mcp: serving on {host}, which is not loopback: every request must bear the token; Host must be one of "
               + ", ".join(policy.transport_security.allowed_hosts), file=sys.stderr)

@@ -1,11 +1,17 @@
-"""The command line as a person meets it at a terminal: a tool's arguments and schema can be
-read, lists can be typed plainly, an error is one line. Every case runs the real command line in a
-subprocess."""
+"""The command line as a person meets it at a terminal: `serve` on a terminal says what it waits for
+and Ctrl-C ends it at once; a missing workspace is refused at start; a tool's arguments and schema
+can be read; lists can be typed plainly; an error is one line. Every case runs the real command
+line in a subprocess."""
 
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
+import signal
 import subprocess
+import time
 
 from conftest import PY
 
@@ -17,6 +23,20 @@ def kmcp(*args, cwd=None):
                           stdin=subprocess.DEVNULL, cwd=cwd)
 
 
+def read_until(fd: int, marker: bytes, seen: bytes = b"") -> bytes:
+    """Read `fd` until `marker` has come (or the timeout, then fail with what did come)."""
+    deadline = time.monotonic() + TIMEOUT_S
+    while marker not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no {marker!r} within {TIMEOUT_S} s; got {seen!r}"
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            chunk = os.read(fd, 4096)
+            assert chunk, f"end of output before {marker!r}; got {seen!r}"
+            seen += chunk
+    return seen
+
+
 def one_error(done: subprocess.CompletedProcess) -> str:
     """The error of a failed command: one line on stderr, perhaps a hint line, nothing on stdout."""
     assert done.returncode != 0
@@ -24,6 +44,40 @@ def one_error(done: subprocess.CompletedProcess) -> str:
     assert len(lines) in (1, 2) and (len(lines) == 1 or lines[1].startswith("hint: ")), done.stderr
     assert done.stdout == "" and "Traceback" not in done.stderr
     return lines[0]
+
+
+def test_serve_on_a_terminal_says_what_it_waits_for_and_ctrl_c_ends_it(workspace):
+    terminal, its_end = pty.openpty()
+    proc = subprocess.Popen([PY, "-m", "kernel_mcp", "serve", "--workspace", str(workspace)],
+                            stdin=its_end, stdout=its_end, stderr=subprocess.PIPE, start_new_session=True)
+    os.close(its_end)
+    try:
+        said = read_until(proc.stderr.fileno(), b"Ctrl-C stops.")
+        assert b"MCP client" in said and b"JSON-RPC" in said and b"claude mcp add kernel-mcp -- " in said
+        # a client's first message, typed at the terminal: the answer proves the server reads stdin,
+        # and after it the server waits on stdin for the next line
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                 "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        os.write(terminal, json.dumps(hello).encode() + b"\n")
+        read_until(terminal, b'"serverInfo"')
+        os.killpg(proc.pid, signal.SIGINT)  # what the terminal sends its foreground group on Ctrl-C
+        assert proc.wait(timeout=TIMEOUT_S) == 130
+        said += proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stderr.close()
+        os.close(terminal)
+    assert b"Traceback" not in said and b"KeyboardInterrupt" not in said
+
+
+def test_serve_says_nothing_to_a_client_and_refuses_a_missing_workspace(workspace, tmp_path):
+    done = kmcp("serve", "--workspace", str(workspace))  # stdin not a terminal, and at its end at once
+    assert done.returncode == 0 and "JSON-RPC" not in done.stderr
+    assert "workspace folder not found" in one_error(kmcp("serve", "--workspace", str(tmp_path / "absent")))
+    (tmp_path / "a-file").write_text("")
+    assert "not a folder" in one_error(kmcp("serve", "--workspace", str(tmp_path / "a-file")))
 
 
 def test_a_tools_arguments_and_schema():
