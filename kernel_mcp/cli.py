@@ -241,12 +241,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Every command ends here: an error as one line (and a hint)."""
+    """Every command ends here: an error as one line (and a hint), Ctrl-C and a closed pipe quietly."""
     try:
-        return dispatch(build_parser().parse_args(argv))
+        status = dispatch(build_parser().parse_args(argv))
+        sys.stdout.flush()  # a reader that went away (`| head`) is found here, not at exit
+        return status
     except KernelMcpError as exc:
         print(exc.render(), file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 128 + signal.SIGINT
+    except BrokenPipeError:
+        # Python's recipe: the flush at exit would fail again and print a warning; send what is
+        # left to the null device and end as a program killed by SIGPIPE would.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
 
 
 def dispatch(args) -> int:

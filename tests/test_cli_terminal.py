@@ -1,7 +1,7 @@
 """The command line as a person meets it at a terminal: `serve` on a terminal says what it waits for
 and Ctrl-C ends it at once; a missing workspace is refused at start; a tool's arguments and schema
-can be read; lists can be typed plainly; an error is one line. Every case runs the real command
-line in a subprocess."""
+can be read; lists can be typed plainly; an error is one line; a closed pipe ends quietly. Every
+case runs the real command line in a subprocess."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import select
 import signal
 import subprocess
 import time
+
+import pytest
 
 from conftest import PY
 
@@ -118,3 +120,16 @@ def test_each_error_is_one_line(workspace):
     assert "timeout_s" in one_error(kmcp("call", "--workspace", str(workspace), "run_command", "name=hello", "timeout_s=soon"))
     refused = kmcp("call", "--workspace", str(workspace), "run_command", "name=nope")  # the tool's own error result
     assert refused.returncode == 1 and "no command named 'nope'" in one_error(refused)
+
+
+@pytest.mark.parametrize("command", [["tools"], ["call", "run_command", "name=hello"]])
+def test_a_closed_pipe_ends_quietly(workspace, command):
+    reader, writer = os.pipe()
+    os.close(reader)  # the reader is gone before a line is written, as after `| head -0`
+    try:
+        proc = subprocess.Popen([PY, "-m", "kernel_mcp", *command], stdout=writer, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, cwd=workspace, text=True)
+    finally:
+        os.close(writer)
+    _, err = proc.communicate(timeout=TIMEOUT_S)
+    assert proc.returncode == 141 and err == "", err
