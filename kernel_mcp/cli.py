@@ -12,10 +12,11 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kernel_mcp import __version__
 from kernel_mcp.errors import InvalidInput, KernelMcpError
@@ -67,19 +68,51 @@ def find_tool(name: str) -> ToolSpec:
     raise InvalidInput(f"no tool named {name!r}", hint=("did you mean " + " or ".join(close) + "? " if close else "") + "kernel-mcp tools lists them")
 
 
+def run_uri_pattern() -> re.Pattern:
+    """A run's file as an MCP client names it (kernel-mcp://runs/<run-id>/<file>), or the run alone."""
+    from kernel_mcp.workspace.runs import RESOURCE_SCHEME
+
+    return re.compile(re.escape(RESOURCE_SCHEME) + r"://runs/([0-9A-Za-z_-]+)(?:/([A-Za-z0-9_][A-Za-z0-9_.-]*))?")
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def local_paths(value: Any, runs_root: Path) -> Any:
+    """`value` (text, or structured content) with each run URI replaced by the path of the file or
+    run folder it names, under the workspace's `.kernel-mcp/runs/`. The tools keep answering with
+    URIs, which is what an MCP client opens: this is the command line's rendering only."""
+    if isinstance(value, str):
+        def path(match: re.Match) -> str:
+            run_id, name = match.group(1), match.group(2) or ""
+            kept = name.rstrip(".")  # a full stop ending the sentence is not part of the file name
+            return _shown(runs_root / run_id / kept if kept else runs_root / run_id) + name[len(kept):]
+
+        return run_uri_pattern().sub(path, value)
+    if isinstance(value, list):
+        return [local_paths(item, runs_root) for item in value]
+    if isinstance(value, dict):
+        return {key: local_paths(item, runs_root) for key, item in value.items()}
+    return value
+
+
 def quiet_sdk_logging() -> None:
     """The SDK logs each refused call on stderr, besides the error result printed here: a root
     logger set up first, at WARNING, makes the SDK's own logging.basicConfig do nothing."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
 
 
-async def call_tool(workspace: Path, tool: str, arguments: dict):
+async def call_tool(workspace: Path, tool: str, arguments: dict, runs_root: Path):
     from mcp import Client
 
     from kernel_mcp.server import build_server
 
     async def show_progress(progress: float, total: float | None, message: str | None) -> None:
-        print(f"... {message or progress}", file=sys.stderr)
+        print(f"... {local_paths(message, runs_root) if message else progress}", file=sys.stderr)
 
     async with Client(build_server(workspace)) as client:
         return await client.call_tool(tool, arguments, progress_callback=show_progress)
@@ -107,12 +140,12 @@ def call_command(args) -> int:
 
 def run_tool(workspace: Workspace, tool: str, arguments: dict, as_json: bool = False) -> int:
     quiet_sdk_logging()
-    result = asyncio.run(call_tool(workspace.root, tool, arguments))
-    text = "\n".join(getattr(block, "text", "") for block in result.content)
+    result = asyncio.run(call_tool(workspace.root, tool, arguments, workspace.runs.root))
+    text = local_paths("\n".join(getattr(block, "text", "") for block in result.content), workspace.runs.root)
     if result.is_error:
         print(text, file=sys.stderr)  # already "kind: message" and a hint line (KernelMcpError.render)
         return 1
-    print(json.dumps(result.structured_content, indent=1) if as_json else text)
+    print(json.dumps(local_paths(result.structured_content, workspace.runs.root), indent=1) if as_json else text)
     return 0
 
 

@@ -1,7 +1,7 @@
 """The command line as a person meets it at a terminal: `serve` on a terminal says what it waits for
 and Ctrl-C ends it at once; a missing workspace is refused at start; a tool's arguments and schema
-can be read; lists can be typed plainly; an error is one line; a closed pipe ends quietly. Every
-case runs the real command line in a subprocess."""
+can be read; lists can be typed plainly; an error is one line; a closed pipe ends quietly; run
+files are shown as paths. Every case runs the real command line in a subprocess."""
 
 from __future__ import annotations
 
@@ -12,8 +12,12 @@ import select
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
+from mcp import Client
+
+from kernel_mcp.server import build_server
 
 from conftest import PY
 
@@ -133,3 +137,17 @@ def test_a_closed_pipe_ends_quietly(workspace, command):
         os.close(writer)
     _, err = proc.communicate(timeout=TIMEOUT_S)
     assert proc.returncode == 141 and err == "", err
+
+
+@pytest.mark.anyio
+async def test_run_files_are_paths_at_the_shell_and_uris_to_a_client(workspace):
+    done = kmcp("call", "run_command", "name=hello", cwd=workspace)
+    assert done.returncode == 0 and "kernel-mcp://" not in done.stdout
+    shown = done.stdout.split("full output: ", 1)[1].split()[0].rstrip(",")
+    assert shown.startswith(".kernel-mcp/runs/") and (workspace / shown).is_file()
+    structured = json.loads(kmcp("call", "--json", "--workspace", str(workspace), "run_command", "name=hello", cwd=workspace.parent).stdout)
+    assert structured["artifacts"] and all(Path(workspace.parent, p).is_file() for p in structured["artifacts"])
+    async with Client(build_server(workspace)) as client:
+        answer = await client.call_tool("run_command", {"name": "hello"})
+    assert all(uri.startswith("kernel-mcp://runs/") for uri in answer.structured_content["artifacts"])
+
