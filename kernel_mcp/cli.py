@@ -138,10 +138,17 @@ def call_command(args) -> int:
     return run_tool(workspace, spec.name, arguments, args.json)
 
 
+def block_text(block) -> str:
+    """A content block as a terminal shows it: a picture by the file it is kept in, not its base64."""
+    if block.type == "image":
+        return f"[image {block.mime_type}: {(block.meta or {}).get('kernel-mcp/file', 'not kept on disk')}]"
+    return getattr(block, "text", "")
+
+
 def run_tool(workspace: Workspace, tool: str, arguments: dict, as_json: bool = False) -> int:
     quiet_sdk_logging()
     result = asyncio.run(call_tool(workspace.root, tool, arguments, workspace.runs.root))
-    text = local_paths("\n".join(getattr(block, "text", "") for block in result.content), workspace.runs.root)
+    text = local_paths("\n".join(block_text(block) for block in result.content), workspace.runs.root)
     if result.is_error:
         print(text, file=sys.stderr)  # already "kind: message" and a hint line (KernelMcpError.render)
         return 1
