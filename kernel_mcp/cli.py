@@ -8,13 +8,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import logging
 import os
+import re
+import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kernel_mcp import __version__
-from kernel_mcp.errors import KernelMcpError
+from kernel_mcp.errors import InvalidInput, KernelMcpError
+
+# Modules beyond these are imported where a command needs them: `--version` and `--help` stay quick.
+if TYPE_CHECKING:
+    from kernel_mcp.tooling import ToolSpec
+    from kernel_mcp.workspace import Workspace
 
 WORKSPACE_ENV = "KERNEL_MCP_WORKSPACE"
 DEFAULT_PORT = 8765
@@ -46,32 +56,86 @@ def parse_http(value: str) -> tuple[str, int]:
     return host, number
 
 
-def parse_arguments(pairs: list[str]) -> dict:
-    """key=value pairs; a value that parses as JSON (numbers, true, lists, objects) is taken as such."""
-    arguments = {}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"kernel-mcp call: argument {pair!r} is not key=value")
-        try:
-            arguments[key] = json.loads(raw)
-        except ValueError:
-            arguments[key] = raw
-    return arguments
+def find_tool(name: str) -> ToolSpec:
+    from difflib import get_close_matches
+
+    from kernel_mcp.server import TOOLS
+
+    specs = {spec.name: spec for spec in TOOLS}
+    if name in specs:
+        return specs[name]
+    close = get_close_matches(name, specs, n=3)
+    raise InvalidInput(f"no tool named {name!r}", hint=("did you mean " + " or ".join(close) + "? " if close else "") + "kernel-mcp tools lists them")
 
 
-async def call_tool(workspace: str | None, tool: str, arguments: dict) -> tuple[str, bool]:
+def run_uri_pattern() -> re.Pattern:
+    """A run's file as an MCP client names it (kernel-mcp://runs/<run-id>/<file>), or the run alone."""
+    from kernel_mcp.workspace.runs import RESOURCE_SCHEME
+
+    return re.compile(re.escape(RESOURCE_SCHEME) + r"://runs/([0-9A-Za-z_-]+)(?:/([A-Za-z0-9_][A-Za-z0-9_.-]*))?")
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def local_paths(value: Any, runs_root: Path) -> Any:
+    """`value` (text, or structured content) with each run URI replaced by the path of the file or
+    run folder it names, under the workspace's `.kernel-mcp/runs/`. The tools keep answering with
+    URIs, which is what an MCP client opens: this is the command line's rendering only."""
+    if isinstance(value, str):
+        def path(match: re.Match) -> str:
+            run_id, name = match.group(1), match.group(2) or ""
+            kept = name.rstrip(".")  # a full stop ending the sentence is not part of the file name
+            return _shown(runs_root / run_id / kept if kept else runs_root / run_id) + name[len(kept):]
+
+        return run_uri_pattern().sub(path, value)
+    if isinstance(value, list):
+        return [local_paths(item, runs_root) for item in value]
+    if isinstance(value, dict):
+        return {key: local_paths(item, runs_root) for key, item in value.items()}
+    return value
+
+
+def quiet_sdk_logging() -> None:
+    """The SDK logs each refused call on stderr, besides the error result printed here: a root
+    logger set up first, at WARNING, makes the SDK's own logging.basicConfig do nothing."""
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", stream=sys.stderr)
+
+
+async def call_tool(workspace: Path, tool: str, arguments: dict, runs_root: Path):
     from mcp import Client
 
     from kernel_mcp.server import build_server
 
     async def show_progress(progress: float, total: float | None, message: str | None) -> None:
-        print(f"... {message or progress}", file=sys.stderr)
+        print(f"... {local_paths(message, runs_root) if message else progress}", file=sys.stderr)
 
     async with Client(build_server(workspace)) as client:
-        result = await client.call_tool(tool, arguments, progress_callback=show_progress)
-    text = "\n".join(block_text(block) for block in result.content)
-    return text, bool(result.is_error)
+        return await client.call_tool(tool, arguments, progress_callback=show_progress)
+
+
+def call_command(args) -> int:
+    """One tool, as the agent would call it; the answer on stdout, an error result on stderr."""
+    if args.tool is None:
+        if args.help:
+            print(args.call_help())
+            return 0
+        raise InvalidInput("call needs a TOOL", hint="kernel-mcp tools lists them; kernel-mcp call TOOL --help its arguments")
+    from kernel_mcp import tool_arguments
+    from kernel_mcp.workspace import Workspace
+
+    spec = find_tool(args.tool)
+    if args.help:
+        print(tool_arguments.describe(spec))
+        return 0
+    workspace = Workspace.open(args.workspace or default_workspace())
+    arguments = tool_arguments.parse_pairs(spec, args.arguments)
+    tool_arguments.check(spec, arguments)
+    return run_tool(workspace, spec.name, arguments, args.json)
 
 
 def block_text(block) -> str:
@@ -81,6 +145,55 @@ def block_text(block) -> str:
     return getattr(block, "text", "")
 
 
+def run_tool(workspace: Workspace, tool: str, arguments: dict, as_json: bool = False) -> int:
+    quiet_sdk_logging()
+    result = asyncio.run(call_tool(workspace.root, tool, arguments, workspace.runs.root))
+    text = local_paths("\n".join(block_text(block) for block in result.content), workspace.runs.root)
+    if result.is_error:
+        print(text, file=sys.stderr)  # already "kind: message" and a hint line (KernelMcpError.render)
+        return 1
+    print(json.dumps(local_paths(result.structured_content, workspace.runs.root), indent=1) if as_json else text)
+    return 0
+
+
+async def published_schemas() -> dict[str, dict]:
+    """Each tool's input schema as the server publishes it to the agent."""
+    from kernel_mcp.server import build_server
+
+    return {tool.name: tool.input_schema for tool in await build_server(None).list_tools()}
+
+
+def tools_command(args) -> int:
+    from kernel_mcp import tool_arguments
+    from kernel_mcp.server import TOOLS
+
+    spec = find_tool(args.tool) if args.tool else None
+    if args.schema:
+        schemas = asyncio.run(published_schemas())
+        print(json.dumps(schemas[spec.name] if spec else schemas, indent=1))
+    elif spec:
+        print(tool_arguments.describe(spec))
+    else:
+        for each in TOOLS:
+            print(f"{each.name:<18} {each.description}")
+    return 0
+
+
+def waiting_message(workspace: Path) -> str:
+    return (
+        f"kernel-mcp: serving the tools of {workspace} over stdio: this waits for an MCP client speaking JSON-RPC on\n"
+        "stdin, not for typed commands. Let a client start it instead, e.g. Claude Code:\n"
+        f"  {register_line(workspace)}\n"
+        "Run one tool by hand with `kernel-mcp call TOOL key=value ...`. Ctrl-C stops."
+    )
+
+
+def _leave_at_once(signum: int, frame: object) -> None:
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    os._exit(128 + signal.SIGINT)
+
+
 def serve(
     workspace: str | None,
     http: tuple[str, int] | None,
@@ -88,15 +201,25 @@ def serve(
     allow_hosts: list[str] | None = None,
     allow_origins: list[str] | None = None,
 ) -> None:
+    from kernel_mcp.workspace import Workspace
+
+    root = Workspace.open(workspace).root  # a folder that is not there is refused now, not at the first call
+    if http is None:
+        # The stdio transport reads stdin in a worker thread that no cancel interrupts: on Ctrl-C
+        # the default handling waits for one more line, then prints a traceback per task. Leave at
+        # once instead; a command still running dies with the server (see runner).
+        signal.signal(signal.SIGINT, _leave_at_once)
+        if sys.stdin is not None and sys.stdin.isatty():
+            print(waiting_message(root), file=sys.stderr)
     from kernel_mcp import http_security
     from kernel_mcp.server import build_server
 
     if http is None:
-        build_server(workspace).run("stdio")
+        build_server(root).run("stdio")
         return
     host, port = http
     policy = http_security.policy(host, port, http_security.read_token(token_file), allow_hosts, allow_origins)
-    server = build_server(workspace, policy)
+    server = build_server(root, policy)
     if not http_security.is_loopback(host):
         print(f"kernel-mcp: serving on {host}, which is not loopback: every request must bear the token; Host must be one of "
               + ", ".join(policy.transport_security.allowed_hosts), file=sys.stderr)
@@ -128,13 +251,20 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("doctor", help="what this machine can do, and which tools are live")
     p.add_argument("--workspace", default=None)
 
-    p = sub.add_parser("call", help="run one tool and print its answer: kernel-mcp call TOOL key=value ...")
-    p.add_argument("--workspace", default=None)
+    # its own -h: `call TOOL --help` describes the tool, `call --help` this command
+    p = sub.add_parser("call", add_help=False, help="run one tool and print its answer: kernel-mcp call TOOL key=value ...",
+                       description="Run one tool through the server, as the agent would, and print its answer. A list argument "
+                                   "takes a,b or its key repeated; JSON works for any argument.")
+    p.add_argument("-h", "--help", action="store_true", help="with TOOL: the tool's arguments; alone: this help")
+    p.add_argument("--workspace", default=None, metavar="DIR")
     p.add_argument("--json", action="store_true", help="print the structured result instead of the text")
-    p.add_argument("tool")
-    p.add_argument("arguments", nargs="*", metavar="key=value")
+    p.add_argument("tool", nargs="?", metavar="TOOL", help="a tool's name (kernel-mcp tools lists them)")
+    p.add_argument("arguments", nargs="*", metavar="key=value", help="its arguments (kernel-mcp call TOOL --help lists them)")
+    p.set_defaults(call_help=p.format_help)
 
-    sub.add_parser("tools", help="list the tools with their descriptions")
+    p = sub.add_parser("tools", help="list the tools; with TOOL, its arguments")
+    p.add_argument("tool", nargs="?", help="one tool: its arguments (name, type, default, description)")
+    p.add_argument("--schema", action="store_true", help="the input JSON schema the agent is given (of every tool, or of TOOL)")
 
     p = sub.add_parser("install-skills", help="copy the Claude Code skills where Claude Code finds them")
     where = p.add_mutually_exclusive_group()
@@ -151,44 +281,52 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    """Every command ends here: an error as one line (and a hint), Ctrl-C and a closed pipe quietly."""
     try:
-        if args.command == "serve":
-            serve(args.workspace or default_workspace(), args.http, args.token_file, args.allow_host, args.allow_origin)
-            return 0
-        if args.command == "init":
-            from kernel_mcp.workspace.scaffold import initialize
-
-            done = initialize(args.folder, force=args.force)
-            print("\n".join(done.lines()))
-            print(f"edit its [benchmark] table, then: kernel-mcp doctor --workspace {Path(args.folder)}")
-            return 0
-        if args.command == "install-skills":
-            from kernel_mcp import skills
-
-            workspace = Path(args.workspace or default_workspace()).resolve()
-            target = (Path.home() if args.user else workspace) / ".claude" / "skills"
-            for path in skills.install(target):
-                print(f"installed {path}")
-            print(f"register the server: {register_line(workspace)}")
-            return 0
-        if args.command == "docs":
-            return docs_command(args)
-        if args.command == "tools":
-            from kernel_mcp.server import TOOLS
-
-            for spec in TOOLS:
-                print(f"{spec.name:<18} {spec.description}")
-            return 0
-        tool, arguments = ("doctor", {}) if args.command == "doctor" else (args.tool, parse_arguments(args.arguments))
-        if getattr(args, "json", False):
-            return asyncio.run(_call_json(args.workspace or default_workspace(), tool, arguments))
-        text, is_error = asyncio.run(call_tool(args.workspace or default_workspace(), tool, arguments))
-        print(text)
-        return 1 if is_error else 0
+        status = dispatch(build_parser().parse_args(argv))
+        sys.stdout.flush()  # a reader that went away (`| head`) is found here, not at exit
+        return status
     except KernelMcpError as exc:
         print(exc.render(), file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 128 + signal.SIGINT
+    except BrokenPipeError:
+        # Python's recipe: the flush at exit would fail again and print a warning; send what is
+        # left to the null device and end as a program killed by SIGPIPE would.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE
+
+
+def dispatch(args) -> int:
+    if args.command == "serve":
+        serve(args.workspace or default_workspace(), args.http, args.token_file, args.allow_host, args.allow_origin)
+        return 0
+    if args.command == "init":
+        from kernel_mcp.workspace.scaffold import initialize
+
+        done = initialize(args.folder, force=args.force)
+        print("\n".join(done.lines()))
+        print(f"edit its [benchmark] table, then: kernel-mcp doctor --workspace {Path(args.folder)}")
+        return 0
+    if args.command == "install-skills":
+        from kernel_mcp import skills
+
+        workspace = Path(args.workspace or default_workspace()).resolve()
+        target = (Path.home() if args.user else workspace) / ".claude" / "skills"
+        for path in skills.install(target):
+            print(f"installed {path}")
+        print(f"register the server: {register_line(workspace)}")
+        return 0
+    if args.command == "docs":
+        return docs_command(args)
+    if args.command == "tools":
+        return tools_command(args)
+    if args.command == "doctor":
+        from kernel_mcp.workspace import Workspace
+
+        return run_tool(Workspace.open(args.workspace or default_workspace()), "doctor", {})
+    return call_command(args)
 
 
 def docs_command(args) -> int:
@@ -199,14 +337,3 @@ def docs_command(args) -> int:
     answer = docs.ingest(docs.open_store(ws.state_dir), [Path(p) for p in args.paths])
     print(answer.render())
     return 1 if any(r["status"].startswith("error") for r in answer.results) else 0
-
-
-async def _call_json(workspace: str, tool: str, arguments: dict) -> int:
-    from mcp import Client
-
-    from kernel_mcp.server import build_server
-
-    async with Client(build_server(workspace)) as client:
-        result = await client.call_tool(tool, arguments)
-    print(json.dumps(result.structured_content, indent=1))
-    return 1 if result.is_error else 0

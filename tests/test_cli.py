@@ -31,9 +31,9 @@ def test_call_runs_a_tool_with_key_value_arguments(workspace):
 
 def test_call_errors_exit_nonzero(workspace, tmp_path):
     done = kmcp("call", "--workspace", str(workspace), "run_command", "name=nope")
-    assert done.returncode == 1 and "no command named 'nope'" in done.stdout
+    assert done.returncode == 1 and "no command named 'nope'" in done.stderr
     missing = kmcp("call", "--workspace", str(tmp_path / "absent"), "workspace_info")
-    assert missing.returncode == 1 and "workspace folder not found" in missing.stdout
+    assert missing.returncode == 2 and "workspace folder not found" in missing.stderr
     malformed = kmcp("call", "--workspace", str(workspace), "run_command", "oops")
     assert malformed.returncode != 0 and "not key=value" in malformed.stderr
 
