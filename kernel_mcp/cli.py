@@ -266,6 +266,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("tool", nargs="?", help="one tool: its arguments (name, type, default, description)")
     p.add_argument("--schema", action="store_true", help="the input JSON schema the agent is given (of every tool, or of TOOL)")
 
+    p = sub.add_parser("report", help="write an experiment's HTML page (kept steps, history chart, evidence) and print its path")
+    p.add_argument("tag", nargs="?", default=None, help="the experiment's tag (default: the latest)")
+    p.add_argument("--workspace", default=None)
+
     p = sub.add_parser("install-skills", help="copy the Claude Code skills where Claude Code finds them")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--project", action="store_true", help="into the workspace's .claude/skills (the default)")
@@ -320,6 +324,12 @@ def dispatch(args) -> int:
         return 0
     if args.command == "docs":
         return docs_command(args)
+    if args.command == "report":
+        from kernel_mcp.ledger.report import report
+        from kernel_mcp.workspace import Workspace
+
+        print(report(Workspace.open(args.workspace or default_workspace()), args.tag))
+        return 0
     if args.command == "tools":
         return tools_command(args)
     if args.command == "doctor":

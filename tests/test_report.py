@@ -81,11 +81,19 @@ def test_the_page_holds_the_kept_steps_the_chart_and_the_evidence(report_page, e
     assert png.startswith(PNG_SIGNATURE)
 
 
-def test_an_unknown_tag_is_refused_with_a_reason(experiment_ws):  # noqa: F811
-    from kernel_mcp.errors import InvalidInput
+def test_the_command_line_writes_the_page_and_refuses_an_unknown_tag(report_page, experiment_ws):  # noqa: F811
+    def cli(*argv: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "kernel_mcp", *argv, "--workspace", str(experiment_ws)],
+                              capture_output=True, text=True, timeout=120)
 
-    with pytest.raises(InvalidInput, match="no experiment"):
-        report(Workspace.open(experiment_ws), "nothing-here")
+    report_page.unlink()
+    done = cli("report", "rep")
+    assert done.returncode == 0 and Path(done.stdout.strip()) == report_page and report_page.exists(), done.stderr
+    latest = cli("report")  # no tag: the latest experiment
+    assert latest.returncode == 0 and Path(latest.stdout.strip()) == report_page
+    refused = cli("report", "nothing-here")
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert refused.stderr.count("\n") <= 2 and "no experiment tagged 'nothing-here'" in refused.stderr
 
 
 CHROMIUM = next((c for c in ("chromium", "chromium-browser", "google-chrome") if shutil.which(c)), None)
