@@ -197,7 +197,7 @@ async def compile_kernel(
         diagnostics = [Diagnostic(file=job.source_rel, severity="error", message=" | ".join(tail)[:300] or out.result.status())]
         total = 1
     run.write_json("summary.json", {"kernels": [k.model_dump(mode="json") for k in out.kernels], "notes": notes})
-    run.finish(out.result.status(), source=job.source_rel, arch=arch, backend=out.backend, isa=out.isa_file)
+    run.finish(out.result.status(), ok=out.ok, source=job.source_rel, arch=arch, backend=out.backend, isa=out.isa_file)
     return CompileAnswer(
         source=job.source_rel, arch=arch, backend=out.backend, device_only=out.device_only, ok=out.ok,
         status=out.result.status(), kernels=out.kernels[:MAX_KERNELS_SHOWN], kernels_total=len(out.kernels),

@@ -14,7 +14,7 @@ from kernel_mcp import runner
 from kernel_mcp.errors import InvalidInput, WorkspaceError
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.tooling import ToolOutput
-from kernel_mcp.workspace.runs import RunStore
+from kernel_mcp.workspace.runs import Run, RunState, RunStore, run_state
 from kernel_mcp.workspace.workspace import Workspace
 
 TAIL_CHARS = 1500  # of each stream, in the answer; the rest is on disk
@@ -125,7 +125,7 @@ async def run_named(
         argv, cwd=ws.root, timeout_s=limit, log_dir=run_dir.folder, log_name=name, progress=progress
     )
     status = result.status()
-    run_dir.finish(status, exit_code=result.returncode, duration_s=round(result.duration_s, 3))
+    run_dir.finish(status, ok=result.ok, exit_code=result.returncode, duration_s=round(result.duration_s, 3))
     return CommandOutcome(
         name=name,
         argv=result.argv,
@@ -143,22 +143,43 @@ async def run_named(
     )
 
 
+class RunSummary(BaseModel):
+    """One line of the runs listing: which tool made the run, when, and where it stands."""
+
+    run_id: str
+    tool: str | None = None
+    started: str | None = None
+    finished: str | None = None
+    state: RunState
+
+    def render(self) -> str:
+        return f"{self.run_id}  {self.tool or '?':<14} {self.state.label()}"
+
+
+def summarize(run: Run) -> RunSummary:
+    meta = run.meta()
+    text = lambda key: meta[key] if isinstance(meta.get(key), str) else None  # noqa: E731
+    return RunSummary(run_id=run.id, tool=text("tool"), started=text("started"), finished=text("finished"), state=run_state(meta))
+
+
 class RunListing(ToolOutput):
-    runs: list[dict] = []
+    runs: list[RunSummary] = []
     run_id: str | None = None
     files: list[str] = []
     file: str | None = None
     offset: int = 0
     size: int | None = None
     text: str | None = None
+    state: RunState | None = None  # of the one run listed
 
     def render(self) -> str:
         if self.text is not None:
             end = self.offset + len(self.text.encode("utf-8"))
             return f"{self.run_id}/{self.file} bytes {self.offset}-{end} of {self.size}\n{self.text}"
         if self.run_id:
-            return f"run {self.run_id}: " + ", ".join(self.files)
-        return "\n".join(f"{r['run_id']}  {r.get('tool', '?'):<14} {r.get('status', 'running?')}" for r in self.runs) or "no runs yet"
+            state = f" ({self.state.label()})" if self.state else ""
+            return f"run {self.run_id}{state}: " + ", ".join(self.files)
+        return "\n".join(r.render() for r in self.runs) or "no runs yet"
 
 
 class RunRef(BaseModel):
@@ -169,10 +190,10 @@ class RunRef(BaseModel):
 
 def read_runs(store: RunStore, ref: RunRef, budget: int) -> RunListing:
     if ref.run_id is None:
-        return RunListing(runs=[{"run_id": r.id, **{k: v for k, v in r.meta().items() if k in ("tool", "status", "started")}} for r in store.recent(20)])
+        return RunListing(runs=[summarize(r) for r in store.recent(20)])
     run = store.get(ref.run_id)
     if ref.file is None:
-        return RunListing(run_id=run.id, files=run.files())
+        return RunListing(run_id=run.id, files=run.files(), state=run.state())
     if not os.path.lexists(run.path(ref.file)):
         raise InvalidInput(f"run {run.id} has no file {ref.file!r}", hint="files: " + ", ".join(run.files()))
     with run.open(ref.file) as handle:  # a regular file of the run: no link, no FIFO
