@@ -95,7 +95,7 @@ def error_result(exc: KernelMcpError) -> CallToolResult:
 async def call_handler(spec: ToolSpec, state: ServerState, arguments: dict[str, Any], ctx: ToolContext) -> CallToolResult:
     try:
         args = spec.input_model.model_validate(arguments)
-        out = await spec.handler(args, ctx)
+        out = await ctx.call(spec.handler, args)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors(include_url=False)

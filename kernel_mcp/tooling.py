@@ -106,6 +106,28 @@ class ToolContext:
         self.runs_made.append(run)
         return run
 
+    async def call(self, handler: Handler, args: ToolInput) -> ToolOutput:
+        """The handler's answer; every run it opened and left open is finished on the way out (ok,
+        or failed with the error), so no run of an answered call lists as running afterwards."""
+        try:
+            out = await handler(args, self)
+        except KernelMcpError as exc:
+            self._settle(f"{exc.kind}: {exc.message}")
+            raise
+        except BaseException as exc:  # a bug, or the call cancelled: still not a running run
+            self._settle(f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+            raise
+        self._settle(None)
+        return out
+
+    def _settle(self, error: str | None) -> None:
+        for run in self.runs_made:
+            try:
+                if not run.finished:
+                    run.finish("ok" if error is None else "failed", ok=error is None, **({"error": error[:500]} if error else {}))
+            except (OSError, KernelMcpError):
+                pass  # a run folder the call could not write to: the listing says what it can
+
 
 Handler = Callable[[Any, ToolContext], Awaitable[ToolOutput]]
 

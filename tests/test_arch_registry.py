@@ -155,7 +155,7 @@ anyio.run(main)
 async def test_gfx90a_hardware_tools(tmp_path):
     async with Client(build_server(tmp_path)) as client:
         spec = await client.call_tool("hw_spec", {"arch": "gfx90a"})
-        assert not spec.is_error and "compute_units = 110 CU" in text_of(spec) and "lds_per_cu_bytes = 65536" in text_of(spec)
+        assert not spec.is_error and "compute_units = 110 CU" in text_of(spec) and "lds_per_cu_bytes = 64 KiB (65,536 B)" in text_of(spec)
         assert "sources disagree" in text_of(spec)  # the L2 rate
         cases = [({"vgprs": 72}, 7, "VGPRs"), ({"vgprs": 100, "agprs": 100}, 2, "VGPRs"), ({"vgprs": 32, "lds_bytes": 32768}, 2, "LDS"),
                  ({"vgprs": 8, "sgprs": 104}, 7, "SGPRs"), ({"vgprs": 4}, 8, "hardware maximum")]

@@ -4,6 +4,7 @@ client. Through the real MCP client, which checks each structured result against
 
 from __future__ import annotations
 
+import json
 import math
 import subprocess
 from pathlib import Path
@@ -36,21 +37,32 @@ async def run_bench(root):
     return result.structured_content, text_of(result)
 
 
+async def failed_bench(root) -> tuple[str, dict]:
+    """A run_benchmark that must fail: its error text, and the summary its run kept."""
+    async with Client(build_server(root)) as client:
+        result = await client.call_tool("run_benchmark", {"repeats": 2})
+        text = text_of(result)
+        assert result.is_error and text.startswith("benchmark failed: "), text
+        run_id = text.split("\nrun ", 1)[1].split(":", 1)[0]
+        summary = await call(client, "run_artifacts", run_id=run_id, file="summary.json")
+    return text, json.loads(summary["text"])
+
+
 @pytest.mark.parametrize("cell, shown", [("nan", "NaN"), ("", "NaN"), ("inf", "inf"), ("-inf", "-inf"), ("fast", "'fast'"), ("0", "0.0")])
 async def test_a_metric_that_is_not_a_time_fails_the_run_naming_column_class_and_value(workspace, cell, shown):
     (workspace / "bench.py").write_text(bench_writing(f"small,0,10.0\nlarge,0,{cell}\n"))
-    answer, text = await run_bench(workspace)
-    failure = answer["bench"]["failure"]
+    text, kept = await failed_bench(workspace)
+    failure = kept["failure"]
     assert failure and f"the metric column us_k holds {shown} in shape=large (row 2 of 2)" in failure, failure
-    assert answer["bench"]["classes"] == [] and answer["bench"]["repeats"] == 0  # no figure was made of it
-    assert f"FAILED: run 1: the metric column us_k holds {shown} in shape=large" in text
+    assert kept["classes"] == [] and kept["repeats"] == 0  # no figure was made of it
+    assert f"benchmark failed: run 1: the metric column us_k holds {shown} in shape=large" in text
 
 
 async def test_the_failure_says_when_the_row_was_also_wrong(workspace):
     (workspace / "bench.py").write_text(bench_writing("small,0,10.0\nlarge,3,nan\nhuge,0,nan\n"))
-    answer, _ = await run_bench(workspace)
-    assert "holds NaN in shape=large (row 2 of 3)" in answer["bench"]["failure"]
-    assert "that row's err_k 3.0 also fails == 0; 2 rows in all" in answer["bench"]["failure"]
+    text, kept = await failed_bench(workspace)
+    assert "holds NaN in shape=large (row 2 of 3)" in kept["failure"] and "holds NaN in shape=large (row 2 of 3)" in text
+    assert "that row's err_k 3.0 also fails == 0; 2 rows in all" in kept["failure"]
 
 
 @pytest.mark.parametrize("cell, shown", [("nan", "NaN"), ("inf", "inf"), ("bad", "'bad'")])

@@ -52,7 +52,7 @@ def test_every_figure_has_a_source():
 async def test_hardware_tools(tmp_path):
     async with Client(build_server(tmp_path)) as client:
         spec = await client.call_tool("hw_spec", {"arch": "gfx950"})
-        assert "lds_per_cu_bytes = 163840" in text_of(spec) and "sources disagree" in text_of(spec)
+        assert "lds_per_cu_bytes = 160 KiB (163,840 B)" in text_of(spec) and "sources disagree" in text_of(spec)
         occ = await client.call_tool("occupancy", {"arch": "gfx950", "vgprs": 155})
         assert occ.structured_content["occupancy"]["waves"] == 3 and "limited by VGPRs" in text_of(occ)
         nv = await client.call_tool("occupancy", {"arch": "sm_90", "vgprs": 40, "block_size": 256})

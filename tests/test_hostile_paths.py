@@ -261,9 +261,10 @@ async def test_a_fifo_as_the_benchmark_csv_fails_the_run(workspace):
     with fifo_watchdog(fifo) as guard:
         with anyio.fail_after(GUARD_S * 2):
             async with Client(build_server(workspace)) as client:
-                result = await call(client, "run_benchmark", repeats=1)
+                result = await client.call_tool("run_benchmark", {"repeats": 1})
     assert not guard["unblocked"], "the CSV read blocked on the FIFO"
-    assert "FIFO" in result["bench"]["failure"] and result["bench"]["repeats"] == 0
+    text = text_of(result)
+    assert result.is_error and text.startswith("benchmark failed: ") and "FIFO" in text and "0 repeat(s) completed" in text, text
 
 
 async def test_a_fifo_as_kernel_mcp_toml_is_refused_and_the_server_keeps_serving(workspace):

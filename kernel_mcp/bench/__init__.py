@@ -23,9 +23,10 @@ from kernel_mcp.gpu import gate
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.workspace import Run, Workspace
+from kernel_mcp.workspace.runs import run_uri
 from kernel_mcp.workspace.config import BenchmarkConfig
 
-__all__ = ["BenchRun", "ClassRun", "Comparison", "compare", "run_benchmark", "spread"]
+__all__ = ["BenchRun", "BenchmarkFailed", "ClassRun", "Comparison", "compare", "run_benchmark", "spread"]
 
 
 class ClassRun(BaseModel):
@@ -218,3 +219,30 @@ class BenchAnswer(ToolOutput):
         if len(b.classes) > 40:
             lines.append(f"  ... {len(b.classes) - 40} more classes (see the CSVs in the run)")
         return "\n".join(lines)
+
+
+class BenchmarkFailed(CommandFailed):
+    """The fixed benchmark failed (crashed, timed out, wrote no usable CSV): an error answer, not a
+    result that only says FAILED in its text, naming the run whose logs and CSVs are kept."""
+
+    kind = "benchmark failed"
+    CLASS_LINES = 10  # of the repeats that completed before the failure; the run keeps the rest
+    MAX_BYTES = 3000  # the error text is not cut to the answer budget afterwards, so it stays under it here
+
+    @classmethod
+    def of(cls, answer: BenchAnswer, files: list[str]) -> BenchmarkFailed:
+        b = answer.bench
+        lines = [f"{b.failure}",
+                 f"run {answer.run_id}: {b.repeats} repeat(s) completed before the failure, on {b.gpu}, {b.duration_s:.1f} s"]
+        shown = answer.render().splitlines()[2:]  # the class lines of the completed repeats
+        shown = [line for line in shown if not line.startswith("FAILED: ")]
+        lines += shown[: cls.CLASS_LINES] + ([f"  ... {len(shown) - cls.CLASS_LINES} more lines in the run"] if len(shown) > cls.CLASS_LINES else [])
+        message = "\n".join(lines)
+        if len(message.encode("utf-8")) > cls.MAX_BYTES:
+            message = message.encode("utf-8")[: cls.MAX_BYTES].decode("utf-8", errors="ignore") + " ..."
+        # the failing repeat's logs first: the last ones written (bench-2 before bench-10 by number)
+        number = lambda name: int("".join(ch for ch in name if ch.isdigit()) or 0)  # noqa: E731
+        logs = sorted((name for name in files if name.endswith(".log")), key=number, reverse=True)[:2]
+        hint = (f'its output is kept: run_artifacts(run_id="{answer.run_id}")'
+                + (f", e.g. {', '.join(run_uri(answer.run_id, name) for name in logs)}" if logs else ""))
+        return cls(message, hint=hint)

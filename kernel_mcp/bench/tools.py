@@ -20,15 +20,23 @@ async def _run_benchmark(args: RunBenchmarkInput, ctx: ToolContext) -> bench.Ben
     run = ctx.new_run(args.model_dump())
     result = await bench.run_benchmark(ws, run, label=args.label, repeats=args.repeats, progress=ctx.progress,
                                        cwd=workdir_for(ws, args.in_experiment))
-    run.finish("failed" if result.failure else "ok")
-    return ledger.compare_with_best(ws, result, run.id)
+    answer = ledger.compare_with_best(ws, result, run.id)
+    if result.failure:
+        # an error answer (isError), with the reason; the run keeps the logs, the CSVs of the
+        # repeats that completed, and this summary
+        run.write_json("summary.json", result.model_dump(mode="json"))
+        run.finish("failed", ok=False, error=result.failure)
+        raise bench.BenchmarkFailed.of(answer, run.files())
+    run.finish("ok")
+    return answer
 
 
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "run_benchmark",
         "Run the workspace's fixed benchmark on the most idle GPU (gated, locked), repeated with fresh seeds; "
-        "per config class: correctness, metric, and the change against the experiment's BEST with a confidence statement.",
+        "per config class: correctness, metric, and the change against the experiment's BEST with a confidence statement. "
+        "A failed benchmark (crash, timeout, no usable CSV) is an error answer naming its run, whose logs and CSVs are kept.",
         RunBenchmarkInput, bench.BenchAnswer, _run_benchmark, RUNS_COMMANDS, ("workspace", "benchmark"),
     ),
 ]

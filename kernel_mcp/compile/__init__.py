@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from kernel_mcp import platforms
+from kernel_mcp.compile import dynamic_lds
 from kernel_mcp.compile.diagnostics import parse_diagnostics
 from kernel_mcp.compile.flags import check_defines, check_flags
 from kernel_mcp.compile.job import BackendOutput, CompileJob
@@ -49,7 +50,7 @@ class CompileAnswer(ToolOutput):
             regs = f"VGPR {k.vgprs} AGPR {k.agprs} SGPR {k.sgprs}" if k.sgprs is not None else f"regs/thread {k.vgprs}"
             spills = k.spills()
             lines.append(
-                f"kernel {k.name}: {regs}, LDS {k.lds_bytes or 0} B, scratch {k.scratch_bytes or 0} B, "
+                f"kernel {k.name}: {regs}, {k.lds_text()}, scratch {k.scratch_bytes or 0} B, "
                 f"spills {spills}" + (" (SPILLS)" if spills else "") + (f", code {k.code_size_bytes} B" if k.code_size_bytes else "")
             )
             if k.occupancy is not None:
@@ -68,8 +69,24 @@ class CompileAnswer(ToolOutput):
         return "\n".join(lines)
 
 
+def with_dynamic_lds(kernels: list[KernelFacts], declared: list[str], dynamic_lds_bytes: int | None) -> list[str]:
+    """Mark each kernel's dynamic LDS (unknown, or the size given) and say once what occupancy counts."""
+    if dynamic_lds_bytes is None and not declared:
+        return []
+    where = ", ".join(declared[:3]) + (f" and {len(declared) - 3} more" if len(declared) > 3 else "")
+    for k in kernels:
+        k.dynamic_lds = "unknown" if dynamic_lds_bytes is None else "given"
+        k.dynamic_lds_bytes = dynamic_lds_bytes
+    if dynamic_lds_bytes is None:
+        return [f"the source declares dynamic LDS ({where}), sized at launch: LDS shows the compiler's static figure and "
+                "occupancy counts static LDS only; give dynamic_lds_bytes (bytes per workgroup) to count it"]
+    told = f"the source declares it at {where}" if declared else "though the source declares no extern __shared__ / HIP_DYNAMIC_SHARED"
+    return [f"occupancy counts {dynamic_lds_bytes:,} B of dynamic LDS per workgroup on top of each kernel's static LDS "
+            f"(the dynamic_lds_bytes argument; {told})"]
+
+
 def _with_occupancy(kernels: list[KernelFacts], arch: str, block_size: int | None) -> list[str]:
-    notes = []
+    notes: list[tuple[str, str]] = []  # (kernel, what is said of it)
     spec = load_spec(arch)
     for k in kernels:
         if k.vgprs is None:
@@ -78,25 +95,46 @@ def _with_occupancy(kernels: list[KernelFacts], arch: str, block_size: int | Non
         try:
             k.occupancy = _occupancy_for(spec, k, size)
         except InvalidInput as exc:
-            notes.append(f"{k.name}: occupancy not computed: {exc.message}")
+            notes.append((k.name, f"occupancy not computed: {exc.message}"))
             continue
-        notes += [f"{k.name}: {n}" for n in k.occupancy.notes]
+        notes += [(k.name, n) for n in k.occupancy.notes]
         origin = "the block_size argument" if block_size else ("the kernel's max workgroup size" if k.max_block_size else "an assumed 256")
-        if k.lds_bytes:
-            notes.append(f"{k.name}: occupancy assumes blocks of {size} threads ({origin})")
+        if k.occupancy_lds_bytes():
+            notes.append((k.name, f"occupancy assumes blocks of {size} threads ({origin})"))
         if k.compiler_occupancy is not None and k.compiler_occupancy != k.occupancy.waves:
-            notes.append(_compiler_differs(spec, k, size))
-    return notes
+            notes.append((k.name, _compiler_differs(spec, k, size)))
+    return _merged(notes)
 
 
-def _occupancy_for(spec, k: KernelFacts, size: int):
-    return occupancy(spec, vgprs=k.vgprs or 0, agprs=k.agprs or 0, sgprs=k.sgprs or 0, lds_bytes=k.lds_bytes or 0, block_size=size)
+def _merged(notes: list[tuple[str, str]]) -> list[str]:
+    """One note per sentence, naming every kernel it is said of: a template's instantiations would
+    otherwise repeat the same sentence until the answer is cut."""
+    names: dict[str, list[str]] = {}
+    for kernel, text in notes:
+        names.setdefault(text, []).append(kernel)
+    merged = []
+    for text, who in names.items():
+        named = who[0] if len(who) == 1 else f"{len(who)} kernels ({', '.join(who[:3])}{', ...' if len(who) > 3 else ''})"
+        merged.append(f"{named}: {text}")
+    return merged
+
+
+def _occupancy_for(spec, k: KernelFacts, size: int, lds_bytes: int | None = None):
+    lds = k.occupancy_lds_bytes() if lds_bytes is None else lds_bytes
+    return occupancy(spec, vgprs=k.vgprs or 0, agprs=k.agprs or 0, sgprs=k.sgprs or 0, lds_bytes=lds, block_size=size)
 
 
 def _compiler_differs(spec, k: KernelFacts, size: int) -> str:
     """Why the compiler's occupancy differs from the calculator's for `size`-thread blocks. The
     compiler only knows the kernel's largest workgroup and reports the best any size up to it
     reaches (a smaller workgroup may fit where the largest leaves slots over)."""
+    if k.dynamic_lds_bytes:
+        try:
+            static_only = _occupancy_for(spec, k, size, lds_bytes=k.lds_bytes or 0).waves
+        except InvalidInput:
+            static_only = None
+        if static_only == k.compiler_occupancy:  # said alike of every kernel: the occupancy lines hold the figures
+            return f"the compiler's occupancy counts static LDS only; the calculator adds the {k.dynamic_lds_bytes:,} B of dynamic LDS given"
     wave = int(spec.value("wave_size"))
     best: tuple[int, int] | None = None
     for smaller in range(wave, size, wave):
@@ -106,7 +144,7 @@ def _compiler_differs(spec, k: KernelFacts, size: int) -> str:
             continue
         if waves == k.compiler_occupancy:
             best = (smaller, waves)
-    head = f"{k.name}: the compiler reports {k.compiler_occupancy} waves/SIMD, the calculator {k.occupancy.waves} for {size}-thread blocks"
+    head = f"the compiler reports {k.compiler_occupancy} waves/SIMD, the calculator {k.occupancy.waves} for {size}-thread blocks"
     if best and k.max_block_size and size == k.max_block_size:
         return head + (f": the compiler counts the best workgroup size up to the kernel's limit of {size} threads "
                        f"({best[1]} with {best[0]}-thread blocks)")
@@ -169,6 +207,7 @@ async def compile_kernel(
     flags: list[str] | None = None,
     block_size: int | None = None,
     progress: ProgressFn | None = None,
+    dynamic_lds_bytes: int | None = None,
 ) -> CompileAnswer:
     path = ws.resolve(source, must_exist=True)
     if not path.is_file() or path.suffix not in SOURCE_SUFFIXES:
@@ -187,6 +226,7 @@ async def compile_kernel(
         notes.append(f"the compiler was killed after {job.timeout_s:.0f} s")
     if out.ok and not out.kernels:
         notes.append("no kernels in the output (is anything marked __global__?)")
+    notes += with_dynamic_lds(out.kernels, dynamic_lds.declarations(path, ws.root), dynamic_lds_bytes)
     notes += _with_occupancy(out.kernels, arch, block_size)
     if out.ok:
         _apply_history(ws, f"{arch}:{job.source_rel}", out.kernels)
@@ -197,7 +237,7 @@ async def compile_kernel(
         diagnostics = [Diagnostic(file=job.source_rel, severity="error", message=" | ".join(tail)[:300] or out.result.status())]
         total = 1
     run.write_json("summary.json", {"kernels": [k.model_dump(mode="json") for k in out.kernels], "notes": notes})
-    run.finish(out.result.status(), source=job.source_rel, arch=arch, backend=out.backend, isa=out.isa_file)
+    run.finish(out.result.status(), ok=out.ok, source=job.source_rel, arch=arch, backend=out.backend, isa=out.isa_file)
     return CompileAnswer(
         source=job.source_rel, arch=arch, backend=out.backend, device_only=out.device_only, ok=out.ok,
         status=out.result.status(), kernels=out.kernels[:MAX_KERNELS_SHOWN], kernels_total=len(out.kernels),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, Field
 
 from kernel_mcp.hardware import Occupancy
@@ -41,13 +43,29 @@ class KernelFacts(BaseModel):
     sgpr_spills: int | None = None
     spill_stores_bytes: int | None = None  # NVIDIA
     spill_loads_bytes: int | None = None  # NVIDIA
-    lds_bytes: int | None = Field(None, description="static LDS / shared memory per workgroup")
+    lds_bytes: int | None = Field(None, description="static LDS / shared memory per workgroup (what the compiler reports)")
+    dynamic_lds: Literal["none", "unknown", "given"] = Field(
+        "none", description="dynamic LDS (extern __shared__, sized at launch): none declared, declared but of unknown size, "
+                            "or the size given as dynamic_lds_bytes")
+    dynamic_lds_bytes: int | None = Field(None, description="dynamic LDS per workgroup that occupancy counted (as given)")
     code_size_bytes: int | None = None
     max_block_size: int | None = None
     compiler_occupancy: int | None = Field(None, description="waves/SIMD as the compiler reports it")
     occupancy: Occupancy | None = None
     mix: InstructionMix = Field(default_factory=InstructionMix)
     changes: list[str] = Field(default_factory=list, description="against the previous compile of this kernel")
+
+    def occupancy_lds_bytes(self) -> int:
+        """The LDS per workgroup occupancy counts: static, plus the dynamic size when given."""
+        return (self.lds_bytes or 0) + (self.dynamic_lds_bytes or 0)
+
+    def lds_text(self) -> str:
+        static = f"{self.lds_bytes or 0:,} B"
+        if self.dynamic_lds == "unknown":
+            return f"LDS {static} static + dynamic unknown"
+        if self.dynamic_lds == "given":
+            return f"LDS {static} static + {self.dynamic_lds_bytes or 0:,} B dynamic (given)"
+        return f"LDS {static}"
 
     def spills(self) -> int:
         return (self.vgpr_spills or 0) + (self.sgpr_spills or 0) + (self.spill_stores_bytes or 0) + (self.spill_loads_bytes or 0)

@@ -17,6 +17,8 @@ class CompileKernelInput(ToolInput):
     defines: list[str] = Field(default_factory=list, max_length=64, description="preprocessor defines, NAME or NAME=VALUE")
     flags: list[str] = Field(default_factory=list, max_length=32, description="extra compiler flags from an allowlist (-O2, -ffast-math, ...)")
     block_size: int | None = Field(default=None, ge=1, le=1024, description="threads per block, for occupancy (default: the kernel's launch bounds)")
+    dynamic_lds_bytes: int | None = Field(default=None, ge=0, le=1 << 20, description="dynamic LDS / shared memory per block set at launch "
+                                          "(extern __shared__, HIP_DYNAMIC_SHARED); occupancy adds it to the static LDS (default: unknown)")
 
 
 class IsaViewInput(ToolInput):
@@ -35,7 +37,7 @@ async def _compile_kernel(args: CompileKernelInput, ctx: ToolContext) -> compile
     ws.resolve(args.source, must_exist=True)  # refuse bad paths before creating a run
     run = ctx.new_run(args.model_dump())
     return await compiler.compile_kernel(ws, run, source=args.source, arch=args.arch, defines=args.defines, flags=args.flags,
-                                         block_size=args.block_size, progress=ctx.progress)
+                                         block_size=args.block_size, progress=ctx.progress, dynamic_lds_bytes=args.dynamic_lds_bytes)
 
 
 async def _isa_view(args: IsaViewInput, ctx: ToolContext) -> isa_view.IsaSlice:
@@ -50,7 +52,7 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "compile_kernel",
         "Compile a kernel source of the workspace and report, per kernel: VGPRs/AGPRs/SGPRs (or registers), "
-        "scratch, spills, LDS, occupancy and its limiter, code size, instruction mix (VALU, SALU, VMEM, LDS, "
+        "scratch, spills, LDS (static, and dynamic as unknown or as given by dynamic_lds_bytes), occupancy and its limiter, code size, instruction mix (VALU, SALU, VMEM, LDS, "
         "MFMA, s_waitcnt, barriers, branches), diagnostics as file:line:col, and the change since the previous "
         "compile. Full ISA and compiler output are kept as artifacts.",
         CompileKernelInput, compiler.CompileAnswer, _compile_kernel, RUNS_COMMANDS, ("workspace", "compiler"),

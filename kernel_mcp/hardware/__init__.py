@@ -7,6 +7,7 @@ from pathlib import Path
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.hardware.occupancy import Occupancy, occupancy
 from kernel_mcp.hardware.roofline import Roofline, plot_png, roofline
+from kernel_mcp.hardware.spec_view import HwSpecAnswer, hw_spec_answer
 from kernel_mcp.hardware.specs import KNOWN_ARCHS, Figure, HardwareSpec, arch_for_gpu, docs_index_dir, load_spec
 from kernel_mcp.tooling import ToolOutput
 
@@ -17,28 +18,8 @@ __all__ = [
 ]
 
 
-class HwSpecAnswer(ToolOutput):
-    arch: str
-    product: str
-    family: str
-    figures: dict[str, Figure]
-
-    def render(self) -> str:
-        disputed = [key for key, fig in self.figures.items() if fig.disagreement]
-        lines = [f"{self.arch}: {self.product} ({self.family}). Each figure: value unit [source]"]
-        if disputed:  # named up front: a long table is cut to the answer budget from the end
-            lines.append(f"sources disagree on {len(disputed)} figures (details under each): {', '.join(disputed)}")
-        for key, fig in self.figures.items():
-            value = f"{fig.value:g}" if isinstance(fig.value, (int, float)) else str(fig.value)
-            lines.append(f"{key} = {value} {fig.unit or ''} [{fig.source}]")
-            if fig.disagreement:
-                lines.append(f"  sources disagree: {fig.disagreement}")
-        return "\n".join(lines)
-
-
-def hw_spec(arch: str) -> HwSpecAnswer:
-    spec = load_spec(arch)
-    return HwSpecAnswer(arch=spec.arch, product=spec.product, family=spec.family, figures=spec.figures)
+def hw_spec(arch: str, section: str | None = None, keys: list[str] | None = None) -> HwSpecAnswer:
+    return hw_spec_answer(load_spec(arch), section=section, keys=keys)
 
 
 class OccupancyAnswer(ToolOutput):

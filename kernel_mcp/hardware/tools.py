@@ -9,6 +9,7 @@ from pydantic import Field
 from kernel_mcp import hardware
 from kernel_mcp.tooling import READ_ONLY, Image, ToolContext, ToolInput, ToolSpec
 from kernel_mcp import arch_registry
+from kernel_mcp.hardware.spec_view import MAX_KEYS, SECTIONS, Section
 from kernel_mcp.workspace.config import Arch  # the one definition of the targets, shared with kernel-mcp.toml
 
 
@@ -17,6 +18,9 @@ PLOT = "roofline.png"
 
 class HwSpecInput(ToolInput):
     arch: Arch = Field(description=arch_registry.describe())
+    section: Section | None = Field(default=None, description="show this section's figures whole: exact value, note, source, "
+                                    "disagreement (" + ", ".join(SECTIONS) + ", other); omit for the summary of every value")
+    keys: list[str] | None = Field(default=None, max_length=MAX_KEYS, description="show these figures whole, by key (as the summary names them)")
 
 
 class OccupancyInput(ToolInput):
@@ -39,7 +43,7 @@ class RooflineInput(ToolInput):
 
 
 async def _hw_spec(args: HwSpecInput, ctx: ToolContext) -> hardware.HwSpecAnswer:
-    return hardware.hw_spec(args.arch)
+    return hardware.hw_spec(args.arch, section=args.section, keys=args.keys).with_budget(ctx.state.budget())
 
 
 async def _occupancy(args: OccupancyInput, ctx: ToolContext) -> hardware.OccupancyAnswer:
@@ -65,7 +69,8 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "hw_spec",
         f"Hardware figures of {arch_registry.describe()}, each with its primary source: "
-        "CUs, SIMDs, wave size, clocks, LDS, register files and granules, caches, HBM bandwidth, peak FLOP/s.",
+        "CUs, SIMDs, wave size, clocks, LDS, register files and granules, caches, HBM bandwidth, peak FLOP/s. "
+        "Without section or keys: every value, grouped by section; with one: those figures' notes, sources and disagreements.",
         HwSpecInput, hardware.HwSpecAnswer, _hw_spec, READ_ONLY,
     ),
     ToolSpec(

@@ -233,7 +233,11 @@ async def keep_profile(ws: Workspace, keep_metric: str, run: Run, workdir: Path,
     from kernel_mcp import profile
 
     prof_run = ws.runs.create("profile_kernels", {"for": run.id})
-    summary = await profile.profile_kernels(ws, prof_run, None, [], None, progress, cwd=workdir, lease=lease, lock_clocks=locked)
+    try:
+        summary = await profile.profile_kernels(ws, prof_run, None, [], None, progress, cwd=workdir, lease=lease, lock_clocks=locked)
+    except BaseException as exc:  # the run says it failed, never that it is still running
+        prof_run.fail(exc)
+        raise
     return {"keep_metric": "profiler", "profile": summary.model_dump(mode="json", include={"kernels", "source", "dispatches", "run_id"}),
             "dispatches": summary.target_dispatches, "dispatch_counts": summary.target_calls}
 

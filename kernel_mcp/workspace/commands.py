@@ -11,18 +11,82 @@ import os
 from pydantic import BaseModel
 
 from kernel_mcp import runner
-from kernel_mcp.errors import InvalidInput, WorkspaceError
+from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.tooling import ToolOutput
-from kernel_mcp.workspace.runs import RunStore
-from kernel_mcp.workspace.workspace import Workspace
+from kernel_mcp.workspace.runs import Run, RunState, RunStore, run_state
+from kernel_mcp.workspace.workspace import GitPlace, Workspace
 
 TAIL_CHARS = 1500  # of each stream, in the answer; the rest is on disk
+
+
+class RunSummary(BaseModel):
+    """One line of the runs listing: which tool made the run, when, and where it stands."""
+
+    run_id: str
+    tool: str | None = None
+    started: str | None = None
+    finished: str | None = None
+    state: RunState
+
+    def render(self) -> str:
+        return f"{self.run_id}  {self.tool or '?':<14} {self.state.label()}"
+
+
+def summarize(run: Run) -> RunSummary:
+    meta = run.meta()
+    text = lambda key: meta[key] if isinstance(meta.get(key), str) else None  # noqa: E731
+    return RunSummary(run_id=run.id, tool=text("tool"), started=text("started"), finished=text("finished"), state=run_state(meta))
+
+
+GLOBS_SHOWN = 12
+
+
+class HarnessSummary(BaseModel):
+    """The [harness] settings that decide what an experiment may change and what a keep needs."""
+
+    editable: list[str]
+    protected: list[str]
+    keep_metric: str  # as configured: auto, profiler or csv
+    keep_metric_here: str  # what it means on this machine
+    plausibility_factor: float  # [harness] suspicious_factor
+    min_pairs: int
+    max_pairs: int
+    verify_command: list[str]
+    floor_columns: list[str]  # flops and bytes columns of the roofline floor check, when set
+
+    def render(self) -> list[str]:
+        def globs(items: list[str]) -> str:
+            more = f" (+{len(items) - GLOBS_SHOWN} more)" if len(items) > GLOBS_SHOWN else ""
+            return ", ".join(items[:GLOBS_SHOWN]) + more
+
+        metric = self.keep_metric if self.keep_metric != "auto" else f"auto, here {self.keep_metric_here}"
+        return [
+            f"harness: editable {globs(self.editable) or 'nothing'}; protected {globs(self.protected) or '(everything not editable)'}",
+            f"  keep metric {metric}; plausibility factor {self.plausibility_factor:g}x (a larger one-step speedup over BEST "
+            f"is re-measured before a keep); pairs {self.min_pairs}-{self.max_pairs}",
+            f"  verify: {' '.join(self.verify_command) or 'none'}; roofline floor check: "
+            + (f"columns {', '.join(self.floor_columns)}" if self.floor_columns else "off (no flops/bytes columns)"),
+        ]
+
+
+def _keep_metric_here(ws: Workspace, configured: str) -> str:
+    """What `auto` picks here, as the ledger decides it (a profiler that can time kernels)."""
+    if configured != "auto":
+        return configured
+    from kernel_mcp import platforms  # imported here: platforms reads workspaces
+
+    try:
+        can_profile = platforms.of(ws).platform.can_profile()
+    except KernelMcpError:
+        can_profile = False
+    return "profiler (GPU time of the target kernel)" if can_profile else "csv (no profiler here: the benchmark's metric)"
 
 
 class WorkspaceInfo(ToolOutput):
     root: str
     is_git: bool
+    git: GitPlace | None = None
     arch: str
     platform: str
     benchmark_command: list[str] | None = None
@@ -32,31 +96,44 @@ class WorkspaceInfo(ToolOutput):
     config_columns: list[str] = []
     target_kernel: str | None = None
     noise_threshold: float | None = None
+    repeats: int | None = None
+    harness: HarnessSummary
     commands: list[str] = []
-    recent_runs: list[str] = []
+    recent_runs: list[RunSummary] = []
+
+    def _git_text(self) -> str:
+        if self.git is None:
+            return "git: no (not inside a git repository; the ledger needs one)"
+        where = "its top" if self.git.subfolder == "." else f"subfolder {self.git.subfolder} of {self.git.top}"
+        return f"git: yes, {where}" + ("" if self.git.has_commit else "; no commit yet")
 
     def render(self) -> str:
-        lines = [f"workspace {self.root} (git: {'yes' if self.is_git else 'no'}); target {self.arch}, platform {self.platform}"]
+        lines = [f"workspace {self.root} ({self._git_text()}); target {self.arch}, platform {self.platform}"]
         if self.benchmark_command:
             lines += [
                 f"benchmark: {' '.join(self.benchmark_command)} -> {self.benchmark_csv}",
-                f"  correctness: {self.correctness}; metric: {self.metric} (lower is better); noise {self.noise_threshold:.1%}",
+                f"  correctness: {self.correctness}; metric: {self.metric} (lower is better); noise {self.noise_threshold:.1%}; repeats {self.repeats}",
                 f"  config columns: {', '.join(self.config_columns) or '(inferred)'}; target kernel: /{self.target_kernel}/",
             ]
         else:
             lines.append("benchmark: none configured")
+        lines += self.harness.render()
         lines.append(f"commands: {', '.join(self.commands) or '-'}")
         if self.recent_runs:
-            lines.append("recent runs: " + ", ".join(self.recent_runs))
+            lines.append("recent runs:")
+            lines += [f"  {r.render()}" for r in self.recent_runs]
         return "\n".join(lines)
 
 
 def describe(ws: Workspace) -> WorkspaceInfo:
     cfg = ws.config
     bench = cfg.benchmark
+    harness = cfg.harness
+    place = ws.git()
     return WorkspaceInfo(
         root=str(ws.root),
-        is_git=ws.is_git,
+        is_git=place is not None,
+        git=place,
         arch=cfg.target.arch,
         platform=cfg.target.platform,
         benchmark_command=bench.command if bench else None,
@@ -66,8 +143,15 @@ def describe(ws: Workspace) -> WorkspaceInfo:
         config_columns=bench.config_columns if bench else [],
         target_kernel=bench.target_kernel if bench else None,
         noise_threshold=bench.noise_threshold if bench else None,
+        repeats=bench.repeats if bench else None,
+        harness=HarnessSummary(
+            editable=list(harness.editable), protected=list(harness.protected), keep_metric=harness.keep_metric,
+            keep_metric_here=_keep_metric_here(ws, harness.keep_metric), plausibility_factor=harness.suspicious_factor,
+            min_pairs=harness.min_pairs, max_pairs=harness.max_pairs, verify_command=list(harness.verify_command),
+            floor_columns=[c for c in (harness.flops_column, harness.bytes_column) if c],
+        ),
         commands=(["bench"] if bench else []) + sorted(cfg.commands),
-        recent_runs=[r.id for r in ws.runs.recent(5)],
+        recent_runs=[summarize(r) for r in ws.runs.recent(5)],
     )
 
 
@@ -125,7 +209,7 @@ async def run_named(
         argv, cwd=ws.root, timeout_s=limit, log_dir=run_dir.folder, log_name=name, progress=progress
     )
     status = result.status()
-    run_dir.finish(status, exit_code=result.returncode, duration_s=round(result.duration_s, 3))
+    run_dir.finish(status, ok=result.ok, exit_code=result.returncode, duration_s=round(result.duration_s, 3))
     return CommandOutcome(
         name=name,
         argv=result.argv,
@@ -144,21 +228,23 @@ async def run_named(
 
 
 class RunListing(ToolOutput):
-    runs: list[dict] = []
+    runs: list[RunSummary] = []
     run_id: str | None = None
     files: list[str] = []
     file: str | None = None
     offset: int = 0
     size: int | None = None
     text: str | None = None
+    state: RunState | None = None  # of the one run listed
 
     def render(self) -> str:
         if self.text is not None:
             end = self.offset + len(self.text.encode("utf-8"))
             return f"{self.run_id}/{self.file} bytes {self.offset}-{end} of {self.size}\n{self.text}"
         if self.run_id:
-            return f"run {self.run_id}: " + ", ".join(self.files)
-        return "\n".join(f"{r['run_id']}  {r.get('tool', '?'):<14} {r.get('status', 'running?')}" for r in self.runs) or "no runs yet"
+            state = f" ({self.state.label()})" if self.state else ""
+            return f"run {self.run_id}{state}: " + ", ".join(self.files)
+        return "\n".join(r.render() for r in self.runs) or "no runs yet"
 
 
 class RunRef(BaseModel):
@@ -169,10 +255,10 @@ class RunRef(BaseModel):
 
 def read_runs(store: RunStore, ref: RunRef, budget: int) -> RunListing:
     if ref.run_id is None:
-        return RunListing(runs=[{"run_id": r.id, **{k: v for k, v in r.meta().items() if k in ("tool", "status", "started")}} for r in store.recent(20)])
+        return RunListing(runs=[summarize(r) for r in store.recent(20)])
     run = store.get(ref.run_id)
     if ref.file is None:
-        return RunListing(run_id=run.id, files=run.files())
+        return RunListing(run_id=run.id, files=run.files(), state=run.state())
     if not os.path.lexists(run.path(ref.file)):
         raise InvalidInput(f"run {run.id} has no file {ref.file!r}", hint="files: " + ", ".join(run.files()))
     with run.open(ref.file) as handle:  # a regular file of the run: no link, no FIFO

@@ -4,6 +4,10 @@ Tool answers are short; what they leave out stays here and is served as MCP reso
 (`kernel-mcp://runs/<run-id>/<file>`), so nothing a tool saw is lost. Only what a run wrote is
 served: a run folder or a file in it that is a symbolic link (or a FIFO, or anything but a regular
 file) is refused, since whoever can edit the workspace could plant one pointing anywhere.
+
+Each run's meta.json says which process made it (host, pid and that process's start time), and
+`finish` records the outcome: so a listing tells a finished run (ok or failed, with its exit) from
+one still running and from one whose server died before finishing it.
 """
 
 from __future__ import annotations
@@ -12,14 +16,18 @@ import json
 import os
 import re
 import secrets
+import socket
 import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
+
+import psutil
+from pydantic import BaseModel
 
 from kernel_mcp import safe_files
-from kernel_mcp.errors import InvalidInput
+from kernel_mcp.errors import InvalidInput, KernelMcpError
 
 RESOURCE_SCHEME = "kernel-mcp"
 # \Z, not $: `$` also matches before a trailing newline
@@ -79,10 +87,24 @@ class Run:
         """The regular files of the run: what `open` would serve."""
         return sorted(p.name for p in self.folder.iterdir() if not p.is_symlink() and p.is_file())
 
-    def finish(self, status: str, **extra: Any) -> None:
+    def finish(self, status: str, *, ok: bool | None = None, **extra: Any) -> None:
+        """Record the run's outcome: `status` as its tool says it ("exit 3", "failed"...), and
+        whether that is a success (by default: "ok" or "exit 0" are)."""
         meta = self.meta()
-        meta.update(status=status, finished=time.strftime("%Y-%m-%dT%H:%M:%S"), **extra)
+        meta.update(status=status, ok=_is_ok(status) if ok is None else ok, finished=time.strftime("%Y-%m-%dT%H:%M:%S"), **extra)
         self.write_json("meta.json", meta)
+
+    def fail(self, exc: BaseException) -> None:
+        """Record that the work of this run raised `exc` (the run stays readable, marked failed)."""
+        why = exc.message if isinstance(exc, KernelMcpError) else (f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+        self.finish("failed", ok=False, error=why[:500])
+
+    @property
+    def finished(self) -> bool:
+        return "finished" in self.meta()
+
+    def state(self) -> RunState:
+        return run_state(self.meta())
 
     def meta(self) -> dict[str, Any]:
         try:
@@ -90,6 +112,66 @@ class Run:
         except (OSError, ValueError, InvalidInput):
             return {}
         return meta if isinstance(meta, dict) else {}
+
+
+def _is_ok(status: str) -> bool:
+    return status in ("ok", "exit 0")
+
+
+def _this_process() -> dict[str, Any]:
+    """Who makes a run: enough to tell later whether that process still lives (a pid alone could
+    have been reused by another program since)."""
+    me = psutil.Process()
+    return {"host": socket.gethostname(), "pid": me.pid, "pid_started": round(me.create_time(), 2)}
+
+
+class RunState(BaseModel):
+    """Where a run stands: finished (ok or failed, with its exit), running in a live process, or
+    interrupted (its process ended without finishing it)."""
+
+    state: Literal["finished", "running", "interrupted", "unknown"]
+    ok: bool | None = None
+    status: str | None = None  # as the tool recorded it: "exit 0", "failed", "timed out ..."
+    exit_code: int | None = None
+    error: str | None = None
+    detail: str | None = None  # why running / interrupted / unknown
+
+    def label(self) -> str:
+        if self.state == "finished":
+            outcome = "ok" if self.ok else "failed"
+            exit_part = f"exit {self.exit_code}" if self.exit_code is not None else (self.status if self.status not in (None, "ok", "failed") else None)
+            why = f": {' '.join(self.error.split())}" if self.error and not self.ok else ""  # one line per run
+            return f"finished {outcome}" + (f" ({exit_part})" if exit_part else "") + why
+        return f"{self.state} ({self.detail})" if self.detail else self.state
+
+
+def _alive(pid: int, started: float | None) -> bool:
+    try:
+        process = psutil.Process(pid)
+        # the same pid with another start time is another program that got the number later
+        return started is None or abs(process.create_time() - started) < 1.0
+    except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
+        return False
+
+
+def run_state(meta: dict[str, Any]) -> RunState:
+    if "finished" in meta or ("status" in meta and "pid" not in meta):
+        status = meta.get("status")
+        ok = meta.get("ok")
+        code = meta.get("exit_code")
+        return RunState(state="finished", status=status if isinstance(status, str) else None,
+                        ok=ok if isinstance(ok, bool) else (isinstance(status, str) and _is_ok(status)),
+                        exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+                        error=str(meta["error"])[:300] if meta.get("error") else None)
+    pid, host = meta.get("pid"), meta.get("host")
+    if not isinstance(pid, int) or isinstance(pid, bool):
+        return RunState(state="unknown", detail="never finished, and no process recorded to check")
+    if host != socket.gethostname():
+        return RunState(state="unknown", detail=f"started by pid {pid} on host {host}, not this one: cannot check")
+    started = meta.get("pid_started")
+    if _alive(pid, started if isinstance(started, (int, float)) else None):
+        return RunState(state="running", detail=f"pid {pid}")
+    return RunState(state="interrupted", detail=f"pid {pid} is no longer alive and never finished the run")
 
 
 def _real_folder(folder: Path, run_id: str) -> None:
@@ -116,7 +198,7 @@ class RunStore:
         run = Run(run_id, folder)
         run.write_json(
             "meta.json",
-            {"run_id": run_id, "tool": tool, "arguments": arguments or {}, "started": time.strftime("%Y-%m-%dT%H:%M:%S")},
+            {"run_id": run_id, "tool": tool, "arguments": arguments or {}, "started": time.strftime("%Y-%m-%dT%H:%M:%S"), **_this_process()},
         )
         return run
 

@@ -48,8 +48,9 @@ async def _run_artifacts(args: RunArtifactsInput, ctx: ToolContext) -> commands.
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "workspace_info",
-        "The workspace's configuration: target arch, platform, fixed benchmark command, correctness "
-        "rule, metric, config columns, target kernel, named commands, recent runs.",
+        "The workspace's configuration: where it sits in git, target arch, platform, fixed benchmark command, "
+        "correctness rule, metric, repeats, config columns, target kernel, harness settings (editable globs, keep "
+        "metric, plausibility factor, pairs, verify command), named commands, recent runs and their states.",
         WorkspaceInfoInput, commands.WorkspaceInfo, _workspace_info, READ_ONLY, ("workspace",),
     ),
     ToolSpec(

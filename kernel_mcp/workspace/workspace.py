@@ -12,11 +12,21 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from kernel_mcp.errors import InvalidInput, WorkspaceError
 from kernel_mcp.workspace.config import CONFIG_NAME, WorkspaceConfig, load_config
 from kernel_mcp.workspace.runs import RunStore
 
 STATE_DIR = ".kernel-mcp"
+
+
+class GitPlace(BaseModel):
+    """Where the workspace sits in its git repository."""
+
+    top: str  # the repository's working tree
+    subfolder: str  # the workspace inside it; "." at the top
+    has_commit: bool  # the ledger needs one to start an experiment
 
 
 @dataclass(frozen=True)
@@ -50,9 +60,31 @@ class Workspace:
     def runs(self) -> RunStore:
         return RunStore(self.state_dir)
 
+    def git(self) -> GitPlace | None:
+        """The git repository holding the workspace, which may be the workspace itself or a folder
+        above it (a workspace is often a subfolder of a project); None outside any repository."""
+        import git  # GitPython: finds the repository by reading files, no git process
+
+        try:
+            repo = git.Repo(self.root, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            return None
+        try:
+            top = Path(repo.working_tree_dir).resolve() if repo.working_tree_dir else None
+            has_commit = not repo.bare and repo.head.is_valid()
+        except (OSError, ValueError, git.GitError):
+            top, has_commit = None, False
+        if top is None:
+            return GitPlace(top=repo.git_dir, subfolder=".", has_commit=False)
+        try:
+            sub = self.root.relative_to(top).as_posix()
+        except ValueError:  # reached through a link from outside the tree: say where the tree is
+            sub = str(self.root)
+        return GitPlace(top=str(top), subfolder=sub or ".", has_commit=has_commit)
+
     @property
     def is_git(self) -> bool:
-        return (self.root / ".git").exists()
+        return self.git() is not None
 
     def resolve(self, relative: str, *, must_exist: bool = False) -> Path:
         """The absolute path of `relative` inside the workspace, or InvalidInput saying why not."""

@@ -51,11 +51,17 @@ class LocalEngine(EngineBase):
         try:
             best_dir = self.ledger.best_tree(self.exp, slot)
             together = await measure_candidate(self.ws, run, job.hypothesis, job.workdir, best_dir, lease, self.keep_metric, str(slot), self.target)
+            run.finish("ok")
             return Measurement(index=job.index, together=together, where=where, started=started, ended=time.time(), run_id=run.id)
         except KernelMcpError as exc:
+            run.fail(exc)
             return Measurement(index=job.index, error=exc.message, where=where, started=started, ended=time.time(), run_id=run.id)
         except Exception as exc:  # contained: one candidate's failure never stops the others
+            run.fail(exc)
             return Measurement(index=job.index, error=f"{type(exc).__name__}: {exc}"[:500], where=where, started=started, ended=time.time(), run_id=run.id)
+        except BaseException as exc:  # cancelled: the run says so instead of staying "running"
+            run.fail(exc)
+            raise
 
     async def measure(self, jobs: list[Job], on_done: OnDone, progress: ProgressFn | None) -> int:
         queue = list(jobs)

@@ -116,7 +116,9 @@ class RayEngine(EngineBase):
         run = self.ws.runs.create("candidate", {"batch": self.batch, "index": job.index, "commit": job.commit, "where": result.get("where")})
         for name, content in (result.pop("files", None) or {}).items():
             if SAFE_NAME.match(name):
-                run.path(name).write_bytes(content)
+                # the worker's own meta.json names its process on its node: kept beside this run's
+                run.path("worker-meta.json" if name == "meta.json" else name).write_bytes(content)
+        run.finish("ok")
         return Measurement.model_validate({**result, "run_id": run.id})
 
 
