@@ -69,5 +69,6 @@ async def test_tools_list_is_compact_and_answers_still_validate(workspace):
     assert '"title":' not in listing.replace('"title":{', "")  # no pydantic titles (a field may be named title)
     for tool in tools:
         assert "default" not in json.dumps(tool.output_schema).replace('"default":{', ""), tool.name
-    # 89,656 bytes before compaction (benchmarks/RESULTS.md); a ceiling, so that growth is noticed
-    assert len(listing.encode()) < 70_000
+    # 89,656 bytes before compaction, 65,320 after it, 70,232 with the arguments and fields added
+    # since (benchmarks/RESULTS.md); a ceiling, so that growth is noticed and weighed
+    assert len(listing.encode()) < 72_000
