@@ -223,3 +223,15 @@ def test_command_line_names_the_picture_file(tmp_path, capsys):
     path = Path(line.removeprefix("[image image/png: ").removesuffix("]"))
     assert path.read_bytes().startswith(PNG_SIGNATURE) and tmp_path / ".kernel-mcp" / "runs" in path.parents
     assert "iVBORw0KGgo" not in printed  # no base64 PNG at the terminal
+
+
+async def test_run_artifacts_points_a_binary_file_to_its_resource(tmp_path):
+    (tmp_path / "kernel-mcp.toml").write_text("")
+    async with Client(build_server(tmp_path)) as client:
+        plotted = await client.call_tool("roofline", {"arch": "gfx950", "flops": 1e12, "bytes": 1e9, "seconds": 1e-3, "plot": True})
+        run_id = plotted.structured_content["roofline"]["plot"].split("/")[-2]
+        shown = await client.call_tool("run_artifacts", {"run_id": run_id, "file": "roofline.png"})
+        meta = await client.call_tool("run_artifacts", {"run_id": run_id, "file": "meta.json"})
+    assert shown.is_error and "is binary (image/png" in shown.content[0].text
+    assert f"kernel-mcp://runs/{run_id}/roofline.png" in shown.content[0].text  # where to read it instead
+    assert not meta.is_error and '"tool"' in meta.content[0].text  # text files are shown as before

@@ -14,6 +14,7 @@ from kernel_mcp import runner
 from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.tooling import ToolOutput
+from kernel_mcp.workspace.artifacts import content_type
 from kernel_mcp.workspace.runs import Run, RunState, RunStore, run_state
 from kernel_mcp.workspace.workspace import GitPlace, Workspace
 
@@ -265,6 +266,10 @@ def read_runs(store: RunStore, ref: RunRef, budget: int) -> RunListing:
         size = os.fstat(handle.fileno()).st_size
         if ref.offset < 0 or ref.offset > size:
             raise InvalidInput(f"offset {ref.offset} is outside the file (size {size})")
+        mime, is_text = content_type(ref.file, handle.read(4096))
+        if not is_text:  # bytes decoded as text are noise to a reader; the resource serves them whole
+            raise InvalidInput(f"{run.id}/{ref.file} is binary ({mime}, {size:,} bytes): not shown as text",
+                               hint=f"read it as the resource {run.uri(ref.file)} (served as {mime}), or open {run.path(ref.file)}")
         handle.seek(ref.offset)
         data = handle.read(max(256, budget - 200))
     return RunListing(run_id=run.id, file=ref.file, offset=ref.offset, size=size, text=data.decode("utf-8", errors="replace"))
