@@ -95,8 +95,12 @@ def analyse(text: str, arch: str | None) -> Query | None:
             joined.append(term)
     terms = list(dict.fromkeys(joined))
     keys = list(dict.fromkeys(compact(k) for k in identifiers(text)))
-    return Query(text, terms, keys, archs | ({arch} if arch else set()), [words[i] for i in sorted(used)],
-                 {t: table[t] for t in terms if t in table})
+    alternatives = {t: table[t] for t in terms if t in table}
+    for term in terms:  # a name also as the words it is written in ("ds_read" in "class: DS read")
+        if "_" in term.strip("_"):
+            spaced = " ".join(part for part in term.split("_") if part)
+            alternatives[term] = (*alternatives.get(term, ()), spaced)
+    return Query(text, terms, keys, archs | ({arch} if arch else set()), [words[i] for i in sorted(used)], alternatives)
 
 
 def passage_words(text: str) -> tuple[str, ...]:
