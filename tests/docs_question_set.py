@@ -149,6 +149,43 @@ SECOND_AUTHOR: list[Question] = [
     q("how to lower the MI300X max GPU clock so power capping events don't throttle it unpredictably", "setperfdeterminism", arch="gfx942"),  # file: shared/docs/rocm/mi300x.rst
 ]
 
+# A third set, by a third author under the same rule, written after the ranking changes for the
+# second set and measured once, untouched: hit@1 0.77 -> 0.73, hit@3 0.87 -> 0.90 (2a24dc3 -> now).
+THIRD_AUTHOR: list[Question] = [
+    # ---- docs_index (12) ----
+    q("On an MI355X, what chunk size does the hardware round each workgroup's LDS request up to?", "1280 B", arch="gfx950"),  # file: l1/lds.md
+    q("global_load_lds on gfx950: where does the LDS destination pointer come from, is it per lane or one per wave?", "puts in M0|s_mov_b32 m0", arch="gfx950"),  # file: l1/global-to-lds.md
+    q("what bits do I pass to __builtin_amdgcn_sched_group_barrier so the group only takes LDS read instructions", "0x100"),  # file: l1/scheduling-hints.md
+    q("How many scalar registers can a kernel use on MI300X and still keep 8 waves per SIMD?", "Up to 100 SGPRs", arch="gfx942"),  # file: l1/registers-occupancy.md
+    q("gfx950 f8f6f4 MFMA: how do I tell the instruction that A is FP4 and B is FP8?", "cbsz", "blgp", arch="gfx950"),  # file: l1/mfma.md
+    q("how fast can the L2 caches of an MI300X deliver data in total, theoretical TB/s at 2.1 GHz?", "34 TB/s", arch="gfx942"),  # file: l1/memory-hierarchy.md
+    q("At what arithmetic intensity (FLOP per byte) does a dense FP8 GEMM stop being limited by HBM on MI350X?", "4614 / 8.0 = 577", arch="gfx950"),  # file: l1/roofline.md
+    q("How do I measure shared-memory bank conflicts with Nsight Compute on an H100?", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", arch="sm_90"),  # file: l1/nvidia-hopper.md
+    q("How much HBM bandwidth does a single GCD of an MI250X get?", "1.6384 TB/s", arch="gfx90a"),  # file: l1/cdna2-gfx90a.md
+    q("fp32 -> bf16 pack conversion: how many instructions does clang emit for it on MI300X compared with a single one on MI355X?", "11 VALU instructions", arch="gfx950"),  # file: isa/gfx950.md
+    q("How long does the wave sleep instruction pause per unit of its immediate on MI300X?", "64 x N clocks", arch="gfx942"),  # file: isa/gfx942.md
+    q("how many L2 (TCC) events can rocprofv3 record in one pass on gfx942 before it has to replay the kernel?", "TCC 4", arch="gfx942"),  # file: l1/rocprofv3-counters.md
+    # ---- ROCm documents (18) ----
+    q("Tensile GEMM tuning on MI300X: which matrix instruction size should I prefer for better power efficiency?", "MI16x16 outperforms MI32x32", arch="gfx942"),  # file: workload.rst
+    q("How many workgroups should my grid have at least to keep an MI300X fully busy?", "1024 thread blocks", arch="gfx942"),  # file: workload.rst
+    q("How do I print the amdgcn machine code that Triton generates for my kernel on ROCm?", "AMDGCN_ENABLE_DUMP"),  # file: workload.rst
+    q("PyTorch TunableOp: which variable stops it from searching new GEMM solutions and just reuses what's already in the results csv?", "PYTORCH_TUNABLEOP_TUNING"),  # file: workload.rst
+    q("GPU page fault / illegal address crash on MI300X: how do I find out which kernel and which wavefront caused it?", "librocm-debug-agent.so.2", "HSA_ENABLE_DEBUG=1"),  # file: workload.rst
+    q("hipBLASLt TensileLite: what is the library logic directory name for MI300 GPUs?", "aquavanjaram", arch="gfx942"),  # file: workload.rst
+    q("If my Triton kernel uses 170 VGPRs on MI300X, how many waves per SIMD can it get?", "rounded up to 176", "2 waves per EU", arch="gfx942"),  # file: workload.rst
+    q("How do I compute the average vector memory (global load) latency from rocprof counters on MI300?", "SQ_ACCUM_PREV_HIRES", "SQ_INSTS_VMEM"),  # file: mi300-mi200-performance-counters.rst
+    q("Which counter shows how many waves were launched only partially filled, e.g. because the block size isn't a multiple of 64?", "SQ_WAVES_LT_64"),  # file: mi300-mi200-performance-counters.rst
+    q("which TCC event counts the read requests that actually go out to HBM on MI300X?", "TCC_EA0_RDREQ_DRAM", arch="gfx942"),  # file: mi300-mi200-performance-counters.rst
+    q("Is there a counter for TLB misses in the vector L1 cache on MI250X?", "TCP_UTCL1_TRANSLATION_MISS", arch="gfx90a"),  # file: mi300-mi200-performance-counters.rst
+    q("Does SQ_INSTS_LDS count flat instructions that hit LDS on MI300X the same way it did on MI200?", "MI300: does not include flat"),  # file: mi300-mi200-performance-counters.rst
+    q("How many xGMI / Infinity Fabric links does each MI300X have to the other GPUs in an 8-GPU node?", "seven high-bandwidth"),  # file: mi300.md
+    q("How many TFLOPS of non-matrix (vector) FP64 can an MI300X do?", "81.7", arch="gfx942"),  # file: mi300.md
+    q("rocm-smi option to cap MI300X top frequency below the 2100 MHz default so power consumption control events don't throttle it", "--setperfdeterminism 1900", arch="gfx942"),  # file: mi300x.rst
+    q("Which env var shaves a couple of microseconds off HIP kernel launches by putting kernel args in VRAM?", "HIP_FORCE_DEV_KERNARG", "2 to 3 µs"),  # file: mi300x.rst
+    q("How many compute units does an MI300A APU have?", "228 (38 per XCD)", arch="gfx942"),  # file: gpu-arch-specs.rst
+    q("Where can I download the CDNA3 instruction set reference PDF for MI300?", "amd-instinct-mi300-cdna3-instruction-set-architecture.pdf"),  # file: gpu-arch.md
+]
+
 def _folded(text: str) -> str:
     return " ".join(text.split()).lower()
 

@@ -17,7 +17,7 @@ from mcp import Client
 
 import isa_xml_builder
 from conftest import rocm_docs
-from docs_question_set import QUESTIONS, SECOND_AUTHOR, score
+from docs_question_set import QUESTIONS, SECOND_AUTHOR, THIRD_AUTHOR, score
 from kernel_mcp.arch_registry import arch_names, registry
 from kernel_mcp.docs import DocsStore, docs_read, docs_search, ingest, isa_lookup, open_store
 from kernel_mcp.docs.passages import CHUNK, split
@@ -51,6 +51,12 @@ def test_the_second_authors_questions_hold_their_floor(rocm_store):
     issue's target, 0.95, is not met yet, and this floor keeps what was reached."""
     at1, at3, ranks = score(rocm_store, SECOND_AUTHOR)
     assert len(SECOND_AUTHOR) == 40 and at3 >= 0.875 and at1 >= 0.7, (at1, at3, [q.query for q, r in ranks if r is None])
+
+
+def test_the_third_authors_questions_hold_their_floor(rocm_store):
+    """Measured once, never tuned on: hit@3 0.90 (RESULTS.md)."""
+    at1, at3, ranks = score(rocm_store, THIRD_AUTHOR)
+    assert len(THIRD_AUTHOR) == 30 and at3 >= 0.9 and at1 >= 0.7, (at1, at3, [q.query for q, r in ranks if r is None])
 
 
 def test_answers_stay_within_the_budget(rocm_store):
