@@ -306,9 +306,59 @@ async def many(out: Path) -> dict:
     return result
 
 
+async def many_gpus(out: Path) -> dict:
+    """Eight candidates, a hang and a crash among them, through experiment_evaluate_many on the
+    local engine of a node with several GPUs: the timeline shows which GPU measured each and when.
+    Keep metric csv and a 120 s benchmark limit, so that the hang costs one slot two minutes."""
+    ws = workspace(SCRATCH / "ws-many-gpus", command=NOISE_COMMAND, repeats=2)
+    toml = ws / "kernel-mcp.toml"
+    toml.write_text(toml.read_text().replace('keep_metric = "auto"', 'keep_metric = "csv"').replace("timeout_s = 900", "timeout_s = 120"))
+    subprocess.run(["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", "csv, 120 s"], check=True)
+    dispatch = "  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif"
+    async with Client(build_server(ws)) as client:
+        await call(client, "gpu_status")
+        start = await call(client, "experiment_start", tag="many-gpus")
+        wt = Path(start["data"]["worktree"])
+        src = wt / "src" / "fast.hip"
+        original = src.read_text()
+        rhs = "static const int rhs[] = {4, 6, 7, 8};"
+        changes = {
+            "unchanged code (a tie)": lambda: None,
+            "4-row register blocking only": lambda: edit(src, rhs, "static const int rhs[] = {4};"),
+            "4- and 6-row blocking only": lambda: edit(src, rhs, "static const int rhs[] = {4, 6};"),
+            "7- and 8-row blocking only": lambda: edit(src, rhs, "static const int rhs[] = {7, 8};"),
+            "every output computed twice (double the work)": lambda: edit(
+                src, dispatch, "  fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n" + dispatch),
+            "an extra spinning launch after the kernel": lambda: add_extra_work(src),
+            "a launcher that never returns (hang)": lambda: edit(
+                src, dispatch, "  for (volatile int spin = 1; spin;) {}\n" + dispatch),
+            "a launcher that traps (the process crashes)": lambda: edit(
+                src, dispatch, "  __builtin_trap();\n" + dispatch),
+        }
+        candidates = []
+        for hypothesis, change in changes.items():
+            src.write_text(original)
+            change()
+            diff = subprocess.run(["git", "-C", str(wt), "diff"], check=True, capture_output=True, text=True).stdout
+            candidates.append({"patch": diff or "", "hypothesis": hypothesis})
+        src.write_text(original)
+        candidates[0] = {"commit": start["data"]["best_commit"], "hypothesis": candidates[0]["hypothesis"]}
+        began = time.time()
+        answer = await call(client, "experiment_evaluate_many", candidates=candidates)
+        wall = time.time() - began
+        await call(client, "gpu_status")
+        await call(client, "experiment_log", limit=12)
+    rows = answer["data"].get("rows", [])
+    spans = sorted((r["started_s"], r["ended_s"], r["hypothesis"], r["where"], r.get("decision")) for r in rows if r["started_s"] is not None)
+    result = {"rows": rows, "timeline": spans, "slots": answer["data"].get("slots"), "wall_s": round(wall, 1),
+              "candidates_per_min": round(len(rows) / wall * 60, 2) if wall else None}
+    print(json.dumps({k: v for k, v in result.items() if k != "rows"}, indent=1, default=str))
+    return result
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=["tools", "noise", "ab", "hacks", "many"])
+    parser.add_argument("what", choices=["tools", "noise", "ab", "hacks", "many", "many-gpus"])
     parser.add_argument("--out", required=True)
     parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--keep-metric", choices=["csv", "profiler"], default="csv")
@@ -328,6 +378,8 @@ def main() -> None:
             result = anyio.run(hacks, out)
         elif args.what == "many":
             result = anyio.run(many, out)
+        elif args.what == "many-gpus":
+            result = anyio.run(many_gpus, out)
         else:
             calibration = None
             if args.what == "ab":
