@@ -16,7 +16,7 @@ from kernel_mcp.compile import dynamic_lds
 from kernel_mcp.compile.diagnostics import parse_diagnostics
 from kernel_mcp.compile.flags import check_defines, check_flags
 from kernel_mcp.compile.job import BackendOutput, CompileJob
-from kernel_mcp.compile.models import Diagnostic, KernelFacts
+from kernel_mcp.compile.models import Diagnostic, KernelFacts, merged_notes
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.hardware import load_spec, occupancy
 from kernel_mcp.runner import ProgressFn
@@ -103,20 +103,7 @@ def _with_occupancy(kernels: list[KernelFacts], arch: str, block_size: int | Non
             notes.append((k.name, f"occupancy assumes blocks of {size} threads ({origin})"))
         if k.compiler_occupancy is not None and k.compiler_occupancy != k.occupancy.waves:
             notes.append((k.name, _compiler_differs(spec, k, size)))
-    return _merged(notes)
-
-
-def _merged(notes: list[tuple[str, str]]) -> list[str]:
-    """One note per sentence, naming every kernel it is said of: a template's instantiations would
-    otherwise repeat the same sentence until the answer is cut."""
-    names: dict[str, list[str]] = {}
-    for kernel, text in notes:
-        names.setdefault(text, []).append(kernel)
-    merged = []
-    for text, who in names.items():
-        named = who[0] if len(who) == 1 else f"{len(who)} kernels ({', '.join(who[:3])}{', ...' if len(who) > 3 else ''})"
-        merged.append(f"{named}: {text}")
-    return merged
+    return merged_notes(notes)
 
 
 def _occupancy_for(spec, k: KernelFacts, size: int, lds_bytes: int | None = None):

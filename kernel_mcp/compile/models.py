@@ -83,3 +83,16 @@ class Diagnostic(BaseModel):
         where = self.file + (f":{self.line}" if self.line else "") + (f":{self.column}" if self.column else "")
         repeat = f" (x{self.count})" if self.count > 1 else ""
         return f"{where}: {self.severity}: {self.message}{repeat}"
+
+
+def merged_notes(notes: list[tuple[str, str]]) -> list[str]:
+    """One note per sentence, naming every kernel it is said of: a template's instantiations would
+    otherwise repeat the same sentence until the answer is cut."""
+    names: dict[str, list[str]] = {}
+    for kernel, text in notes:
+        names.setdefault(text, []).append(kernel)
+    merged = []
+    for text, who in names.items():
+        named = who[0] if len(who) == 1 else f"{len(who)} kernels ({', '.join(who[:3])}{', ...' if len(who) > 3 else ''})"
+        merged.append(f"{named}: {text}")
+    return merged

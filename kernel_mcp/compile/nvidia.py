@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 
 from kernel_mcp.compile.amdgpu_asm import display_name
-from kernel_mcp.compile.models import InstructionMix, KernelFacts
+from kernel_mcp.compile.models import InstructionMix, KernelFacts, merged_notes
 
 _ENTRY = re.compile(r"Compiling entry function '(?P<name>[^']+)' for '(?P<arch>[^']+)'")
 _PROPS = re.compile(r"Function properties for (?P<name>\S+)")
@@ -119,23 +119,19 @@ def static_shared(ptxas: dict[str, int], res: dict[str, int]) -> int | None:
 
 def shared_memory_notes(ptxas_text: str, res_usage: str, reserved_per_block: int | None) -> list[str]:
     """Where cuobjdump and ptxas disagree on a kernel's shared memory, say so and which is used;
-    kernels that disagree the same way share one note (a template's instantiations would
-    otherwise fill the answer with the same sentence)."""
+    kernels that disagree the same way share one note."""
     info, res = parse_ptxas(ptxas_text), parse_res_usage(res_usage)
-    alike: dict[tuple[int, int], list[str]] = defaultdict(list)
+    notes: list[tuple[str, str]] = []
     for symbol, p in info.items():
         dumped = res.get(symbol, {}).get("SHARED")
         compiled = p.get("shared", 0)
-        if dumped is not None and dumped != compiled:
-            alike[(dumped, compiled)].append(display_name(symbol))
-    notes = []
-    for (dumped, compiled), names in alike.items():
+        if dumped is None or dumped == compiled:
+            continue
         why = (f"the {dumped - compiled} B difference is the per-block system reservation, which this cuobjdump includes; "
                "LDS shows ptxas's figure and occupancy adds the reservation once") if reserved_per_block and dumped - compiled == reserved_per_block \
             else "they disagree by an amount that is not the per-block reservation; LDS shows ptxas's figure"
-        who = names[0] if len(names) == 1 else f"{len(names)} kernels ({', '.join(names[:3])}{', ...' if len(names) > 3 else ''})"
-        notes.append(f"{who}: cuobjdump -res-usage says SHARED {dumped} B, ptxas {compiled} B: {why}")
-    return notes
+        notes.append((display_name(symbol), f"cuobjdump -res-usage says SHARED {dumped} B, ptxas {compiled} B: {why}"))
+    return merged_notes(notes)
 
 
 def kernels_from(ptxas: str, res_usage: str, sass: str) -> list[KernelFacts]:
