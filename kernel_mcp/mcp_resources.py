@@ -31,28 +31,24 @@ from kernel_mcp.workspace.runs import RESOURCE_SCHEME
 ARTIFACT_TEMPLATE = RESOURCE_SCHEME + "://runs/{run_id}/{name}{?page}"
 
 
-class TypedText(str):
+class _Typed:
+    """A str or bytes value that also knows its MIME type and `_meta` (mixed in before the base)."""
+
+    mime_type: str
+    meta: dict[str, Any] | None
+
+    def __new__(cls, value, mime_type: str, meta: dict[str, Any] | None = None):
+        typed = super().__new__(cls, value)
+        typed.mime_type, typed.meta = mime_type, meta
+        return typed
+
+
+class TypedText(_Typed, str):
     """Text that knows its MIME type and `_meta`."""
 
-    mime_type: str
-    meta: dict[str, Any] | None
 
-    def __new__(cls, text: str, mime_type: str, meta: dict[str, Any] | None = None) -> TypedText:
-        value = super().__new__(cls, text)
-        value.mime_type, value.meta = mime_type, meta
-        return value
-
-
-class TypedBytes(bytes):
+class TypedBytes(_Typed, bytes):
     """Bytes that know their MIME type and `_meta`."""
-
-    mime_type: str
-    meta: dict[str, Any] | None
-
-    def __new__(cls, data: bytes, mime_type: str, meta: dict[str, Any] | None = None) -> TypedBytes:
-        value = super().__new__(cls, data)
-        value.mime_type, value.meta = mime_type, meta
-        return value
 
 
 class KernelMcpServer(CompactToolsServer):
