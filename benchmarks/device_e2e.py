@@ -271,31 +271,41 @@ async def hacks(out: Path) -> dict:
     return results
 
 
+FAST_RHS = "static const int rhs[] = {4, 6, 7, 8};"  # the register-blocking rows the fast kernel's search tries
+FAST_DISPATCH = "  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif"  # the end of the last launcher
+
+
+def candidate_patches(start: dict, changes) -> list[dict]:
+    """One candidate per change to the experiment worktree's src/fast.hip, each applied alone and
+    taken as a patch against BEST; the first change (none) is given as BEST's own commit.
+    `changes(src)` names the changes, each a function that edits `src`."""
+    wt = Path(start["data"]["worktree"])
+    src = wt / "src" / "fast.hip"
+    original = src.read_text()
+    candidates = []
+    for hypothesis, change in changes(src).items():
+        src.write_text(original)
+        change()
+        diff = subprocess.run(["git", "-C", str(wt), "diff"], check=True, capture_output=True, text=True).stdout
+        candidates.append({"patch": diff or "", "hypothesis": hypothesis})
+    src.write_text(original)
+    candidates[0] = {"commit": start["data"]["best_commit"], "hypothesis": candidates[0]["hypothesis"]}
+    return candidates
+
+
 async def many(out: Path) -> dict:
     """Four conv3d candidates through experiment_evaluate_many on the local engine (one GPU: one slot)."""
     ws = workspace(SCRATCH / "ws-many", command=NOISE_COMMAND, repeats=2)
     async with Client(build_server(ws)) as client:
         await call(client, "gpu_status")
         start = await call(client, "experiment_start", tag="many")
-        wt = Path(start["data"]["worktree"])
-        src = wt / "src" / "fast.hip"
-        original = src.read_text()
-        changes = {
+        candidates = candidate_patches(start, lambda src: {
             "unchanged code (a tie)": lambda: None,
-            "narrower tiling search (4-row register blocking only)": lambda: edit(src, "static const int rhs[] = {4, 6, 7, 8};", "static const int rhs[] = {4};"),
+            "narrower tiling search (4-row register blocking only)": lambda: edit(src, FAST_RHS, "static const int rhs[] = {4};"),
             "every output computed twice (double the work)": lambda: edit(
-                src, '  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
-                '  fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif'),
+                src, FAST_DISPATCH, "  fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n" + FAST_DISPATCH),
             "an extra spinning launch after the kernel": lambda: add_extra_work(src),
-        }
-        candidates = []
-        for hypothesis, change in changes.items():
-            src.write_text(original)
-            change()
-            diff = subprocess.run(["git", "-C", str(wt), "diff"], check=True, capture_output=True, text=True).stdout
-            candidates.append({"patch": diff or "", "hypothesis": hypothesis})
-        src.write_text(original)
-        candidates[0] = {"commit": start["data"]["best_commit"], "hypothesis": candidates[0]["hypothesis"]}
+        })
         answer = await call(client, "experiment_evaluate_many", candidates=candidates)
         await call(client, "experiment_log", limit=10)
     rows = answer["data"].get("rows", [])
@@ -314,35 +324,22 @@ async def many_gpus(out: Path) -> dict:
     toml = ws / "kernel-mcp.toml"
     toml.write_text(toml.read_text().replace('keep_metric = "auto"', 'keep_metric = "csv"').replace("timeout_s = 900", "timeout_s = 120"))
     subprocess.run(["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", "csv, 120 s"], check=True)
-    dispatch = "  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif"
     async with Client(build_server(ws)) as client:
         await call(client, "gpu_status")
         start = await call(client, "experiment_start", tag="many-gpus")
-        wt = Path(start["data"]["worktree"])
-        src = wt / "src" / "fast.hip"
-        original = src.read_text()
-        rhs = "static const int rhs[] = {4, 6, 7, 8};"
-        changes = {
+        candidates = candidate_patches(start, lambda src: {
             "unchanged code (a tie)": lambda: None,
-            "4-row register blocking only": lambda: edit(src, rhs, "static const int rhs[] = {4};"),
-            "4- and 6-row blocking only": lambda: edit(src, rhs, "static const int rhs[] = {4, 6};"),
-            "7- and 8-row blocking only": lambda: edit(src, rhs, "static const int rhs[] = {7, 8};"),
+            "4-row register blocking only": lambda: edit(src, FAST_RHS, "static const int rhs[] = {4};"),
+            "4- and 6-row blocking only": lambda: edit(src, FAST_RHS, "static const int rhs[] = {4, 6};"),
+            "7- and 8-row blocking only": lambda: edit(src, FAST_RHS, "static const int rhs[] = {7, 8};"),
             "every output computed twice (double the work)": lambda: edit(
-                src, dispatch, "  fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n" + dispatch),
+                src, FAST_DISPATCH, "  fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n" + FAST_DISPATCH),
             "an extra spinning launch after the kernel": lambda: add_extra_work(src),
             "a launcher that never returns (hang)": lambda: edit(
-                src, dispatch, "  for (volatile int spin = 1; spin;) {}\n" + dispatch),
+                src, FAST_DISPATCH, "  for (volatile int spin = 1; spin;) {}\n" + FAST_DISPATCH),
             "a launcher that traps (the process crashes)": lambda: edit(
-                src, dispatch, "  __builtin_trap();\n" + dispatch),
-        }
-        candidates = []
-        for hypothesis, change in changes.items():
-            src.write_text(original)
-            change()
-            diff = subprocess.run(["git", "-C", str(wt), "diff"], check=True, capture_output=True, text=True).stdout
-            candidates.append({"patch": diff or "", "hypothesis": hypothesis})
-        src.write_text(original)
-        candidates[0] = {"commit": start["data"]["best_commit"], "hypothesis": candidates[0]["hypothesis"]}
+                src, FAST_DISPATCH, "  __builtin_trap();\n" + FAST_DISPATCH),
+        })
         began = time.time()
         answer = await call(client, "experiment_evaluate_many", candidates=candidates)
         wall = time.time() - began
