@@ -50,6 +50,11 @@ class Query:
         self.matchers = [[_matcher(a) for a in (t, *self.alternatives.get(t, ()))] for t in self.terms]
         pairs = [(a, b) for a, b in zip(self.terms, self.terms[1:]) if " " not in a + b][:12]
         self.pairs = [re.compile(r"\b" + re.escape(stem(a)) + r"\w*\W+(?:\w+\W+){0,2}?" + re.escape(stem(b))) for a, b in pairs]
+        # the products it names by model number, stemmed as passage words are, and their families
+        # ("mi300" of "mi300a"), once per query rather than once per candidate passage
+        models = [w for w in (*self.arch_words, *self.terms) if is_product(w)]
+        self.products = {stem(m) for m in models}
+        self.families = tuple({m[:5] for m in models if len(m) > 5})
 
     def term_fts(self, term: str) -> str:
         """One term as FTS5: the word as a prefix (hbm finds HBM3E) or a phrase, or a synonym."""
@@ -169,15 +174,13 @@ def product_factor(query: Query, places) -> float:
     """A product the query names by its model number ("MI300A", "MI100") lifts the passages that
     name that very product, and sinks those that name only its siblings (a row of MI300X figures
     for a question about the MI300A): a table lists several products in the same words."""
-    models = [w for w in (*query.arch_words, *query.terms) if is_product(w)]
-    if not models:
+    if not query.products:
         return 1.0
     own = set(places[0][0]) | set(places[1][0])
-    if any(stem(m) in own for m in models):
+    if query.products & own:
         return 1.4
-    family = {m[:5] for m in models if len(m) > 5}  # "mi300" of "mi300a": its siblings share it
-    if family and any(w.startswith(tuple(family)) and len(w) > 5 for w in own):
-        return 0.85
+    if query.families and any(w.startswith(query.families) and len(w) > 5 for w in own):
+        return 0.85  # a sibling of the family, not the product asked about
     return 1.0
 
 
