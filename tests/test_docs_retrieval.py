@@ -17,7 +17,7 @@ from mcp import Client
 
 import isa_xml_builder
 from conftest import rocm_docs
-from docs_question_set import QUESTIONS, SECOND_AUTHOR, THIRD_AUTHOR, score
+from docs_question_set import FIFTH_AUTHOR, FOURTH_AUTHOR, QUESTIONS, SECOND_AUTHOR, THIRD_AUTHOR, score
 from kernel_mcp.arch_registry import arch_names, registry
 from kernel_mcp.docs import DocsStore, docs_read, docs_search, ingest, isa_lookup, open_store
 from kernel_mcp.docs.passages import CHUNK, split
@@ -46,17 +46,18 @@ def test_the_question_set_is_answered_on_the_first_page(rocm_store):
     assert at3 >= 0.95 and at1 >= 0.85, (at1, at3, missed)
 
 
-def test_the_second_authors_questions_hold_their_floor(rocm_store):
-    """Written without the ranking in view: 0.80 at rank 3 before, 0.88 after (RESULTS.md); the
-    issue's target, 0.95, is not met yet, and this floor keeps what was reached."""
-    at1, at3, ranks = score(rocm_store, SECOND_AUTHOR)
-    assert len(SECOND_AUTHOR) == 40 and at3 >= 0.875 and at1 >= 0.7, (at1, at3, [q.query for q, r in ranks if r is None])
+# Each other author's set, written from the documents alone (docs_question_set.py says which were
+# measured blind and when), with the floor this code holds: hit@3 and hit@1 as measured now, less
+# about one question. The issue's target, 0.95 at rank 3 on unseen questions, is not met (0.89).
+FLOORS = {"second": (SECOND_AUTHOR, 40, 0.925, 0.75), "third": (THIRD_AUTHOR, 30, 0.93, 0.73),
+          "fourth": (FOURTH_AUTHOR, 45, 0.91, 0.71), "fifth": (FIFTH_AUTHOR, 45, 0.86, 0.71)}
 
 
-def test_the_third_authors_questions_hold_their_floor(rocm_store):
-    """Measured once, never tuned on: hit@3 0.90 (RESULTS.md)."""
-    at1, at3, ranks = score(rocm_store, THIRD_AUTHOR)
-    assert len(THIRD_AUTHOR) == 30 and at3 >= 0.9 and at1 >= 0.7, (at1, at3, [q.query for q, r in ranks if r is None])
+@pytest.mark.parametrize("author", list(FLOORS))
+def test_the_other_authors_questions_hold_their_floor(rocm_store, author):
+    questions, count, floor3, floor1 = FLOORS[author]
+    at1, at3, ranks = score(rocm_store, questions)
+    assert len(questions) == count and at3 >= floor3 and at1 >= floor1, (at1, at3, [q.query for q, r in ranks if r is None])
 
 
 def test_answers_stay_within_the_budget(rocm_store):
@@ -89,6 +90,36 @@ def test_an_arch_named_in_the_query_prefers_its_passages(rocm_store):
     for alias, arch in family.items():
         hits = docs_search(rocm_store, f"MFMA bf16 instructions on {alias}", None, 3).hits
         assert any(arch in h.arch.split(",") for h in hits), (alias, [h.id for h in hits])
+
+
+def test_the_hardware_tables_are_pages_whose_rows_carry_their_source(tmp_path):
+    """A figure that only a hardware table holds (H100 tensor cores) comes back from docs_search,
+    its row opening with the value as people write it and the primary source; a user's own TOML
+    file is no document."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    hit = docs_search(store, "H100 SXM tensor core count", None, 3).hits[0]
+    assert hit.id.startswith("hardware/sm-90/") and hit.arch == "sm_90", hit
+    row = docs_read(store, hit.id, 1, BUDGET).text
+    assert "figure: tensor_cores; value: 528 tensor cores" in row and "source: NVIDIA H100 whitepaper" in row
+    hit = docs_search(store, "HBM bandwidth of one MI250X GCD", "gfx90a", 3).hits[0]
+    assert "hbm_bandwidth_bytes_per_s; value: 1.6384 TB/s" in hit.snippet, hit
+    (tmp_path / "mine.toml").write_text('arch = "zz"\n')
+    with pytest.raises(InvalidInput, match="unsupported format"):
+        store.ingest(tmp_path / "mine.toml")
+
+
+def test_a_camelcase_name_answers_the_words_it_is_written_in(tmp_path):
+    (tmp_path / "tune.md").write_text("# Tune\n\n## Config\n\n- LibraryLogic: the ScheduleName is zorbular for MI300.\n\n"
+                                      "## Other\n\nA name, at length.\n")
+    store = DocsStore(tmp_path / "d.sqlite")
+    ingest(store, [tmp_path / "tune.md"])
+    hits = [h.section for h in docs_search(store, "logic name", None, 3).hits]
+    assert hits.index("user/tune/config") < hits.index("user/tune/other"), hits
+
+
+def test_possessives_and_letters_alone_are_no_terms():
+    query = analyse("a kernel's LDS isn't e.g. 64 KiB", None)
+    assert query.terms == ["kernel", "lds", "64", "kib"], query.terms
 
 
 # ---------------------------------------------------------------- tables, headings, chunks -----
@@ -178,6 +209,28 @@ def test_every_heading_level_is_a_section(tmp_path):
     assert store.children("user/zeta") == ["user/zeta/memory"]
     assert store.children("user/zeta/memory") == ["user/zeta/zeta-cache"]
     assert docs_read(store, "user/zeta/zeta-cache", 1, BUDGET).parent == "user/zeta/memory"
+
+
+def test_a_bold_paragraph_heads_a_section_of_its_own(tmp_path):
+    """A glossary written as bold terms over their definitions (the ROCm specifications page) gives
+    one section per term, so the definition asked about opens on the first page; bold words inside
+    a sentence, or a bold line run into the next, head nothing."""
+    glossary = ("Glossary\n========\n\nTerms used above.\n\n**Zeta target name**\n\nArgument to pass to zcc in ``--zeta-arch``.\n\n"
+                "**ZRAM**\n\nAmount of **zeta** memory.\n**Not a term**\nrun into this line.\n\nOther\n=====\n\nAfter the glossary.\n")
+    (tmp_path / "zeta.rst").write_text("Zeta\n####\n\nIntro.\n\n" + glossary)
+    (tmp_path / "zmd.md").write_text("# Zmd\n\n## Glossary\n\n**Zeta target name**\n\nArgument to pass to zcc in `--zeta-arch`.\n\n"
+                                     "**ZRAM**\n\nAmount of **zeta** memory.\n\n## Other\n\nAfter the glossary.\n")
+    store = DocsStore(tmp_path / "d.sqlite")
+    ingest(store, [tmp_path / "zeta.rst", tmp_path / "zmd.md"])
+    for page in ("user/zeta", "user/zmd"):
+        assert store.children(f"{page}/glossary") == [f"{page}/zeta-target-name", f"{page}/zram"]
+        assert store.children(page) == [f"{page}/glossary", f"{page}/other"]
+        term = docs_read(store, f"{page}/zeta-target-name", 1, BUDGET)
+        assert term.title == "Zeta target name" and "--zeta-arch" in term.text and "ZRAM" not in term.text
+        assert "Amount of zeta memory" in docs_read(store, f"{page}/zram", 1, BUDGET).text.replace("**", "")  # Markdown keeps its markup
+    assert "Not a term run into this line" in " ".join(docs_read(store, "user/zeta/zram", 1, BUDGET).text.split())
+    hit = docs_search(store, "which zcc flag takes the zeta target name", None, 3).hits[0]
+    assert hit.section.endswith("/zeta-target-name"), hit
 
 
 def test_long_prose_is_cut_into_overlapping_chunks_and_read_from_the_hit(tmp_path):

@@ -14,15 +14,20 @@ their synonyms) or naming the query's counters and instructions; they are then o
 
 from __future__ import annotations
 
+import math
 import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
 
-from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, compact, identifiers, stem, synonyms
+from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, compact, identifiers, name_parts, stem, synonyms
 
 # How much a query word counts where it is found: in the passage (a table row with its header,
 # a chunk of prose), in its section's heading, or only in the headings above.
 PLACES = (1.0, 0.75, 0.5)
+# The hardware tables restate, as one row per figure, what the documents say in their own words and
+# tables; they answer first only where no document does (hw_spec serves them by key)
+TABLES_PREFIX = "hardware/"
+TABLES_FACTOR = 0.7
 MODEL = re.compile(r"[a-z]+[0-9]+[a-z0-9]*")  # a product or model number: mi300a, mi100, h100, a100
 
 
@@ -33,7 +38,8 @@ def _fts_phrase(text: str) -> str:
 def _matcher(word: str):
     """A word as its stem (found exactly or as a prefix of a passage word), a phrase as a regex."""
     if " " in word or "/" in word:
-        return re.compile(r"\b" + r"\W+".join(re.escape(w) for w in WORD.findall(word)) + r"\b")
+        # the words apart, or joined in a snake_case name ("compute units" in compute_units)
+        return re.compile(r"(?<![a-z0-9])" + r"[\W_]+".join(re.escape(w) for w in WORD.findall(word)) + r"(?![a-z0-9])")
     return stem(word)
 
 
@@ -55,6 +61,15 @@ class Query:
         models = [w for w in (*self.arch_words, *self.terms) if is_product(w)]
         self.products = {stem(m) for m in models}
         self.families = tuple({m[:5] for m in models if len(m) > 5})
+        self.weights = [1.0] * len(self.terms)
+
+    def weigh(self, found: dict[str, int], total: int) -> None:
+        """Weights the terms by rarity (inverse document frequency): a passage holding "latency"
+        and "average" answers more of "average vector memory latency" than one holding "vector"
+        and "memory", words of every other passage. `found`: passages holding each term."""
+        idf = [math.log(1 + total / (1 + found[t])) if t in found else 1.0 for t in self.terms]
+        mean = sum(idf) / len(idf) if idf else 1.0
+        self.weights = [w / mean for w in idf] if mean > 0 else [1.0] * len(self.terms)
 
     def term_fts(self, term: str) -> str:
         """One term as FTS5: the word as a prefix (hbm finds HBM3E) or a phrase, or a synonym."""
@@ -83,7 +98,9 @@ class Query:
 
 def analyse(text: str, arch: str | None) -> Query | None:
     """None when the text has no word to search for."""
-    words = [w.lower() for w in WORD.findall(text)]
+    # "kernel's" is the kernel, "isn't" is not: no term "s" or "t" (a letter alone is no word to search for)
+    plain = re.sub(r"n['’]t\b", " not", re.sub(r"(?<=\w)['’]s\b", "", text))
+    words = [w.lower() for w in WORD.findall(plain) if len(w) > 1 or w.isdigit()]
     if not words:
         return None
     archs, used = archs_named(words)
@@ -109,8 +126,9 @@ def analyse(text: str, arch: str | None) -> Query | None:
 
 
 def passage_words(text: str) -> tuple[str, ...]:
-    """The sorted stemmed words of a text, a snake_case name also as its parts (SQ_WAVES: sq, waves)."""
-    out: set[str] = set()
+    """The sorted stemmed words of a text, a name also as its parts (SQ_WAVES: sq, waves;
+    LibraryLogic: library, logic)."""
+    out: set[str] = {stem(part) for part in name_parts(text)}
     for word in WORD.findall(text.lower()):
         out.add(stem(word))
         if "_" in word:
@@ -128,16 +146,17 @@ def _holds(matcher, words: tuple[str, ...], text: str) -> bool:
 
 
 def coverage(query: Query, places) -> float:
-    """The weighted share of the query's terms the passage holds (a term, a prefix of a word, a synonym)."""
+    """The share of the query's terms the passage holds (a term, a prefix of a word, a synonym),
+    each term weighed by its rarity and by where it is found (PLACES)."""
     if not query.terms:
         return 1.0
     total = 0.0
-    for matchers in query.matchers:
+    for matchers, rarity in zip(query.matchers, query.weights):
         for weight, (words, text) in zip(PLACES, places):
             if any(_holds(m, words, text) for m in matchers):
-                total += weight
+                total += weight * rarity
                 break
-    return total / len(query.terms)
+    return total / sum(query.weights)
 
 
 def proximity(query: Query, text: str) -> float:
@@ -203,13 +222,15 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
     for r in rows:
         places = cache.get(r["rowid"])
         if places is None:
-            own = (r["context"] + " " + r["text"]).lower()
-            places = cache[r["rowid"]] = ((passage_words(own), own), (passage_words(r["title"]), r["title"].lower()),
+            own = r["context"] + " " + r["text"]
+            places = cache[r["rowid"]] = ((passage_words(own), own.lower()), (passage_words(r["title"]), r["title"].lower()),
                                           (passage_words(r["path"]), r["path"].lower()))
         factor = arch_factor(query.archs, set(filter(None, r["mentions"].split(","))), set(filter(None, r["arch"].split(","))))
         factor *= product_factor(query, places)
         if r["layer"] == 0:
             factor *= 0.7  # the map points at pages (docs_map shows it); the pages hold the answers
+        elif r["id"].startswith(TABLES_PREFIX):
+            factor *= TABLES_FACTOR
         keys, defines = r["keys"].split(), r["defines"].split()
         value = score(-r["bm25"] / best, coverage(query, places), proximity(query, places[1][1] + " " + places[0][1]),
                       any(k in defines for k in query.keys), any(k in keys for k in query.keys), factor)

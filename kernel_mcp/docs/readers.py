@@ -86,6 +86,21 @@ def split_headed(page_id: str, title: str, blocks: list[tuple[int, str, str]], c
     return [page] + children
 
 
+_BOLD_PARAGRAPH = re.compile(r"^\s*\*\*([^*]{1,100})\*\*\s*$")
+
+
+def bold_heading(lines: list[str], i: int) -> str | None:
+    """The text of a paragraph that is nothing but bold ("**LLVM target name**" in a glossary,
+    "**AMD Instinct MI300 series**" over a list of links): it heads what follows it as a heading
+    one level below the enclosing one would, so each glossary term is a section of its own."""
+    match = _BOLD_PARAGRAPH.match(lines[i])
+    if match is None:
+        return None
+    before = lines[i - 1] if i > 0 else ""
+    after = lines[i + 1] if i + 1 < len(lines) else ""
+    return match.group(1).strip() if not before.strip() and not after.strip() and match.group(1).strip() else None
+
+
 # ---------------------------------------------------------------- Markdown -------------------
 _MD_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 
@@ -96,16 +111,22 @@ def markdown_blocks(text: str) -> tuple[str | None, str, list[tuple[int, str, st
     intro: list[str] = []
     blocks: list[tuple[int, str, list[str]]] = []
     fenced = False
-    for line in rewrite_myst_tables(text.splitlines()):
+    lines = rewrite_myst_tables(text.splitlines())
+    enclosing = 1  # the level of the last real heading: a bold paragraph heads one level below it
+    for i, line in enumerate(lines):
         if line.lstrip().startswith("```"):
             fenced = not fenced
         match = None if fenced else _MD_HEADING.match(line)
+        bold = None if fenced or match else bold_heading(lines, i)
         if match:
             level, heading = len(match.group(1)), match.group(2).strip()
             if level == 1 and title is None and not blocks:
                 title = heading
                 continue
             blocks.append((level, heading, []))
+            enclosing = level
+        elif bold:
+            blocks.append((enclosing + 1, bold, []))
         elif blocks:
             blocks[-1][2].append(line)
         else:
@@ -200,7 +221,8 @@ def rst_plain(lines: list[str]) -> list[str]:
             continue
         line = _RST_ROLE.sub(lambda m: m.group(1).strip().lstrip("~"), line)
         line = _RST_LINK.sub(lambda m: m.group(1).strip() or m.group(2).strip(), line)
-        out.append(_RST_LITERAL.sub(r"\1", line).replace("**", ""))
+        line = _RST_LITERAL.sub(r"\1", line)
+        out.append(line if _BOLD_PARAGRAPH.match(line) else line.replace("**", ""))  # read_rst reads it as a heading
     return out
 
 
@@ -210,6 +232,7 @@ def read_rst(path: Path, text: str, page_id: str) -> list[Section]:
     blocks: list[tuple[int, str, list[str]]] = []
     title = None
     intro: list[str] = []
+    enclosing = 1  # the level of the last real heading: a bold paragraph heads one level below it
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -220,7 +243,11 @@ def read_rst(path: Path, text: str, page_id: str) -> list[Section]:
         elif line.strip() and not _RST_ADORN.match(line) and _RST_ADORN.match(nxt) and len(nxt.strip()) >= len(line.strip()):
             key, heading, skip = nxt.strip()[0], line.strip(), 2
         else:
-            (blocks[-1][2] if blocks else intro).append(line)
+            bold = bold_heading(lines, i)
+            if bold:
+                blocks.append((enclosing + 1, bold, []))
+            else:
+                (blocks[-1][2] if blocks else intro).append(line.replace("**", "") if _BOLD_PARAGRAPH.match(line) else line)
             i += 1
             continue
         if key not in order:
@@ -230,6 +257,7 @@ def read_rst(path: Path, text: str, page_id: str) -> list[Section]:
             title = heading
         else:
             blocks.append((level, heading, []))
+        enclosing = level
         i += skip
     clean_intro = "\n".join(l for l in intro if not l.strip().startswith(("..", ":")))
     return split_headed(page_id, title or path.stem, [(lvl, h, "\n".join(b)) for lvl, h, b in blocks], path.name, intro=clean_intro)

@@ -14,12 +14,14 @@ from pathlib import Path
 
 from kernel_mcp import safe_files
 from kernel_mcp.docs import passages, ranking, vocabulary
+from kernel_mcp.docs.hardware_pages import PAGE_PREFIX, read_hardware_table
 from kernel_mcp.docs.isa_xml import read_isa_xml
 from kernel_mcp.docs.readers import SUFFIXES, Section, read_html, read_markdown, read_pdf, read_rst, slug
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 
 MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
-LAYOUT = 2  # PRAGMA user_version: 1 had one search entry per section, 2 one per passage
+LAYOUT = 3  # PRAGMA user_version, of the tables and the reading rules: 1 had one search entry per section,
+# 2 one per passage, 3 reads a bold paragraph as a heading (a glossary term); another is rebuilt on open
 CANDIDATES = 100  # passages BM25 hands to the re-ranking
 COMMON = 400  # a term in more passages than this (and than a tenth of them) is common: see _common
 SCHEMA = """
@@ -84,7 +86,9 @@ def passage_rows(section: Section, path: str) -> list[tuple]:
         if vocabulary.identifiers(section.title) == [section.title.strip()]:
             defines.add(vocabulary.compact(section.title.strip()))  # a section named after one instruction
         mentions = vocabulary.archs_mentioned(" ".join((path, section.title, p.context, p.text)))
-        keys = " ".join(dict.fromkeys(vocabulary.compact(k) for k in names))[:4000]
+        # the names, compacted, then the words of the CamelCase ones, which the FTS tokenizer cannot
+        # split ("LibraryLogic" answers "library logic"; SQ_WAVES is split at its underscore already)
+        keys = " ".join(dict.fromkeys([vocabulary.compact(k) for k in names] + vocabulary.name_parts(" ".join(names))))[:4000]
         rows.append((pid, n, p.kind, p.start, p.end, path, section.title, p.context, p.text, ",".join(sorted(mentions)), keys, " ".join(sorted(defines))))
     return rows
 
@@ -135,6 +139,8 @@ class DocsStore:
     def ingest(self, path: Path, kind: str = "user") -> tuple[str, int]:
         """Add or refresh one file; returns (what happened, number of sections)."""
         fmt = SUFFIXES.get(path.suffix.lower())
+        if kind == "shipped" and path.suffix.lower() == ".toml":
+            fmt = "hardware-table"  # the shipped hardware tables only: a user's TOML is no document
         if fmt is None:
             raise InvalidInput(f"{path.name}: unsupported format", hint="Markdown, reStructuredText, HTML, PDF, or AMD ISA XML")
         safe_files.check_regular(path, str(path))  # a FIFO would block the read forever
@@ -185,6 +191,8 @@ class DocsStore:
             return read_pdf(path, data, page_id)
         if fmt == "isa-xml":
             return read_isa_xml(path, page_id)
+        if fmt == "hardware-table":
+            return read_hardware_table(path, PAGE_PREFIX + slug(path.stem))
         if b"\x00" in data[:8192]:
             raise InvalidInput(f"{path.name} looks binary, not {fmt} text")
         try:
@@ -246,18 +254,16 @@ class DocsStore:
     def _common(self, query: ranking.Query) -> set[str]:
         """The query's terms found in more than a tenth of the passages (at least COMMON of them):
         scoring them over thousands of matches (every ISA entry says "register") costs
-        milliseconds and selects nothing, so candidates must hold them all, or a rarer term."""
+        milliseconds and selects nothing, so candidates must hold them all, or a rarer term.
+        The counts (capped there) also weigh the terms by rarity for the re-ranking."""
         if len(query.terms) < 2:
             return set()
         total = self._passage_count()
         limit = max(COMMON, total // 10)
-        common = set()
-        for term in query.terms[:24]:
-            found = self.db.execute("SELECT count(*) FROM (SELECT 1 FROM passages_fts WHERE passages_fts MATCH ? LIMIT ?)",
-                                    (query.term_fts(term), limit + 1)).fetchone()[0]
-            if found > limit:
-                common.add(term)
-        return common
+        found = {term: self.db.execute("SELECT count(*) FROM (SELECT 1 FROM passages_fts WHERE passages_fts MATCH ? LIMIT ?)",
+                                       (query.term_fts(term), limit + 1)).fetchone()[0] for term in query.terms[:24]}
+        query.weigh(found, total)
+        return {term for term, count in found.items() if count > limit}
 
     def _passage_count(self) -> int:
         if self._count is None:

@@ -17,9 +17,14 @@ import re
 from kernel_mcp.arch_registry import DOCS_INDEX_ENV, docs_index_dir, read_table, registry
 from kernel_mcp.errors import KernelMcpError
 
+# Function words, and the words a question asks with rather than about ("which counter shows",
+# "how do I find out", "e.g."): no passage answers by holding them
 STOPWORDS = frozenset(
-    "a about an and any are as at be by can do does for from get has have how i in is it its many me much my of on or our "
-    "per should so than that the their there these this those to use used using was we what when where which who why will with you".split()
+    "a about again all also an and any are as at be because been being both but by can could did do does doing e eg etc "
+    "each every for from g get gets give gives had has have having he how i ie if in into is it its just know like many me might "
+    "much must my need needs no nor not of on only or our own per she should show shows so some such tell tells than "
+    "that the their them then there these they this those to too use used using very want was we were what when "
+    "where which while who whom why will with would you your".split()
 )
 # snake_case / UPPER_SNAKE names, and CamelCase names with a hump (lower-to-upper, "dB" in
 # StalledBy) or an acronym before a word ("UUti" in VALUUtilization), not an acronym's plural
@@ -31,6 +36,15 @@ WORD = re.compile(r"[A-Za-z0-9_]+")
 
 def identifiers(text: str) -> list[str]:
     return _SNAKE.findall(text) + _CAMEL.findall(text)
+
+
+_HUMP = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def name_parts(text: str) -> list[str]:
+    """The words that the CamelCase names of a text are written in, lower case ("LibraryLogic":
+    library, logic; "ALUStalledByLDS": alu, stalled, by, lds): a question spells them apart."""
+    return [part.lower() for name in _CAMEL.findall(text) for part in _HUMP.findall(name)]
 
 
 def compact(name: str) -> str:
