@@ -18,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from docs_question_set import QUESTIONS, SECOND_AUTHOR, THIRD_AUTHOR, score  # noqa: E402
+from docs_question_set import FIFTH_AUTHOR, FOURTH_AUTHOR, QUESTIONS, SECOND_AUTHOR, THIRD_AUTHOR, score  # noqa: E402
 
 from kernel_mcp.docs import ingest, open_store  # noqa: E402
 
@@ -32,8 +32,9 @@ def main() -> None:
         store = open_store(Path(tmp) / ".kernel-mcp")
         report = ingest(store, [Path(args.docs)])
         print(f"index: {report.sources_total} sources, {report.sections_total} sections, {report.passages_total} passages")
-        results = [(name, questions, *score(store, questions)) for name, questions in (("questions", QUESTIONS), ("second author", SECOND_AUTHOR),
-                                                                        ("third author", THIRD_AUTHOR))]
+        sets = (("questions", QUESTIONS), ("second author", SECOND_AUTHOR), ("third author", THIRD_AUTHOR),
+                ("fourth author", FOURTH_AUTHOR), ("fifth author", FIFTH_AUTHOR))
+        results = [(name, questions, *score(store, questions)) for name, questions in sets]
     for name, questions, at1, at3, ranks in results:
         print(f"{name}: {len(questions)}  hit@1 {at1:.2f}  hit@3 {at3:.2f}  hit@3 >= 0.95: {'met' if at3 >= 0.95 else 'MISSED'}")
         if args.misses:
