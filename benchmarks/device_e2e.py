@@ -316,14 +316,18 @@ async def many(out: Path) -> dict:
     return result
 
 
-async def many_gpus(out: Path) -> dict:
+async def many_gpus(out: Path, engine: str = "local", slots: int | None = None, address: str = "auto") -> dict:
     """Eight candidates, a hang and a crash among them, through experiment_evaluate_many on the
-    local engine of a node with several GPUs: the timeline shows which GPU measured each and when.
-    Keep metric csv and a 120 s benchmark limit, so that the hang costs one slot two minutes."""
-    ws = workspace(SCRATCH / "ws-many-gpus", command=NOISE_COMMAND, repeats=2)
+    local engine of a node with several GPUs (or `slots` of them), or on the Ray engine joined to
+    the cluster at `address` (one task per GPU): the timeline shows which GPU measured each and
+    when. Keep metric csv and a 120 s benchmark limit, so that the hang costs one slot two minutes."""
+    ws = workspace(SCRATCH / f"ws-many-gpus-{engine}", command=NOISE_COMMAND, repeats=2)
     toml = ws / "kernel-mcp.toml"
-    toml.write_text(toml.read_text().replace('keep_metric = "auto"', 'keep_metric = "csv"').replace("timeout_s = 900", "timeout_s = 120"))
-    subprocess.run(["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", "csv, 120 s"], check=True)
+    text = toml.read_text().replace('keep_metric = "auto"', 'keep_metric = "csv"').replace("timeout_s = 900", "timeout_s = 120")
+    assert "[engine]" not in text
+    text += f'\n[engine]\nkind = "{engine}"\n' + (f"slots = {slots}\n" if slots else "") + (f'address = "{address}"\n' if engine == "ray" else "")
+    toml.write_text(text)
+    subprocess.run(["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", f"csv, 120 s, {engine} engine"], check=True)
     async with Client(build_server(ws)) as client:
         await call(client, "gpu_status")
         start = await call(client, "experiment_start", tag="many-gpus")
@@ -347,7 +351,7 @@ async def many_gpus(out: Path) -> dict:
         await call(client, "experiment_log", limit=12)
     rows = answer["data"].get("rows", [])
     spans = sorted((r["started_s"], r["ended_s"], r["hypothesis"], r["where"], r.get("decision")) for r in rows if r["started_s"] is not None)
-    result = {"rows": rows, "timeline": spans, "slots": answer["data"].get("slots"), "wall_s": round(wall, 1),
+    result = {"engine": engine, "rows": rows, "timeline": spans, "slots": answer["data"].get("slots"), "wall_s": round(wall, 1),
               "candidates_per_min": round(len(rows) / wall * 60, 2) if wall else None}
     print(json.dumps({k: v for k, v in result.items() if k != "rows"}, indent=1, default=str))
     return result
@@ -364,6 +368,9 @@ def main() -> None:
     parser.add_argument("--idle-s", type=float, default=60.0)
     parser.add_argument("--name", default=None, help="a name for this batch of trials (its files in --out)")
     parser.add_argument("--deadline-s", type=float, default=0.0, help="start no trial after this many seconds (partial results stay)")
+    parser.add_argument("--engine", choices=["local", "ray"], default="local", help="many-gpus: the engine of the batch")
+    parser.add_argument("--slots", type=int, default=None, help="many-gpus: candidates at once (local engine; default every idle GPU)")
+    parser.add_argument("--ray-address", default="auto", help="many-gpus --engine ray: the cluster to join")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -376,7 +383,7 @@ def main() -> None:
         elif args.what == "many":
             result = anyio.run(many, out)
         elif args.what == "many-gpus":
-            result = anyio.run(many_gpus, out)
+            result = anyio.run(many_gpus, out, args.engine, args.slots, args.ray_address)
         else:
             calibration = None
             if args.what == "ab":
