@@ -284,10 +284,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse(argv: list[str] | None):
+    """The command line. `call TOOL --workspace DIR key=value` is read like `call --workspace DIR
+    TOOL key=value`: argparse ends the key=value list at the option and would refuse the rest."""
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if args.command != "call" or args.tool is None or any(e.startswith("-") for e in extra):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.arguments = [*args.arguments, *extra]
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     """Every command ends here: an error as one line (and a hint), Ctrl-C and a closed pipe quietly."""
     try:
-        status = dispatch(build_parser().parse_args(argv))
+        status = dispatch(parse(argv))
         sys.stdout.flush()  # a reader that went away (`| head`) is found here, not at exit
         return status
     except KernelMcpError as exc:

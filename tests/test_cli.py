@@ -27,6 +27,11 @@ def test_call_runs_a_tool_with_key_value_arguments(workspace):
     assert "hello from the workspace" in done.stdout
     structured = kmcp("call", "--workspace", str(workspace), "--json", "run_command", "name=hello", "timeout_s=30")
     assert json.loads(structured.stdout)["exit_code"] == 0
+    # the options after the tool's name, as people also write them
+    after = kmcp("call", "run_command", "--workspace", str(workspace), "name=hello", "--json", "timeout_s=30")
+    assert after.returncode == 0 and json.loads(after.stdout)["exit_code"] == 0, after.stderr
+    unknown = kmcp("call", "run_command", "--workspace", str(workspace), "name=hello", "--bogus")
+    assert unknown.returncode == 2 and "unrecognized arguments:" in unknown.stderr and "--bogus" in unknown.stderr
 
 
 def test_call_errors_exit_nonzero(workspace, tmp_path):

@@ -40,4 +40,7 @@ def read_hardware_table(path: Path, page_id: str) -> list[Section]:
     title = f"{spec.product} ({spec.family}, {spec.arch}): sourced figures"
     intro = (f"The figures kernel-mcp computes with for {spec.arch} ({spec.product}), each with its primary source; "
              f"hw_spec(arch={spec.arch!r}) gives the same table by section or key.")
-    return split_headed(page_id, title, blocks, f"docs_index/hardware/{path.name}", arch=[spec.arch], summary=intro, intro=intro)
+    sections = split_headed(page_id, title, blocks, f"docs_index/hardware/{path.name}", arch=[spec.arch], summary=intro, intro=intro)
+    for child, group in zip(sections[1:], grouped(spec.figures)):
+        child.id = f"{page_id}/{group}"  # hardware/gfx950/peak, as hw_spec names the section
+    return sections
