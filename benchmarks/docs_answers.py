@@ -18,7 +18,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from docs_question_set import FIFTH_AUTHOR, FOURTH_AUTHOR, QUESTIONS, SECOND_AUTHOR, THIRD_AUTHOR, score  # noqa: E402
+from docs_question_set import FIFTH_AUTHOR, FOURTH_AUTHOR, QUESTIONS, SECOND_AUTHOR, SIXTH_AUTHOR, THIRD_AUTHOR, score  # noqa: E402
 
 from kernel_mcp.docs import ingest, open_store  # noqa: E402
 
@@ -33,7 +33,7 @@ def main() -> None:
         report = ingest(store, [Path(args.docs)])
         print(f"index: {report.sources_total} sources, {report.sections_total} sections, {report.passages_total} passages")
         sets = (("questions", QUESTIONS), ("second author", SECOND_AUTHOR), ("third author", THIRD_AUTHOR),
-                ("fourth author", FOURTH_AUTHOR), ("fifth author", FIFTH_AUTHOR))
+                ("fourth author", FOURTH_AUTHOR), ("fifth author", FIFTH_AUTHOR), ("sixth author", SIXTH_AUTHOR))
         results = [(name, questions, *score(store, questions)) for name, questions in sets]
     for name, questions, at1, at3, ranks in results:
         print(f"{name}: {len(questions)}  hit@1 {at1:.2f}  hit@3 {at3:.2f}  hit@3 >= 0.95: {'met' if at3 >= 0.95 else 'MISSED'}")

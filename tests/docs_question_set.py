@@ -317,6 +317,70 @@ FIFTH_AUTHOR: list[Question] = [
 ]
 
 
+# A sixth set (40, 30 on the ROCm documents), by a sixth author asked to write as the author
+# did (short, naming the counter or figure, a quarter by meaning or by another arch name); measured
+# once, untouched, on the code before and after that session's changes: hit@1 0.78 -> 0.85,
+# hit@3 0.95 -> 0.975 (f774892 -> 22a1939).
+SIXTH_AUTHOR: list[Question] = [
+    # file: shared/docs/rocm/workload.rst
+    q("GEMM slows down a lot on gfx942 when K is a multiple of 256, how to pad the leading dimension", "Tagram channel hotspotting", "lda = ldb = K + 128", arch="gfx942"),  # file: shared/docs/rocm/workload.rst
+    q("clock speed difference between XCDs on MI300X", "clock speed variation of 3% to 10%", "XCD7 has the lowest", arch="gfx942"),  # file: shared/docs/rocm/workload.rst
+    q("Triton waves_per_eu kernel argument", "hints to the compiler to reduce VGPR"),  # file: shared/docs/rocm/workload.rst
+    q("num_stages setting for Triton flash attention kernels on AMD", "two GEMMs fused (Flash Attention"),  # file: shared/docs/rocm/workload.rst
+    q("NCCL_MIN_NCHANNELS value for RCCL on MI300X", "NCCL_MIN_NCHANNELS=112", arch="gfx942"),  # file: shared/docs/rocm/workload.rst
+    q("RCCL communication and compute streams don't overlap with PyTorch FSDP, what env vars fix it", "TORCH_NCCL_HIGH_PRIORITY=1", "GPU_MAX_HW_QUEUES=2"),  # file: shared/docs/rocm/workload.rst
+    q("how to print the AMDGPU assembly that a Triton kernel compiles to", "AMDGCN_ENABLE_DUMP=1"),  # file: shared/docs/rocm/workload.rst
+    q("minimum number of workgroups in the grid to fill MI300X", "a minimum of 1024 thread", arch="gfx942"),  # file: shared/docs/rocm/workload.rst
+    q("occ_lds formula for Triton kernel occupancy", "occ_lds = floor(65536 / L)"),  # file: shared/docs/rocm/workload.rst
+    q("find which kernel caused a memory access fault with ROCr debug agent", "librocm-debug-agent.so.2", "HSA_ENABLE_DEBUG=1"),  # file: shared/docs/rocm/workload.rst
+    q("hipblaslt find_exact.py RotatingBuffer unit", "This is a size in the unit of MB"),  # file: shared/docs/rocm/workload.rst
+    q("TensileLite LibraryLogic ScheduleName for gfx942", "aquavanjaram is MI300", arch="gfx942"),  # file: shared/docs/rocm/workload.rst
+    q("why is my Composable Kernel GEMM benchmark faster with all-zero input matrices", "more than a 20 percent performance drop", "random integers and random floats"),  # file: shared/docs/rocm/workload.rst
+    # file: shared/docs/rocm/mi300-mi200-performance-counters.rst
+    q("SQ_INSTS_VALU_MFMA_MOPS_BF16 unit", "SQ_INSTS_VALU_MFMA_MOPS_BF16", "BF16 floating matrix FMA ops"),  # file: shared/docs/rocm/mi300-mi200-performance-counters.rst
+    q("how to compute average LDS latency from SQ_ACCUM_PREV_HIRES", "LDS latency", "SQ_ACCUM_PREV_HIRES"),  # file: shared/docs/rocm/mi300-mi200-performance-counters.rst
+    q("counter for wave dispatch blocked because a SIMD has no free vector registers", "SPI_RA_VGPR_SIMD_FULL_CSN", "shortage of vector general-purpose"),  # file: shared/docs/rocm/mi300-mi200-performance-counters.rst
+    q("does SQ_INSTS_LDS include flat instructions on MI300", "MI300: does not include flat", arch="gfx942"),  # file: shared/docs/rocm/mi300-mi200-performance-counters.rst
+    q("counter for L2 cache read requests that go out to HBM on MI300X", "TCC_EA0_RDREQ_DRAM", "read requests to High Bandwidth Memory", arch="gfx942"),  # file: shared/docs/rocm/mi300-mi200-performance-counters.rst
+    q("average L2 to memory write latency formula", "Average write latency", "TCC_PERF_SEL_EA0_WRREQ_LEVEL"),  # file: shared/docs/rocm/mi300-mi200-performance-counters.rst
+    q("VALUUtilization derived metric", "VALUUtilization", "work-group size is not a multiple of 64"),  # file: shared/docs/rocm/mi300-mi200-performance-counters.rst
+    q("how to lower ALUStalledByLDS", "reducing LDS bank conflicts"),  # file: shared/docs/rocm/mi300-mi200-performance-counters.rst
+    q("is TCP_TCC_READ_REQ_LATENCY available on MI300X", "TCP_TCC_READ_REQ_LATENCY", "MI200 series only", arch="gfx942"),  # file: shared/docs/rocm/mi300-mi200-performance-counters.rst
+    # file: shared/docs/rocm/mi300x.rst
+    q("put HIP kernel arguments in device memory to cut kernel launch latency", "HIP_FORCE_DEV_KERNARG=1", "default option as of ROCm 6.2"),  # file: shared/docs/rocm/mi300x.rst
+    q("rocm-smi --setperfdeterminism clock for MI300X", "setperfdeterminism 1900", "default 2100 MHz", arch="gfx942"),  # file: shared/docs/rocm/mi300x.rst
+    q("disable CPU C2 idle state with cpupower", "cpupower idle-set -d 2"),  # file: shared/docs/rocm/mi300x.rst
+    # file: shared/docs/rocm/gpu-arch-specs.rst
+    q("how many compute units does MI300A have", "228 (38 per XCD)", arch="gfx942"),  # file: shared/docs/rocm/gpu-arch-specs.rst
+    q("L2 cache size of MI250X", "16 (8 per GCD)", arch="gfx90a"),  # file: shared/docs/rocm/gpu-arch-specs.rst
+    q("MI100 VGPR file and AccVGPR size", "256 VGPR and 256 AccVGPR"),  # file: shared/docs/rocm/gpu-arch-specs.rst
+    # file: shared/docs/rocm/mi300.md
+    q("MI300X theoretical peak memory bandwidth", "5.3 TB per second", arch="gfx942"),  # file: shared/docs/rocm/mi300.md
+    # file: shared/docs/rocm/gpu-arch.md
+    q("CDNA2 ISA reference guide", "AMD Instinct MI200/CDNA2 ISA", arch="gfx90a"),  # file: shared/docs/rocm/gpu-arch.md
+    # file: main/docs_index/isa/gfx950.md
+    q("instruction to convert two fp32 values to packed bf16 on CDNA4", "v_cvt_pk_bf16_f32", "11 VALU", arch="gfx950"),  # file: main/docs_index/isa/gfx950.md
+    # file: main/docs_index/isa/gfx942.md
+    q("fp8 MFMA instruction on MI300X and its cycle count", "v_mfma_f32_16x16x32_fp8_fp8", "4 XDL units = 16 cycles at", arch="gfx942"),  # file: main/docs_index/isa/gfx942.md
+    # file: main/docs_index/l1/scheduling-hints.md
+    q("sched_group_barrier mask value for LDS read instructions", "0x100", "DS read"),  # file: main/docs_index/l1/scheduling-hints.md
+    # file: main/docs_index/l1/lds.md
+    q("XOR swizzle width for LDS bank conflicts on MI355X", "8 such columns on gfx942, 16 on gfx950", arch="gfx950"),  # file: main/docs_index/l1/lds.md
+    # file: main/docs_index/l1/mfma.md
+    q("why do legacy bf16 MFMA shapes only reach half of peak on gfx950", "reach only half the gfx950 peak", "K-doubled forms", arch="gfx950"),  # file: main/docs_index/l1/mfma.md
+    # file: main/docs_index/l1/nvidia-hopper.md
+    q("Nsight Compute warp stall reason that matches an lgkmcnt wait", "short_scoreboard", "on MIO results", arch="sm_90"),  # file: main/docs_index/l1/nvidia-hopper.md
+    # file: main/docs_index/l1/rocprofv3-counters.md
+    q("how many TCC counters can rocprofv3 collect in one pass on gfx942", "TCC 4, TA/TD/GRBM/SPI 2", arch="gfx942"),  # file: main/docs_index/l1/rocprofv3-counters.md
+    # file: main/docs_index/l1/cdna2-gfx90a.md
+    q("bf16 MFMA instruction spelling on MI210", "v_mfma_f32_16x16x16bf16_1k", "The BF16 instructions are the", arch="gfx90a"),  # file: main/docs_index/l1/cdna2-gfx90a.md
+    # file: main/docs_index/hardware/sm_90.toml
+    q("number of tensor cores on H100 SXM", "528", "4 per SM", arch="sm_90"),  # file: main/docs_index/hardware/sm_90.toml
+    # file: main/docs_index/hardware/gfx90a.toml
+    q("HBM bandwidth of one MI250X GCD", "4,096-bit interface at 3.2 Gbps|4,096 bits at 3.2 Gbps", arch="gfx90a"),  # file: main/docs_index/hardware/gfx90a.toml
+]
+
+
 def _folded(text: str) -> str:
     return " ".join(text.split()).lower()
 

@@ -17,7 +17,7 @@ from mcp import Client
 
 import isa_xml_builder
 from conftest import rocm_docs
-from docs_question_set import FIFTH_AUTHOR, FOURTH_AUTHOR, QUESTIONS, SECOND_AUTHOR, THIRD_AUTHOR, score
+from docs_question_set import FIFTH_AUTHOR, FOURTH_AUTHOR, QUESTIONS, SECOND_AUTHOR, SIXTH_AUTHOR, THIRD_AUTHOR, score
 from kernel_mcp.arch_registry import arch_names, registry
 from kernel_mcp.docs import DocsStore, docs_read, docs_search, ingest, isa_lookup, open_store
 from kernel_mcp.docs.passages import CHUNK, split
@@ -48,9 +48,10 @@ def test_the_question_set_is_answered_on_the_first_page(rocm_store):
 
 # Each other author's set, written from the documents alone (docs_question_set.py says which were
 # measured blind and when), with the floor this code holds: hit@3 and hit@1 as measured now, less
-# about one question. The target, 0.95 at rank 3 on unseen questions, is not met (0.89).
+# about one question. The target, 0.95 at rank 3 on unseen questions: 0.89 on the fifth set,
+# 0.975 on the sixth (written in the issue's own style), both measured blind.
 FLOORS = {"second": (SECOND_AUTHOR, 40, 0.925, 0.75), "third": (THIRD_AUTHOR, 30, 0.93, 0.73),
-          "fourth": (FOURTH_AUTHOR, 45, 0.91, 0.71), "fifth": (FIFTH_AUTHOR, 45, 0.86, 0.71)}
+          "fourth": (FOURTH_AUTHOR, 45, 0.91, 0.71), "fifth": (FIFTH_AUTHOR, 45, 0.86, 0.71), "sixth": (SIXTH_AUTHOR, 40, 0.95, 0.82)}
 
 
 @pytest.mark.parametrize("author", list(FLOORS))
