@@ -293,21 +293,43 @@ def candidate_patches(start: dict, changes) -> list[dict]:
     return candidates
 
 
+def rhs_only(src: Path, rows: str):
+    """The change that narrows the fast kernel's register-blocking search to `rows` ("4, 6")."""
+    return lambda: edit(src, FAST_RHS, f"static const int rhs[] = {{{rows}}};")
+
+
+def before_last_launch(src: Path, code: str):
+    """The change that puts `code` (whole lines) before the last launcher's launch."""
+    return lambda: edit(src, FAST_DISPATCH, code + FAST_DISPATCH)
+
+
+LAUNCH_AGAIN = "  fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n"  # every output computed twice
+
+
+async def evaluate_batch(ws: Path, tag: str, changes, after: tuple[tuple[str, dict], ...]) -> tuple[dict, float]:
+    """gpu_status, experiment_start, the candidates of `changes` (candidate_patches) in one
+    experiment_evaluate_many call, then the tool calls of `after`: its answer and wall seconds."""
+    async with Client(build_server(ws)) as client:
+        await call(client, "gpu_status")
+        start = await call(client, "experiment_start", tag=tag)
+        candidates = candidate_patches(start, changes)
+        began = time.time()
+        answer = await call(client, "experiment_evaluate_many", candidates=candidates)
+        wall = time.time() - began
+        for tool, arguments in after:
+            await call(client, tool, **arguments)
+    return answer, wall
+
+
 async def many(out: Path) -> dict:
     """Four conv3d candidates through experiment_evaluate_many on the local engine (one GPU: one slot)."""
     ws = workspace(SCRATCH / "ws-many", command=NOISE_COMMAND, repeats=2)
-    async with Client(build_server(ws)) as client:
-        await call(client, "gpu_status")
-        start = await call(client, "experiment_start", tag="many")
-        candidates = candidate_patches(start, lambda src: {
-            "unchanged code (a tie)": lambda: None,
-            "narrower tiling search (4-row register blocking only)": lambda: edit(src, FAST_RHS, "static const int rhs[] = {4};"),
-            "every output computed twice (double the work)": lambda: edit(
-                src, FAST_DISPATCH, "  fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n" + FAST_DISPATCH),
-            "an extra spinning launch after the kernel": lambda: add_extra_work(src),
-        })
-        answer = await call(client, "experiment_evaluate_many", candidates=candidates)
-        await call(client, "experiment_log", limit=10)
+    answer, _wall = await evaluate_batch(ws, "many", lambda src: {
+        "unchanged code (a tie)": lambda: None,
+        "narrower tiling search (4-row register blocking only)": rhs_only(src, "4"),
+        "every output computed twice (double the work)": before_last_launch(src, LAUNCH_AGAIN),
+        "an extra spinning launch after the kernel": lambda: add_extra_work(src),
+    }, after=(("experiment_log", {"limit": 10}),))
     rows = answer["data"].get("rows", [])
     spans = sorted((r["started_s"], r["ended_s"], r["hypothesis"], r["where"]) for r in rows if r["started_s"] is not None)
     overlaps = [(a[2], b[2]) for a, b in zip(spans, spans[1:]) if b[0] < a[1]]
@@ -328,27 +350,16 @@ async def many_gpus(out: Path, engine: str = "local", slots: int | None = None, 
     text += f'\n[engine]\nkind = "{engine}"\n' + (f"slots = {slots}\n" if slots else "") + (f'address = "{address}"\n' if engine == "ray" else "")
     toml.write_text(text)
     subprocess.run(["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", f"csv, 120 s, {engine} engine"], check=True)
-    async with Client(build_server(ws)) as client:
-        await call(client, "gpu_status")
-        start = await call(client, "experiment_start", tag="many-gpus")
-        candidates = candidate_patches(start, lambda src: {
-            "unchanged code (a tie)": lambda: None,
-            "4-row register blocking only": lambda: edit(src, FAST_RHS, "static const int rhs[] = {4};"),
-            "4- and 6-row blocking only": lambda: edit(src, FAST_RHS, "static const int rhs[] = {4, 6};"),
-            "7- and 8-row blocking only": lambda: edit(src, FAST_RHS, "static const int rhs[] = {7, 8};"),
-            "every output computed twice (double the work)": lambda: edit(
-                src, FAST_DISPATCH, "  fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n" + FAST_DISPATCH),
-            "an extra spinning launch after the kernel": lambda: add_extra_work(src),
-            "a launcher that never returns (hang)": lambda: edit(
-                src, FAST_DISPATCH, "  for (volatile int spin = 1; spin;) {}\n" + FAST_DISPATCH),
-            "a launcher that traps (the process crashes)": lambda: edit(
-                src, FAST_DISPATCH, "  __builtin_trap();\n" + FAST_DISPATCH),
-        })
-        began = time.time()
-        answer = await call(client, "experiment_evaluate_many", candidates=candidates)
-        wall = time.time() - began
-        await call(client, "gpu_status")
-        await call(client, "experiment_log", limit=12)
+    answer, wall = await evaluate_batch(ws, "many-gpus", lambda src: {
+        "unchanged code (a tie)": lambda: None,
+        "4-row register blocking only": rhs_only(src, "4"),
+        "4- and 6-row blocking only": rhs_only(src, "4, 6"),
+        "7- and 8-row blocking only": rhs_only(src, "7, 8"),
+        "every output computed twice (double the work)": before_last_launch(src, LAUNCH_AGAIN),
+        "an extra spinning launch after the kernel": lambda: add_extra_work(src),
+        "a launcher that never returns (hang)": before_last_launch(src, "  for (volatile int spin = 1; spin;) {}\n"),
+        "a launcher that traps (the process crashes)": before_last_launch(src, "  __builtin_trap();\n"),
+    }, after=(("gpu_status", {}), ("experiment_log", {"limit": 12})))
     rows = answer["data"].get("rows", [])
     spans = sorted((r["started_s"], r["ended_s"], r["hypothesis"], r["where"], r.get("decision")) for r in rows if r["started_s"] is not None)
     result = {"engine": engine, "rows": rows, "timeline": spans, "slots": answer["data"].get("slots"), "wall_s": round(wall, 1),
