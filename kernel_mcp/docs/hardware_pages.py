@@ -29,8 +29,9 @@ def read_hardware_table(path: Path, page_id: str) -> list[Section]:
         spec = HardwareSpec.model_validate(read_table(path))
     except (ValidationError, KernelMcpError) as exc:
         raise InvalidInput(f"{path.name} is not a hardware table: {str(exc).splitlines()[0]}") from None
+    groups = grouped(spec.figures)
     blocks = []
-    for group, keys in grouped(spec.figures).items():
+    for group, keys in groups.items():
         rows = []
         for key in keys:
             figure = spec.figures[key]
@@ -41,6 +42,6 @@ def read_hardware_table(path: Path, page_id: str) -> list[Section]:
     intro = (f"The figures kernel-mcp computes with for {spec.arch} ({spec.product}), each with its primary source; "
              f"hw_spec(arch={spec.arch!r}) gives the same table by section or key.")
     sections = split_headed(page_id, title, blocks, f"docs_index/hardware/{path.name}", arch=[spec.arch], summary=intro, intro=intro)
-    for child, group in zip(sections[1:], grouped(spec.figures)):
+    for child, group in zip(sections[1:], groups):
         child.id = f"{page_id}/{group}"  # hardware/gfx950/peak, as hw_spec names the section
     return sections

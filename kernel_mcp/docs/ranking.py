@@ -19,6 +19,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
 
+from kernel_mcp.docs.hardware_pages import PAGE_PREFIX as HARDWARE_PAGES
 from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, compact, identifiers, name_parts, stem, synonyms
 
 # How much a query word counts where it is found: in the passage (a table row with its header,
@@ -26,7 +27,6 @@ from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named,
 PLACES = (1.0, 0.75, 0.5)
 # The hardware tables restate, as one row per figure, what the documents say in their own words and
 # tables; they answer first only where no document does (hw_spec serves them by key)
-TABLES_PREFIX = "hardware/"
 TABLES_FACTOR = 0.7
 MODEL = re.compile(r"[a-z]+[0-9]+[a-z0-9]*")  # a product or model number: mi300a, mi100, h100, a100
 
@@ -229,7 +229,7 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
         factor *= product_factor(query, places)
         if r["layer"] == 0:
             factor *= 0.7  # the map points at pages (docs_map shows it); the pages hold the answers
-        elif r["id"].startswith(TABLES_PREFIX):
+        elif r["id"].startswith(HARDWARE_PAGES):
             factor *= TABLES_FACTOR
         keys, defines = r["keys"].split(), r["defines"].split()
         value = score(-r["bm25"] / best, coverage(query, places), proximity(query, places[1][1] + " " + places[0][1]),

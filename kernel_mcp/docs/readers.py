@@ -96,9 +96,10 @@ def bold_heading(lines: list[str], i: int) -> str | None:
     match = _BOLD_PARAGRAPH.match(lines[i])
     if match is None:
         return None
+    text = match.group(1).strip()
     before = lines[i - 1] if i > 0 else ""
     after = lines[i + 1] if i + 1 < len(lines) else ""
-    return match.group(1).strip() if not before.strip() and not after.strip() and match.group(1).strip() else None
+    return text if text and not before.strip() and not after.strip() else None
 
 
 # ---------------------------------------------------------------- Markdown -------------------
@@ -247,7 +248,7 @@ def read_rst(path: Path, text: str, page_id: str) -> list[Section]:
             if bold:
                 blocks.append((enclosing + 1, bold, []))
             else:
-                (blocks[-1][2] if blocks else intro).append(line.replace("**", "") if _BOLD_PARAGRAPH.match(line) else line)
+                (blocks[-1][2] if blocks else intro).append(line.replace("**", ""))  # a bold line that heads nothing
             i += 1
             continue
         if key not in order:
