@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable
 
@@ -33,6 +34,7 @@ TOKEN_ENV = "KERNEL_MCP_RUN_TOKEN"
 SERVER_ID = uuid.uuid4().hex  # one per server process; a command's token starts with it
 
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 def new_token() -> str:
@@ -68,13 +70,14 @@ def _load_prctl() -> Callable[..., int] | None:
 _prctl = _load_prctl()  # resolved before any fork: the preexec hook must not load libraries
 
 
-def die_with_server_hook() -> Callable[[], None] | None:
-    """A preexec function for the direct child: SIGKILL when the server process goes.
+def child_hook(then: Callable[[], None] | None = None) -> Callable[[], None] | None:
+    """A preexec function for the direct child: SIGKILL when the server process goes, then `then`
+    (entering the run's boundary), both in the forked child before exec.
 
     The kernel ties the signal to the thread that forked; the runner forks from the event loop's
     thread, which lives as long as the server."""
     if _prctl is None:
-        return None
+        return then
     parent = os.getpid()
     prctl = _prctl
 
@@ -82,6 +85,8 @@ def die_with_server_hook() -> Callable[[], None] | None:
         prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:  # the server died between fork and prctl
             os._exit(137)
+        if then is not None:
+            then()
 
     return hook
 
@@ -137,3 +142,76 @@ def ensure_watchdog() -> None:
         finally:
             os.close(read_end)
         _watchdog = (proc, write_end)
+
+
+# ---- sealed runs' escaped processes ---------------------------------------------------------
+# A sealed command runs with no_new_privs, which it and everything it starts keep for good, and
+# the server becomes a child subreaper: a process that double-forks and clears its environment
+# (out of the token's reach) is re-parented to the server, not to init. So after a sealed command
+# ends, any child of the server with no_new_privs that is not a command still running is such an
+# escapee, and is killed with what it started.
+_live: set[int] = set()  # direct children of commands still running
+_subreaper = False
+
+
+def _no_new_privs(pid: int | str) -> bool:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            return any(line.startswith("NoNewPrivs:") and line.split()[1] == "1" for line in status)
+    except OSError:
+        return False
+
+
+def become_subreaper() -> bool:
+    """Make the server adopt its commands' orphans (once; a no-op where the server itself already
+    runs with no_new_privs, since then no child could be told apart)."""
+    global _subreaper
+    if not _subreaper and _prctl is not None and not _no_new_privs("self"):
+        _subreaper = _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    return _subreaper
+
+
+def started(pid: int) -> None:
+    _live.add(pid)
+
+
+def ended(pid: int) -> list[int]:
+    """The command `pid` ended: kill and reap the sealed escapees now adopted by the server."""
+    _live.discard(pid)
+    if not _subreaper:
+        return []
+    watchdog = _watchdog[0].pid if _watchdog is not None else None
+    killed = []
+    try:
+        children = psutil.Process().children()
+    except psutil.Error:
+        return []
+    for child in children:
+        if child.pid in _live or child.pid == watchdog or not _no_new_privs(child.pid):
+            continue
+        try:
+            family = [child, *child.children(recursive=True)]
+        except psutil.Error:
+            family = [child]
+        for proc in family:
+            try:
+                proc.kill()
+                killed.append(proc.pid)
+            except psutil.Error:
+                pass
+        _reap(child.pid)
+    return killed
+
+
+def _reap(pid: int, wait_s: float = 1.0) -> None:
+    """The server is the killed escapee's parent now: reap it, or it stays a zombie (briefly polled:
+    a process stuck in the kernel is left, never waited on)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if done or time.monotonic() > deadline:
+            return
+        time.sleep(0.01)

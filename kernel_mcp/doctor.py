@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from kernel_mcp import __version__, gpu, platforms, toolchain
+from kernel_mcp import __version__, gpu, platforms, sandbox, toolchain
 from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.gpu import GpuInfo
 from kernel_mcp.toolchain import ExecutableInfo
@@ -46,10 +46,13 @@ class DoctorResult(ToolOutput):
     executables: list[ExecutableInfo]
     gpus: list[GpuInfo]
     tools: list[ToolLiveness]
+    boundary: str  # how runs of workspace code are sealed here ("Landlock ABI 7 ..."), or "unsealed: why"
     notes: list[str] = []
 
     def render(self) -> str:
         lines = [f"kernel-mcp {self.kernel_mcp_version}; platform: {self.platform} ({self.platform_reason})"]
+        lines.append(f"boundary around workspace code: {self.boundary}" + (
+            "" if not self.boundary.startswith("unsealed") else " - the ledger keeps nothing measured unsealed unless [harness] allow_unsealed = true"))
         lines.append(f"workspace: {self.workspace or '-'}" + (f"  PROBLEM: {self.workspace_problem}" if self.workspace_problem else ""))
         lines.append("executables:")
         for exe in self.executables:
@@ -132,6 +135,7 @@ async def diagnose(state: ServerState, tools: Iterable[tuple[str, tuple[str, ...
         executables=exes,
         gpus=gpus,
         tools=liveness(tools, exes, gpus, ws_problem, has_benchmark),
+        boundary=sandbox.mechanism(),
         notes=notes,
     )
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import psutil
 
-from kernel_mcp import containment
+from kernel_mcp import containment, sandbox
 from kernel_mcp.errors import CommandFailed
 
 ProgressFn = Callable[[float, float | None, str], Awaitable[None]]
@@ -81,6 +81,7 @@ class RunResult:
     stderr: StreamCapture
     killed_pids: list[int] = field(default_factory=list)
     pipes_abandoned: bool = False  # a process out of reach kept the output open; reading stopped
+    sealed: str | None = None  # the boundary it ran in ("Landlock ABI 7"), None when it ran unsealed
 
     @property
     def ok(self) -> bool:
@@ -105,8 +106,15 @@ def resolve_executable(name: str, search_path: str | None = None) -> str:
     return found
 
 
+# The server's own secrets: no command it runs has any use for them, and workspace code must not
+# be able to call the server back with them.
+SERVER_SECRETS = ("KERNEL_MCP_HTTP_TOKEN",)
+
+
 def build_env(overrides: Mapping[str, str] | None = None, inherit: bool = True) -> dict[str, str]:
     env = dict(os.environ) if inherit else {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    for name in SERVER_SECRETS:
+        env.pop(name, None)
     if overrides:
         for key, value in overrides.items():
             env[str(key)] = str(value)
@@ -135,9 +143,10 @@ def _group_members(pgid: int) -> list[psutil.Process]:
 class _Tree:
     """Every process seen under the command, so that none escapes the kill (not even via setsid)."""
 
-    def __init__(self, pid: int, token: str) -> None:
+    def __init__(self, pid: int, token: str, sweep: bool = True) -> None:
         self.pid = pid
         self.token = token
+        self.sweep = sweep  # scan every process for the token (workspace code); off for the server's own git
         self.seen: dict[int, psutil.Process] = {}
 
     def refresh(self) -> None:
@@ -168,8 +177,9 @@ class _Tree:
         if self.group_exists():
             for proc in _group_members(self.pid):
                 self.seen.setdefault(proc.pid, proc)
-        for proc in containment.carriers(self.token):
-            self.seen.setdefault(proc.pid, proc)
+        if self.sweep:
+            for proc in containment.carriers(self.token):
+                self.seen.setdefault(proc.pid, proc)
         return self.tracked_alive()
 
     def signal(self, sig: int) -> None:
@@ -260,12 +270,18 @@ async def run(
     progress: ProgressFn | None = None,
     progress_every_s: float = 5.0,
     stdin_data: bytes | None = None,
+    boundary: sandbox.Boundary | None = None,
+    sweep: bool = True,
 ) -> RunResult:
-    """Run `argv` without a shell; see the module docstring for the guarantees."""
+    """Run `argv` without a shell; see the module docstring for the guarantees. With a `boundary`
+    (workspace code), the command and everything it starts may write only where it says, when the
+    kernel can seal runs here; `RunResult.sealed` says whether it did."""
     argv = [str(a) for a in argv]
     if not argv:
         raise CommandFailed("empty command")
     full_env = build_env(env, inherit_env)
+    if boundary is not None:
+        full_env.update(boundary.env)
     executable = argv[0]
     if os.sep not in executable:
         executable = resolve_executable(executable, full_env.get("PATH"))
@@ -276,6 +292,9 @@ async def run(
     token = containment.new_token()
     full_env[containment.TOKEN_ENV] = token
     containment.ensure_watchdog()
+    sealing = _sealing(boundary)
+    if sealing is not None:
+        containment.become_subreaper()
     started = time.monotonic()
     try:
         proc = await asyncio.create_subprocess_exec(
@@ -287,10 +306,15 @@ async def run(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,  # its own process group, so the whole tree can be killed
-            preexec_fn=containment.die_with_server_hook(),
+            preexec_fn=containment.child_hook(sealing.hook() if sealing else None),
+            pass_fds=(sealing.fd,) if sealing else (),
         )
     except OSError as exc:
         raise CommandFailed(f"could not start {argv[0]}: {exc.strerror or exc}") from exc
+    finally:
+        if sealing is not None:
+            sealing.close()  # the child holds its own copy
+    containment.started(proc.pid)
 
     pumps = [asyncio.ensure_future(_pump(proc.stdout, out)), asyncio.ensure_future(_pump(proc.stderr, err))]
     if stdin_data is not None and proc.stdin is not None:
@@ -299,7 +323,7 @@ async def run(
     timed_out = False
     abandoned = False
     killed: list[int] = []
-    tree = _Tree(proc.pid, token)
+    tree = _Tree(proc.pid, token, sweep)
     try:
         deadline = started + timeout_s
         next_progress = started + progress_every_s
@@ -339,6 +363,8 @@ async def run(
         for p in pumps:
             if not p.done():
                 p.cancel()
+        escaped = containment.ended(proc.pid)
+    killed += [pid for pid in escaped if pid not in killed]
     return RunResult(
         argv=argv,
         cwd=os.fspath(cwd),
@@ -349,7 +375,18 @@ async def run(
         stderr=err,
         killed_pids=killed,
         pipes_abandoned=abandoned,
+        sealed=sandbox.mechanism() if sealing is not None else None,
     )
+
+
+def _sealing(boundary: sandbox.Boundary | None) -> sandbox.Sealing | None:
+    """The Landlock ruleset for a run of workspace code, where this kernel can seal runs."""
+    if boundary is None or sandbox.available() is not None:
+        return None
+    try:
+        return sandbox.Sealing(boundary)
+    except OSError as exc:
+        raise CommandFailed(f"could not seal the run: {exc.strerror or exc}", hint="a folder the run may write is missing or unreadable") from exc
 
 
 def run_sync(argv: Sequence[str], **kwargs) -> RunResult:

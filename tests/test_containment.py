@@ -78,6 +78,7 @@ def _with_daemon(workspace: Path, mode: str) -> Path:
     script = workspace.parent / "daemon.py"
     script.write_text(DAEMON)
     extra = f"daemon = {json.dumps([PY, str(script), str(folder), mode])}\n"
+    extra += f"\n[harness]\nwritable = {json.dumps([str(folder)])}\n"  # the pid files are written outside the workspace
     write_toml(workspace, (workspace / "kernel-mcp.toml").read_text() + extra)
     return folder
 

@@ -11,11 +11,12 @@ import math
 import secrets
 import shutil
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 from pydantic import BaseModel, field_validator
 
-from kernel_mcp import platforms, runner, safe_files
+from kernel_mcp import platforms, runner, safe_files, sandbox
 from kernel_mcp.bench.results import ClassFigures, TableFigures, figures, read_csv, shown
 from kernel_mcp.bench.stats import Comparison, compare, median, spread
 from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
@@ -67,6 +68,8 @@ class BenchRun(BaseModel):
     failure: str | None = None  # the command failed or wrote no usable CSV
     impossible: list[str] = []  # rows below the roofline floor
     floor_arch: str | None = None
+    sealed: str | None = None  # the boundary every run had ("Landlock ABI 7"); None if any ran unsealed
+    wall_s: list[float] = []  # each run's wall time, measured by the server: a witness the code cannot reach
 
     @property
     def all_correct(self) -> bool:
@@ -127,11 +130,12 @@ def merge(tables: list[TableFigures]) -> list[ClassRun]:
 async def run_benchmark(
     ws: Workspace, run: Run, label: str | None = None, repeats: int | None = None,
     progress: ProgressFn | None = None, cwd: Path | None = None, extra_env: dict[str, str] | None = None,
-    lease: gate.Lease | None = None, file_prefix: str = "bench",
+    lease: gate.Lease | None = None, file_prefix: str = "bench", boundary: sandbox.Boundary | None = None,
 ) -> BenchRun:
     """Run the fixed command `repeats` times on one gated GPU; `cwd` lets the ledger run it in its
     worktree (or BEST's), `lease` run it on a GPU the caller already holds, and `file_prefix` keeps
-    the logs and CSVs of several calls into one run folder apart."""
+    the logs and CSVs of several calls into one run folder apart. Every run is sealed: `boundary`
+    (the ledger's, per side) or, by default, its own folder and a private one for this call."""
     cfg = ws.config.benchmark
     if cfg is None:
         raise WorkspaceError("kernel-mcp.toml has no [benchmark] table")
@@ -145,28 +149,36 @@ async def run_benchmark(
     require_gpu = platforms.needs_gpu(ws)
     impossible: list[str] = []
     floor_arch = None
-    async with gate.use(ws.config.gate, str(root), progress, require_gpu=require_gpu, lease=lease) as lease:
-        floor, floor_arch = floor_for(ws, lease.gpu)
-        for index in range(1, repeats + 1):
-            seed = secrets.randbits(62)
-            seeds.append(seed)
-            env = {cfg.seed_env: str(seed), **lease.env, **(extra_env or {})}
-            if progress is not None:
-                await progress(index - 1, repeats, f"benchmark run {index}/{repeats} on {lease.describe()}")
-            started = time.time()
-            result = await runner.run(cfg.command, cwd=root, timeout_s=cfg.timeout_s, env=env, log_dir=run.folder, log_name=f"{file_prefix}-{index}")
-            if not result.ok:
-                failure = f"run {index}: the benchmark {result.status()}: {result.stderr.tail.strip()[-400:]}"
-                break
-            try:
-                csv_path = _find_csv(target, cfg, started)
-                shutil.copyfile(csv_path, run.path(f"{file_prefix}-{index}.csv"))
-                table = figures(read_csv(csv_path), cfg, ws.config.harness, floor)
-                tables.append(table)
-                impossible += [f"run {index}: {row}" for row in table.impossible]
-            except (CommandFailed, WorkspaceError) as exc:
-                failure = f"run {index}: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
-                break
+    sealed: list[str | None] = []
+    walls: list[float] = []
+    with ExitStack() as stack:
+        if boundary is None:
+            boundary = stack.enter_context(ws.sealed_side(root, f"{run.id}-{file_prefix}"))
+        async with gate.use(ws.config.gate, str(root), progress, require_gpu=require_gpu, lease=lease) as lease:
+            floor, floor_arch = floor_for(ws, lease.gpu)
+            for index in range(1, repeats + 1):
+                seed = secrets.randbits(62)
+                seeds.append(seed)
+                env = {cfg.seed_env: str(seed), **lease.env, **(extra_env or {})}
+                if progress is not None:
+                    await progress(index - 1, repeats, f"benchmark run {index}/{repeats} on {lease.describe()}")
+                started = time.time()
+                result = await runner.run(cfg.command, cwd=root, timeout_s=cfg.timeout_s, env=env, log_dir=run.folder, log_name=f"{file_prefix}-{index}",
+                                          boundary=boundary)
+                sealed.append(result.sealed)
+                walls.append(round(result.duration_s, 4))
+                if not result.ok:
+                    failure = f"run {index}: the benchmark {result.status()}: {result.stderr.tail.strip()[-400:]}"
+                    break
+                try:
+                    csv_path = _find_csv(target, cfg, started)
+                    shutil.copyfile(csv_path, run.path(f"{file_prefix}-{index}.csv"))
+                    table = figures(read_csv(csv_path), cfg, ws.config.harness, floor)
+                    tables.append(table)
+                    impossible += [f"run {index}: {row}" for row in table.impossible]
+                except (CommandFailed, WorkspaceError) as exc:
+                    failure = f"run {index}: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
+                    break
     classes = merge(tables)
     first = tables[0] if tables else None
     return BenchRun(
@@ -174,7 +186,7 @@ async def run_benchmark(
         class_columns=first.class_columns if first else list(cfg.config_columns),
         inferred_classes=first.inferred if first else False, classes=classes, seeds=seeds, repeats=len(tables),
         gpu=lease.describe(), duration_s=time.monotonic() - started_all, failure=failure,
-        impossible=impossible, floor_arch=floor_arch,
+        impossible=impossible, floor_arch=floor_arch, sealed=sealed[0] if sealed and None not in sealed else None, wall_s=walls,
     )
 
 

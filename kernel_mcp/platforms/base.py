@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # types only: importing a platform must stay cheap
     from kernel_mcp.gpu.models import GpuInfo, GpuSample
     from kernel_mcp.profile.summary import ProfileSummary
     from kernel_mcp.runner import ProgressFn, RunResult
+    from kernel_mcp.sandbox import Boundary
     from kernel_mcp.workspace import Run, Workspace
 
 
@@ -30,6 +31,7 @@ class ProfileRequest:
     counters: list[str]
     preset: str | None
     lock_clocks: bool  # keep measurements: let the profiler hold the clocks, where it can
+    boundary: Boundary  # what the profiled run may write (its tree, private folders, the profile run's folder)
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,7 @@ class TraceRequest:
     dispatch: int | None
     options: Any  # trace.TraceOptions (AMD thread-trace knobs; NVIDIA ignores them)
     out: Path  # the run's trace folder
+    boundary: Boundary  # what the traced run may write (its tree, private folders, `out`)
 
 
 class Platform(Protocol):

@@ -71,7 +71,8 @@ class CudaPlatform:
         chosen, notes = ctr.choose(self, request.preset, request.counters, listing) if wants_counters else ([], [])
         log = run.path("ncu.csv")
         result = await runner.run(ncu.argv(log, cfg.command, request.kernel_regex, chosen, request.lock_clocks), cwd=request.root,
-                                  timeout_s=cfg.timeout_s * 4, env=request.env, log_dir=run.folder, log_name="ncu", progress=progress)
+                                  timeout_s=cfg.timeout_s * 4, env=request.env, log_dir=run.folder, log_name="ncu", progress=progress,
+                                  boundary=request.boundary)
         if not result.ok or not log.exists():
             raise CommandFailed(f"ncu gave {result.status()}", hint=(result.stderr.tail or result.stdout.tail)[-400:] or None)
         frame, metrics = ncu.dispatches(log.read_text())
@@ -97,7 +98,7 @@ class CudaPlatform:
         if request.dispatch is not None:
             argv += ["--launch-skip", str(request.dispatch)]
         result = await runner.run([*argv, "--", *cfg.command], cwd=request.root, timeout_s=cfg.timeout_s * 4, env=request.env,
-                                  log_dir=run.folder, log_name="ncu-full", progress=progress)
+                                  log_dir=run.folder, log_name="ncu-full", progress=progress, boundary=request.boundary)
         if result.ok:
             page = await runner.run([tool, "--import", str(report), "--page", "source", "--csv", "--print-source", "sass"], cwd=ws.root,
                                     timeout_s=600, tail_bytes=256 * 2**20)

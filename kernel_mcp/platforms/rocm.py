@@ -77,7 +77,7 @@ class RocmPlatform:
         out_dir = run.folder / "rocprofv3"
         fmt, why = await rocprof.output_format(request.root)
         result = await runner.run(rocprof.trace_argv(out_dir, cfg.command, request.kernel_regex, fmt=fmt), cwd=request.root, timeout_s=cfg.timeout_s * 2,
-                                  env=request.env, log_dir=run.folder, log_name="rocprofv3", progress=progress)
+                                  env=request.env, log_dir=run.folder, log_name="rocprofv3", progress=progress, boundary=request.boundary)
         if not result.ok:
             raise CommandFailed(f"rocprofv3 gave {result.status()}", hint=result.stderr.tail[-400:] or None)
         databases = sorted(out_dir.rglob("*.db"))
@@ -98,7 +98,7 @@ class RocmPlatform:
         async def one_pass(group: list[str]):
             folder = run.folder / f"pmc-{len(frames) + 1}-{secrets.token_hex(2)}"
             res = await runner.run(rocprof.trace_argv(folder, cfg.command, request.kernel_regex, group), cwd=request.root, timeout_s=cfg.timeout_s * 2,
-                                   env=request.env, log_dir=run.folder, log_name=folder.name, progress=progress)
+                                   env=request.env, log_dir=run.folder, log_name=folder.name, progress=progress, boundary=request.boundary)
             why = rocprof.rejected(res)
             if why:
                 return None, why
@@ -136,7 +136,7 @@ class RocmPlatform:
         if options.serialize_all:
             argv += ["--att-serialize-all", "True"]
         return await runner.run([*argv, "--", *cfg.command], cwd=request.root, timeout_s=cfg.timeout_s * 4, env=request.env,
-                                log_dir=run.folder, log_name="rocprofv3-att", progress=progress)
+                                log_dir=run.folder, log_name="rocprofv3-att", progress=progress, boundary=request.boundary)
 
     # -- monitor, pinning, clocks
     async def sample(self, gpu, cwd):

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import secrets
+from contextlib import ExitStack
 from pathlib import Path
 
 import pandas as pd
 
-from kernel_mcp import limits, platforms, safe_files
+from kernel_mcp import limits, platforms, safe_files, sandbox
 from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
 from kernel_mcp.gpu import gate
 from kernel_mcp.hardware import load_spec
@@ -59,17 +60,23 @@ def rows_from_sums(sums: pd.DataFrame, durations: dict[str, float], derive) -> l
 
 
 async def profile_kernels(ws: Workspace, run: Run, kernel_regex: str | None, counters: list[str], preset: str | None, progress: ProgressFn | None, cwd: Path | None = None,
-                          lease: gate.Lease | None = None, lock_clocks: bool = False) -> ProfileSummary:
-    """The benchmark run once under the workspace platform's profiler, on a gated GPU."""
+                          lease: gate.Lease | None = None, lock_clocks: bool = False, boundary: sandbox.Boundary | None = None) -> ProfileSummary:
+    """The benchmark run once under the workspace platform's profiler, on a gated GPU, sealed:
+    `boundary` (the ledger's side) or its own folder and a private one; the profiler may also write
+    this run's folder, where it leaves its output."""
     cfg = ws.config.benchmark
     if cfg is None:
         raise WorkspaceError("kernel-mcp.toml has no [benchmark] table")
     platform = platforms.runtime(ws, "profiled")
     root = cwd or ws.root
-    async with gate.use(ws.config.gate, str(root), progress, require_gpu=True, lease=lease) as lease:
-        env = {cfg.seed_env: str(secrets.randbits(62)), **lease.env}
-        request = platforms.ProfileRequest(root=root, env=env, kernel_regex=kernel_regex, counters=counters, preset=preset, lock_clocks=lock_clocks)
-        summary, notes = await platform.profile(ws, run, request, progress)
+    with ExitStack() as stack:
+        if boundary is None:
+            boundary = stack.enter_context(ws.sealed_side(root, run.id))
+        async with gate.use(ws.config.gate, str(root), progress, require_gpu=True, lease=lease) as lease:
+            env = {cfg.seed_env: str(secrets.randbits(62)), **lease.env}
+            request = platforms.ProfileRequest(root=root, env=env, kernel_regex=kernel_regex, counters=counters, preset=preset, lock_clocks=lock_clocks,
+                                               boundary=boundary.with_writable(run.folder))
+            summary, notes = await platform.profile(ws, run, request, progress)
     summary.notes = notes + [f"on {lease.describe()}"] + impossible_resources(ws, summary)
     return _keep(run, summary)
 

@@ -96,10 +96,13 @@ async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int
     platform = platforms.runtime(ws, "traced")
     out = run.folder / "trace"
     root = cwd or ws.root
-    async with gate.acquire(ws.config.gate, str(root), progress, require_gpu=True) as lease:
-        env = {cfg.seed_env: str(secrets.randbits(62)), **lease.env}
-        request = platforms.TraceRequest(root=root, env=env, kernel_regex=kernel_regex, dispatch=dispatch, options=options, out=out)
-        result = await platform.trace(ws, run, request, progress)
+    out.mkdir(parents=True, exist_ok=True)
+    with ws.sealed_side(root, run.id) as boundary:
+        async with gate.acquire(ws.config.gate, str(root), progress, require_gpu=True) as lease:
+            env = {cfg.seed_env: str(secrets.randbits(62)), **lease.env}
+            request = platforms.TraceRequest(root=root, env=env, kernel_regex=kernel_regex, dispatch=dispatch, options=options, out=out,
+                                             boundary=boundary.with_writable(out))
+            result = await platform.trace(ws, run, request, progress)
     if not result.ok:
         raise CommandFailed(f"the trace run gave {result.status()}", hint=(result.stderr.tail or result.stdout.tail)[-400:] or None)
     summary = summarise_folder(out, kernel_regex, run.id)

@@ -206,9 +206,8 @@ async def run_named(
 ) -> CommandOutcome:
     argv, configured_timeout = command_argv(ws, name)
     limit = min(timeout_s, configured_timeout) if timeout_s else configured_timeout
-    result = await runner.run(
-        argv, cwd=ws.root, timeout_s=limit, log_dir=run_dir.folder, log_name=name, progress=progress
-    )
+    with ws.sealed_side(ws.root, run_dir.id) as boundary:  # the user's own command: its workspace is writable
+        result = await runner.run(argv, cwd=ws.root, timeout_s=limit, log_dir=run_dir.folder, log_name=name, progress=progress, boundary=boundary)
     status = result.status()
     run_dir.finish(status, ok=result.ok, exit_code=result.returncode, duration_s=round(result.duration_s, 3))
     return CommandOutcome(

@@ -113,6 +113,9 @@ class HarnessConfig(_Strict):
     min_pairs: int = Field(3, ge=2, le=50, description="pairs of runs (BEST and candidate) before a decision may stop early")
     max_pairs: int = Field(10, ge=2, le=100, description="pairs at most, when the outcome stays close to the threshold")
     lock_clocks: bool = Field(False, description="on AMD, hold the GPU in the vendor's deterministic-performance mode while measuring (needs permission)")
+    allow_unsealed: bool = Field(False, description="keep changes measured without the OS boundary where the kernel offers none (an explicit opt-in)")
+    writable: list[str] = Field(default_factory=list, description="folders outside its own tree that every run may also write (absolute, "
+                                "or relative to the workspace); BEST's and the candidate's runs share them")
 
     @model_validator(mode="after")
     def _pairs_in_order(self) -> "HarnessConfig":

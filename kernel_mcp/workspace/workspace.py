@@ -86,6 +86,19 @@ class Workspace:
     def is_git(self) -> bool:
         return self.git() is not None
 
+    def sealed_side(self, tree: Path, key: str):
+        """The boundary of one run (or one side of an evaluation) in `tree`: that tree, a private
+        folder under the state folder, and the folders `[harness] writable` names."""
+        from kernel_mcp import sandbox
+
+        extra = []
+        for entry in self.config.harness.writable:
+            folder = Path(entry).expanduser()
+            folder = folder if folder.is_absolute() else self.root / folder
+            if folder.is_dir():
+                extra.append(folder.resolve())
+        return sandbox.side(tree, self.state_dir, key, extra)
+
     def resolve(self, relative: str, *, must_exist: bool = False) -> Path:
         """The absolute path of `relative` inside the workspace, or InvalidInput saying why not."""
         if not isinstance(relative, str) or not relative.strip():
@@ -115,3 +128,17 @@ class Workspace:
     def relative(self, path: Path) -> str:
         return path.resolve().relative_to(self.root).as_posix()
 
+
+
+@dataclass(frozen=True)
+class PinnedWorkspace(Workspace):
+    """The same workspace with its config fixed: a running experiment's, as frozen at its start, so
+    that editing the checkout's kernel-mcp.toml (a correctness rule, a threshold) cannot change the
+    rules of an experiment under way."""
+
+    pinned: WorkspaceConfig | None = None
+
+    @property  # type: ignore[override]
+    def config(self) -> WorkspaceConfig:
+        assert self.pinned is not None
+        return self.pinned

@@ -1,0 +1,216 @@
+"""The boundary around every run of workspace code: the kernel's Landlock, without root.
+
+The code being judged is the agent's, so its processes must not reach what judges it: BEST's tree,
+the ledger's state under `.kernel-mcp/`, every `.git`, the user's checkout. A run gets a Landlock
+domain (Linux 5.13+, ABI 2+ for renames) in which it may write only beneath the folders its
+`Boundary` names (its own tree, a private temporary folder, private compiler and framework caches,
+and `/dev` for the GPU's device files); it reads and executes everything as before, so toolchains,
+Python environments and the profilers work unchanged. Where the kernel has ABI 6, the domain is
+also scoped: it cannot signal a process outside it (BEST's run, the server). Landlock already keeps
+ptrace and `/proc/<pid>/mem` of outside processes out of its reach.
+
+The ruleset is built in the server (paths opened, rules added) and only `landlock_restrict_self`
+runs in the forked child, before exec: the child inherits the ruleset's descriptor and the domain
+passes to every process it starts, a double-forked daemon included, and cannot be left.
+
+Where the kernel offers no Landlock (an old kernel, gVisor), `available()` says why, and every run
+goes unsealed: the ledger says so in each decision and keeps only when the user opted in.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import errno
+import os
+import shutil
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# linux/landlock.h; the system call numbers are the same on x86-64 and aarch64 (the unified table)
+_SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
+_CREATE_RULESET_VERSION = 1
+_RULE_PATH_BENEATH = 1
+_PR_SET_NO_NEW_PRIVS = 38
+
+_WRITE_FILE = 1 << 1
+_REMOVE_DIR, _REMOVE_FILE = 1 << 4, 1 << 5
+_MAKE_CHAR, _MAKE_DIR, _MAKE_REG, _MAKE_SOCK, _MAKE_FIFO, _MAKE_BLOCK, _MAKE_SYM = (1 << n for n in range(6, 13))
+_REFER = 1 << 13  # ABI 2: moving a file between folders
+_TRUNCATE = 1 << 14  # ABI 3
+_SCOPE_SIGNAL = 1 << 1  # ABI 6
+
+SEAL_ENV = "KERNEL_MCP_SEAL"  # "off" in the server's own environment: runs go unsealed (to measure what sealing costs)
+MIN_ABI = 2  # ABI 1 refuses every rename across folders, which compilers and pip-style tools do
+EXIT_NOT_SEALED = 126  # the child exits so, and says why, if the domain could not be entered
+
+# Caches the toolchains and frameworks write by default under $HOME or /tmp; pointed into the
+# side's private cache so a run neither fails on a read-only home nor shares a cache with the other side.
+CACHE_ENV = {
+    "XDG_CACHE_HOME": "xdg",
+    "TRITON_CACHE_DIR": "triton",
+    "TORCH_EXTENSIONS_DIR": "torch_extensions",
+    "TORCHINDUCTOR_CACHE_DIR": "torchinductor",
+    "CUDA_CACHE_PATH": "nv-compute",
+    "MPLCONFIGDIR": "matplotlib",
+    "NUMBA_CACHE_DIR": "numba",
+    "CUPY_CACHE_DIR": "cupy",
+    "MIOPEN_USER_DB_PATH": "miopen",
+    "MIOPEN_CUSTOM_CACHE_DIR": "miopen",
+}
+TEMP_ENV = ("TMPDIR", "TMP", "TEMP")
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64), ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneathAttr(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def _load_libc():
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    except OSError:
+        return None
+
+
+_libc = _load_libc()  # loaded before any fork: the child hook must not load libraries
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version, 0 where there is none (or it is disabled)."""
+    if _libc is None:
+        return 0
+    version = _libc.syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    return max(int(version), 0)
+
+
+def available() -> str | None:
+    """None when runs can be sealed here, else why not (for doctor and every decision)."""
+    if os.environ.get(SEAL_ENV, "").lower() == "off":
+        return f"sealing is turned off ({SEAL_ENV}=off in the server's environment)"
+    abi = landlock_abi()
+    if abi == 0:
+        return "the kernel offers no Landlock (too old, disabled, or a sandboxed kernel such as gVisor)"
+    if abi < MIN_ABI:
+        return f"the kernel's Landlock is ABI {abi}; runs need ABI {MIN_ABI} or newer (renames across folders)"
+    return None
+
+
+def mechanism() -> str:
+    """How runs are sealed here, as the answers say it."""
+    abi = landlock_abi()
+    why = available()
+    return f"unsealed: {why}" if why else f"Landlock ABI {abi}" + (" (signals scoped)" if abi >= 6 else "")
+
+
+def _write_rights(abi: int) -> int:
+    rights = _WRITE_FILE | _REMOVE_DIR | _REMOVE_FILE | _MAKE_CHAR | _MAKE_DIR | _MAKE_REG | _MAKE_SOCK | _MAKE_FIFO | _MAKE_BLOCK | _MAKE_SYM
+    if abi >= 2:
+        rights |= _REFER
+    if abi >= 3:
+        rights |= _TRUNCATE
+    return rights
+
+
+@dataclass(frozen=True)
+class Boundary:
+    """What one run may write: every folder in `writable` (and beneath it); `env` points its
+    temporary files and caches there. Everything else it may read and run, never change."""
+
+    writable: tuple[Path, ...]
+    env: Mapping[str, str] = field(default_factory=dict)
+
+    def with_writable(self, *folders: Path) -> Boundary:
+        return Boundary(writable=self.writable + tuple(folders), env=self.env)
+
+
+# Always writable: the GPU's device files (/dev/nvidia*, /dev/kfd, /dev/dri), /dev/null and /dev/shm;
+# and /proc, which the NVIDIA driver writes while cuInit runs (without it: error 304, seen on an H200
+# node). /proc/<pid>/mem of a process outside the domain stays out of reach: Landlock scopes ptrace.
+ALWAYS_WRITABLE = (Path("/dev"), Path("/proc"))
+
+
+def private_boundary(tree: Path, private: Path, extra: Iterable[Path] = ()) -> Boundary:
+    """A run in `tree` with `private` as its own temporary folder and caches (made here)."""
+    tmp, cache = private / "tmp", private / "cache"
+    env: dict[str, str] = {name: str(tmp) for name in TEMP_ENV}
+    for name, sub in CACHE_ENV.items():
+        env[name] = str(cache / sub)
+    for folder in [tmp, *(cache / sub for sub in set(CACHE_ENV.values()))]:
+        folder.mkdir(parents=True, exist_ok=True)
+    return Boundary(writable=(tree, private, *extra), env=env)
+
+
+def remove_private(private: Path) -> None:
+    shutil.rmtree(private, ignore_errors=True)
+
+
+class Sealing:
+    """A ruleset made in the server for one command: `fd` goes to the child, `hook` enters it there."""
+
+    def __init__(self, boundary: Boundary) -> None:
+        if _libc is None:
+            raise OSError(errno.ENOSYS, "no C library to reach Landlock")
+        abi = landlock_abi()
+        rights = _write_rights(abi)
+        attr = _RulesetAttr(handled_access_fs=rights, handled_access_net=0, scoped=_SCOPE_SIGNAL if abi >= 6 else 0)
+        size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else 8  # older kernels know only the first field
+        fd = _libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+        if fd < 0:
+            raise OSError(ctypes.get_errno(), "landlock_create_ruleset: " + os.strerror(ctypes.get_errno()))
+        self.fd = int(fd)
+        try:
+            for folder in [*boundary.writable, *ALWAYS_WRITABLE]:
+                self._allow(folder, rights)
+        except BaseException:
+            os.close(self.fd)
+            raise
+
+    def _allow(self, folder: Path, rights: int) -> None:
+        path_fd = os.open(folder, os.O_PATH | os.O_CLOEXEC | os.O_DIRECTORY)
+        try:
+            rule = _PathBeneathAttr(allowed_access=rights, parent_fd=path_fd)
+            if _libc.syscall(_SYS_ADD_RULE, ctypes.c_int(self.fd), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
+                raise OSError(ctypes.get_errno(), f"landlock_add_rule {folder}: " + os.strerror(ctypes.get_errno()))
+        finally:
+            os.close(path_fd)
+
+    def hook(self) -> Callable[[], None]:
+        """Runs in the forked child, before exec: no new privileges, then the domain. A child that
+        cannot enter it exits at once: a run is never silently unsealed."""
+        libc, fd = _libc, self.fd
+        message = b"kernel-mcp: could not enter the run's Landlock domain; the command did not run\n"
+
+        def enter() -> None:
+            if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_SYS_RESTRICT_SELF, ctypes.c_int(fd), ctypes.c_uint32(0)) != 0:
+                os.write(2, message)
+                os._exit(EXIT_NOT_SEALED)
+            os.close(fd)  # the domain is entered; the program itself has no use for the ruleset
+
+        return enter
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+PRIVATE_DIR = "sandbox"  # under the workspace's state folder: one private folder per side of a run
+
+
+@contextmanager
+def side(tree: Path, state_dir: Path, key: str, extra: Iterable[Path] = ()) -> Iterator[Boundary]:
+    """The boundary of one side of a run (`key` names it, e.g. '<run id>-candidate'): `tree` and a
+    private folder for its temporary files and caches, removed when the block ends."""
+    private = state_dir / PRIVATE_DIR / key
+    try:
+        yield private_boundary(tree, private, extra)
+    finally:
+        remove_private(private)
