@@ -6,6 +6,8 @@
                                                         some trials right after the GPU sat idle
     python benchmarks/device_e2e.py ab     --out DIR --trials 20   A/B: a change that adds about 2% of work
                                                         (calibrated first against the same build without it)
+    python benchmarks/device_e2e.py seal-cost --out DIR --trials 8   the same A/A evaluation with the boundary on and
+                                                        off in turn (KERNEL_MCP_SEAL): what sealing costs
     python benchmarks/device_e2e.py many   --out DIR   four candidates through experiment_evaluate_many (timeline per candidate)
     python benchmarks/device_e2e.py hacks  --out DIR   three GPU reward hacks refused, a real faster kernel kept
                                                         (one full kernel-opt round: baseline, hypothesis, evaluate, keep)
@@ -168,6 +170,42 @@ async def trials(out: Path, n: int, slower: bool, keep_metric: str = "csv", minu
                "server_rate": len(wrong) / max(n, 1), "mean_wall_s": round(sum(r["wall_s"] for r in rows) / max(n, 1), 1),
                "mean_runs": round(sum(r["runs"] for r in rows) / max(n, 1), 1), "clocks_moved": sum(1 for r in rows if (r["clocks"] or {}).get("moved")),
                "rows": rows}
+    print(json.dumps({k: v for k, v in summary.items() if k != "rows"}, indent=1))
+    return summary
+
+
+async def seal_cost(out: Path, n: int) -> dict:
+    """`n` A/A evaluations in one experiment, the boundary on and off in turn (on first in odd
+    pairs, off first in even ones), so that drift cancels: the evaluation's wall time and its
+    benchmark runs' wall times, side by side."""
+    import sqlite3
+    import statistics
+
+    ws = workspace(SCRATCH / "ws-seal-cost", command=NOISE_COMMAND, repeats=2)
+    rows = []
+    async with Client(build_server(ws)) as client:
+        await call(client, "experiment_start", tag="seal-cost")
+        for i in range(n):
+            sealed = (i % 2 == 0) == ((i // 2) % 2 == 0)
+            os.environ["KERNEL_MCP_SEAL"] = "on" if sealed else "off"
+            began = time.time()
+            ev = await call(client, "experiment_evaluate", hypothesis="A/A: unchanged code")
+            if ev["error"]:
+                raise SystemExit(f"seal-cost trial {i}: {ev['text'][:300]}")
+            db = sqlite3.connect(ws / ".kernel-mcp" / "ledger.sqlite")
+            evidence = json.loads(db.execute("SELECT evidence FROM attempts ORDER BY id DESC LIMIT 1").fetchone()[0])
+            db.close()
+            runs = [r["wall_s"] for r in evidence.get("runs") or [] if r.get("wall_s")]
+            rows.append({"trial": i, "sealed": evidence.get("sealed"), "wall_s": round(time.time() - began, 2), "runs": len(runs),
+                         "run_wall_median_s": round(statistics.median(runs), 3) if runs else None, "decision": (ev["data"].get("attempt") or {}).get("decision")})
+            print(json.dumps(rows[-1]), flush=True)
+    os.environ.pop("KERNEL_MCP_SEAL", None)
+    on = [r for r in rows if r["sealed"]]
+    off = [r for r in rows if not r["sealed"]]
+    per_eval = statistics.median(r["wall_s"] for r in on) / statistics.median(r["wall_s"] for r in off) - 1 if on and off else None
+    per_run = (statistics.median(r["run_wall_median_s"] for r in on) / statistics.median(r["run_wall_median_s"] for r in off) - 1) if on and off else None
+    summary = {"trials": len(rows), "sealed": len(on), "unsealed": len(off), "evaluation_wall_change": per_eval, "run_wall_change": per_run,
+               "kept": sum(1 for r in rows if r["decision"] in ("keep", "suspicious")), "rows": rows}
     print(json.dumps({k: v for k, v in summary.items() if k != "rows"}, indent=1))
     return summary
 
@@ -370,7 +408,7 @@ async def many_gpus(out: Path, engine: str = "local", slots: int | None = None, 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=["tools", "noise", "ab", "hacks", "many", "many-gpus"])
+    parser.add_argument("what", choices=["tools", "noise", "ab", "hacks", "many", "many-gpus", "seal-cost"])
     parser.add_argument("--out", required=True)
     parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--keep-metric", choices=["csv", "profiler"], default="csv")
@@ -393,6 +431,8 @@ def main() -> None:
             result = anyio.run(hacks, out)
         elif args.what == "many":
             result = anyio.run(many, out)
+        elif args.what == "seal-cost":
+            result = anyio.run(seal_cost, out, args.trials)
         elif args.what == "many-gpus":
             result = anyio.run(many_gpus, out, args.engine, args.slots, args.ray_address)
         else:

@@ -32,6 +32,8 @@ BENCH = textwrap.dedent(
     rng = random.Random(seed)
     if getattr(kernel, "HANG", False):
         time.sleep(600)
+    # the "kernel" takes the time it reports (1 ms per unit), so the server's witness sees what the CSV says
+    time.sleep(sum(kernel.TIME.values()) * 1e-3)
     os.makedirs("out", exist_ok=True)
     with open("out/bench.csv", "w", newline="") as f:
         w = csv.writer(f)

@@ -32,6 +32,8 @@ from kernel_mcp.ledger.state import Experiment, Attempt
 
 STOP_AFTER_REGRESSIONS = 5
 LEDGER_DB = "ledger.sqlite"
+BEST_DIR = "best"  # state folder: BEST's worktrees, best/<tag>/<slot>
+BATCH_DIR = "batches"  # state folder: a batch's candidate worktrees, batches/<tag>/<batch>/c<n>
 TEST_CRASH_ENV = "KERNEL_MCP_TEST_CRASH_AT"  # tests only: die at a named step, to prove recovery
 MAX_RUN_OUTPUTS = 20000
 
@@ -57,6 +59,7 @@ class Ledger:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.store = LedgerStore(ws.state_dir / LEDGER_DB)
+        self.config_notes: list[str] = []  # the checkout's config differs from the experiment's frozen one
 
     # ---- state ------------------------------------------------------------------------------
     def experiment(self, tag: str | None) -> Experiment:
@@ -67,15 +70,46 @@ class Ledger:
         return self.store.experiment(exp.tag)
 
     def running(self, tag: str | None) -> Experiment:
+        """The running experiment, with this ledger's workspace pinned to the config frozen at its start."""
         exp = self.experiment(tag)
         if exp.status == "starting":
             raise InvalidInput(f"experiment {exp.tag} is still measuring its baseline", hint="wait for experiment_start to answer")
         if exp.status != "running":
             raise InvalidInput(f"experiment {exp.tag} has {exp.status}: {exp.stop_reason}")
+        self.pin_config(exp)
         return exp
 
+    def pin_config(self, exp: Experiment) -> None:
+        """Read kernel-mcp.toml from the experiment's start commit, never from the checkout: the
+        checkout can be edited while the experiment runs. A checkout whose config differs is noted."""
+        from kernel_mcp.workspace.config import CONFIG_NAME, parse_config
+        from kernel_mcp.workspace.workspace import PinnedWorkspace
+
+        if isinstance(self.ws, PinnedWorkspace):
+            return
+        repo, _ = gitops.repo_of(self.ws.root)
+        rel = CONFIG_NAME if exp.subdir == "." else f"{exp.subdir.rstrip('/')}/{CONFIG_NAME}"
+        frozen = gitops.file_at(repo, exp.base_commit, rel)
+        if frozen is None:
+            return  # an experiment started before configs were frozen, or without a file: the checkout's, as then
+        try:
+            current = self.ws.config_path.read_text(encoding="utf-8")
+        except OSError:
+            current = None
+        if current != frozen:
+            self.config_notes.append(f"{CONFIG_NAME} in the checkout differs from the one this experiment started with "
+                                     f"(commit {exp.base_commit[:10]}); the experiment keeps its own: start a new experiment to use the new one")
+        self.ws = PinnedWorkspace(self.ws.root, pinned=parse_config(frozen, f"{CONFIG_NAME} at {exp.base_commit[:10]}"))
+
+    def git_dir(self) -> Path:
+        """The workspace's own repository (its common .git folder), found from the workspace, never
+        from a worktree the judged code could write."""
+        repo, _ = gitops.repo_of(self.ws.root)
+        return Path(repo.common_dir).resolve()
+
     def worktree(self, exp: Experiment) -> git.Repo:
-        return git.Repo(exp.worktree)
+        """The experiment's worktree, refused when its `.git` pointer was redirected or removed."""
+        return gitops.checked_worktree(Path(exp.worktree), self.git_dir())
 
     def workdir(self, exp: Experiment) -> Path:
         return Path(exp.worktree) / exp.subdir if exp.subdir != "." else Path(exp.worktree)
@@ -84,20 +118,48 @@ class Ledger:
         """The workspace's ledger lock, shared by every server process on this workspace."""
         return recover.workspace_lock(self.ws.state_dir)
 
+    def judging(self, exp: Experiment, step: str):
+        """The workspace's judge lock while `step` runs workspace code (one measurement at a time)."""
+        return recover.judging(self.ws.state_dir, f"{step} of experiment {exp.tag}")
+
+    def best_path(self, exp: Experiment, slot: int | None = None) -> Path:
+        """Where BEST's worktree of a slot lives: its own folder per tag (a tag cannot hold '/',
+        so no tag's name can ever name another tag's tree)."""
+        return self.ws.state_dir / BEST_DIR / exp.tag / (f"s{slot}" if slot else "main")
+
     def best_tree(self, exp: Experiment, slot: int | None = None) -> Path:
         """BEST checked out in a worktree of its own (one per slot of a batch), kept between
         evaluations so its build stays cached; reset to BEST before every use, so nothing written
-        into it can be measured as BEST. Returns the workspace folder inside it."""
+        into it can be measured as BEST (and checked around each of its runs: guard.py). A tree
+        whose `.git` pointer no longer leads to the workspace's repository is made anew. Returns
+        the workspace folder inside it."""
         repo, _ = gitops.repo_of(self.ws.root)
-        path = self.ws.state_dir / "worktrees" / (f"{exp.tag}--best" + (f"-s{slot}" if slot else ""))
+        git_dir = self.git_dir()
+        path = self.best_path(exp, slot)
+        if path.exists() and gitops.pointer_problem(path, git_dir):
+            recover.remove_folder(repo, path)
         if not (path / ".git").exists():
             gitops.prune_worktrees(repo)
+            path.parent.mkdir(parents=True, exist_ok=True)
             gitops.add_detached_worktree(repo, path, exp.best_commit)
-        tree = git.Repo(path)
-        if tree.head.commit.hexsha != exp.best_commit:
+        tree = gitops.checked_worktree(path, git_dir)
+        if gitops.head_sha(tree) != exp.best_commit:
             tree.git.checkout("--detach", "--force", exp.best_commit)
         gitops.reset_to(tree, exp.best_commit)
         return path / exp.subdir if exp.subdir != "." else path
+
+    def guard(self, exp: Experiment, best_dir: Path, cand_tree: Path, cand_dir: Path, slot: int | None = None):
+        """The checks around every run of one evaluation (guard.py): BEST's tree of `slot` and the
+        candidate's tree, with the candidate's protected files against the hashes frozen at start."""
+        from kernel_mcp.ledger.guard import TreeGuard
+
+        outputs, cfg = self.outputs(exp), self.ws.config.harness
+
+        def protected_now() -> dict[str, str]:
+            return harness.protected_hashes(gitops.Repo(cand_tree), exp.subdir, cand_dir, cfg, skip=outputs)
+
+        return TreeGuard({"best": best_dir, "candidate": cand_dir}, {"best": self.best_path(exp, slot), "candidate": cand_tree},
+                         self.git_dir(), exp.protected, protected_now)
 
     def best_figures(self, exp: Experiment) -> dict[str, ClassRun]:
         attempt = self.store.attempt(exp.best_attempt)
@@ -121,8 +183,8 @@ class Ledger:
                             self.record_keep(exp, intent.attempt_id, intent.commit_sha)
                     self.store.clear_intents(exp.tag)
                 gitops.sync_index(wt)
-            for folder in recover.orphan_folders(self.ws.state_dir / "worktrees", f"{exp.tag}.b"):
-                recover.remove_folder(repo, folder)
+            for folder in recover.orphan_folders(self.ws.state_dir / BATCH_DIR / exp.tag):
+                recover.remove_folder(repo, folder, recovery=f"refs/kernel-mcp/{exp.tag}/recovered")
 
     def record_keep(self, exp: Experiment, attempt_id: int, sha: str) -> None:
         self.store.update_attempt(attempt_id, outcome="kept", commit_sha=sha, closed=now())
@@ -216,7 +278,7 @@ class Ledger:
             tag=exp.tag, status=exp.status, stop_reason=exp.stop_reason, branch=exp.branch, worktree=str(self.workdir(exp)),
             best_commit=exp.best_commit, best=attempt_view(best) if best else None, consecutive_regressions=exp.consecutive_regressions,
             recent_regressions=[attempt_view(a) for a in recent], attempt=attempt_view(attempt) if attempt else None,
-            max_repairs=MAX_REPAIRS, run_id=run_id, notes=[],
+            max_repairs=MAX_REPAIRS, run_id=run_id, notes=list(self.config_notes),
         )
 
     def log(self, tag: str | None, limit: int, outcome: str | None) -> LogAnswer:
@@ -225,7 +287,8 @@ class Ledger:
         return LogAnswer(tag=exp.tag, best_commit=exp.best_commit, attempts=[attempt_view(a) for a in rows])
 
 
-async def keep_profile(ws: Workspace, keep_metric: str, run: Run, workdir: Path, progress: ProgressFn | None, lease=None, locked: bool = True) -> dict[str, Any]:
+async def keep_profile(ws: Workspace, keep_metric: str, run: Run, workdir: Path, progress: ProgressFn | None, lease=None, locked: bool = True,
+                       boundary=None) -> dict[str, Any]:
     """The profiler's view of one benchmark run (GPU times, launches), when it is the keep metric.
     `locked`: let the profiler hold the clocks steady (ncu's base-clock control) for a keep measurement."""
     if keep_metric != "profiler":
@@ -234,7 +297,7 @@ async def keep_profile(ws: Workspace, keep_metric: str, run: Run, workdir: Path,
 
     prof_run = ws.runs.create("profile_kernels", {"for": run.id})
     try:
-        summary = await profile.profile_kernels(ws, prof_run, None, [], None, progress, cwd=workdir, lease=lease, lock_clocks=locked)
+        summary = await profile.profile_kernels(ws, prof_run, None, [], None, progress, cwd=workdir, lease=lease, lock_clocks=locked, boundary=boundary)
     except BaseException as exc:  # the run says it failed, never that it is still running
         prof_run.fail(exc)
         raise

@@ -15,7 +15,8 @@ from pydantic import BaseModel
 
 from kernel_mcp.bench import BenchRun, Comparison
 
-Decision = Literal["keep", "suspicious", "discard", "repair-needed", "split-suggested", "failed", "refused"]
+Decision = Literal["keep", "suspicious", "discard", "repair-needed", "split-suggested", "failed", "refused", "not-corroborated"]
+KEEPABLE = ("keep", "suspicious", "split-suggested")  # decisions that claim a gain
 MAX_REPAIRS = 3
 
 

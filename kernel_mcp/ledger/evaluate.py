@@ -8,11 +8,13 @@ make the measurement void, and the attempt is refused with the files named.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from kernel_mcp.gpu.gate import NoIdleGpu
 from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, crash_point, figures_of, gitops, harness
-from kernel_mcp.ledger.decide import Verdict, decide
+from kernel_mcp import sandbox
+from kernel_mcp.ledger.decide import KEEPABLE, Verdict, decide
 from kernel_mcp.ledger.models import ExperimentAnswer
 from kernel_mcp.ledger.paired import Together, measure_together
 from kernel_mcp.runner import ProgressFn
@@ -23,6 +25,8 @@ from kernel_mcp.ledger.state import Experiment
 def judge(ledger: Ledger, together: Together, target: str | None, prev_dir: int, repairs: int) -> Verdict:
     """The keep/discard rule for a candidate measured side by side with BEST."""
     cand = together.candidate
+    if together.tampered:
+        return Verdict(decision="refused", reasons=["the evaluation is void: " + p for p in together.tampered[:4]], comparisons={})
     if cand is None:
         return Verdict(decision="failed", reasons=[together.stopped or "nothing was measured"], comparisons={})
     best_prof, cand_prof = together.best_profile.get("profile"), together.candidate_profile.get("profile")
@@ -32,10 +36,46 @@ def judge(ledger: Ledger, together: Together, target: str | None, prev_dir: int,
     cfg = ledger.ws.config
     verdict = decide(cand, together.comparisons, together.script, target, cfg.benchmark.noise_threshold, prev_dir, repairs,
                      together.gpu_time, cfg.harness.suspicious_factor)
-    if ledger.keep_metric() == "profiler" and together.gpu_time is None and verdict.decision in ("keep", "suspicious", "split-suggested"):
+    if ledger.keep_metric() == "profiler" and together.gpu_time is None and verdict.decision in KEEPABLE:
         # The profiler is the keep metric but measured nothing usable: never fall back silently.
         return Verdict(decision="failed", reasons=verdict.reasons + ["the profiler is the keep metric but gave no target GPU time: " + together.stopped],
                        comparisons=verdict.comparisons, overall=verdict.overall)
+    return sealed_and_witnessed(verdict, together, cfg.harness.allow_unsealed)
+
+
+def witnessed(witness, claimed: float) -> bool:
+    """Whether the server's witness stands behind a claimed change: it saw the candidate faster too, or
+    the claim is within what it can resolve (half its interval's width), so it cannot speak."""
+    if witness is None or witness.low is None or witness.high is None:
+        return False
+    if witness.significant and witness.change < 0:
+        return True
+    return abs(claimed) <= (witness.high - witness.low) / 2
+
+
+def sealed_and_witnessed(verdict: Verdict, together: Together, allow_unsealed: bool) -> Verdict:
+    """A claimed gain stands only when the runs were sealed (or the user opted in to unsealed keeps)
+    and, where the benchmark's own timer is the keep metric, when the server's witness (each run's
+    wall time) saw the candidate faster too: a timer the candidate's code can reach proves nothing."""
+    if verdict.decision not in KEEPABLE:
+        return verdict
+    if together.sealed is None and not allow_unsealed:
+        why = sandbox.available() or "a run of this evaluation was not sealed"
+        return verdict.model_copy(update={"decision": "refused", "reasons": verdict.reasons + [
+            f"unsealed: {why}; the candidate's processes could reach BEST and the ledger, so nothing is kept "
+            "(set [harness] allow_unsealed = true to keep unsealed measurements)"]})
+    witness = together.witness
+    claimed = verdict.overall.change if verdict.overall is not None else 0.0
+    # a split is not kept itself (its specialised kernel is evaluated, and witnessed, on its own)
+    if verdict.decision in ("keep", "suspicious") and together.gpu_time is None and not witnessed(witness, claimed):
+        seen = witness.statement() if witness is not None else "not measured"
+        return verdict.model_copy(update={"decision": "not-corroborated", "regression": False, "reasons": verdict.reasons + [
+            f"not corroborated: the runs' wall time as the server measured it: {seen}; the benchmark's own timer is the only evidence "
+            "of the gain, and the candidate's code can reach it. Not kept: use the profiler keep metric, or a benchmark whose timed work "
+            "dominates its run"]})
+    if verdict.decision in ("keep", "suspicious") and together.gpu_time is None and witness is not None and not witness.significant:
+        return verdict.model_copy(update={"reasons": verdict.reasons + [
+            f"the witness (wall time per run, {witness.statement()}) cannot resolve a change this small; kept on the benchmark's timer"]})
     return verdict
 
 
@@ -54,6 +94,7 @@ def attempt_fields(exp: Experiment, together: Together, verdict: Verdict, hypoth
                   "stopped": together.stopped, "wall_s": round(together.wall_s, 2), "clocks": together.clocks.model_dump() if together.clocks else None,
                   "best_figures": figures_of(together.best) if together.best else {},
                   "runs": [r.model_dump() for r in together.runs], "profile": together.candidate_profile.get("profile"),
+                  "sealed": together.sealed, "witness": together.witness.model_dump() if together.witness else None, "tampered": together.tampered,
                   **extra_evidence},
     )
 
@@ -76,9 +117,12 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
     repairs = previous.repair_count + 1 if previous and previous.decision == "repair-needed" and previous.hypothesis == hypothesis else 0
     keep_metric = ledger.keep_metric()
     try:
-        async with ledger.watching(exp) as seen:
-            crash_point("evaluate-during-runs")
-            together = await measure_together(ledger.ws, run, ledger.best_tree(exp), workdir, keep_metric, target, progress, label=hypothesis[:60])
+        with ledger.judging(exp, "experiment_evaluate"):
+            async with ledger.watching(exp) as seen:
+                crash_point("evaluate-during-runs")
+                best_dir = ledger.best_tree(exp)
+                together = await measure_together(ledger.ws, run, best_dir, workdir, keep_metric, target, progress, label=hypothesis[:60],
+                                                  guard=ledger.guard(exp, best_dir, Path(exp.worktree), workdir))
     except NoIdleGpu:
         await ledger.stop(exp, "no idle GPU for the whole waiting limit")
         raise

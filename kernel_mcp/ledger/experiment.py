@@ -24,7 +24,7 @@ def _discard_half_made(ledger: Ledger, exp: Experiment) -> None:
     was made by it, and nothing of the user's is touched)."""
     repo, _ = gitops.repo_of(ledger.ws.root)
     recover.remove_folder(repo, ledger.ws.state_dir / "worktrees" / exp.tag)
-    if exp.branch in [h.name for h in repo.heads]:
+    if gitops.branch_exists(repo, exp.branch):
         repo.git.branch("-D", exp.branch)
     with ledger.store.transaction():
         ledger.store.delete_experiment(exp.tag)
@@ -48,7 +48,7 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
         dirty = gitops.dirty_paths(repo)
         if dirty and not carry:
             raise WorkspaceError(f"the workspace has uncommitted changes: {', '.join(dirty[:8])}", hint="commit or stash them, or pass carry_changes=true to bring them into the experiment")
-        head = repo.head.commit.hexsha
+        head = gitops.head_sha(repo)
         with ledger.store.transaction():
             ledger.store.add_experiment(tag=tag, branch=branch, worktree=str(path), subdir=subdir, base_commit=head, best_commit=head, status="starting",
                                         protected={}, owner=recover.owner_token())

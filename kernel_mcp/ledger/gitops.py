@@ -2,22 +2,195 @@
 
 No value from a tool argument ever reaches git as an option: tags are validated names, paths are
 passed after `--`, and resets happen only inside the dedicated worktree.
+
+Git is an untrusted subprocess here: a worktree is written by the code being judged, and a
+repository's config can name programs. So every git call of the server goes through the runner
+(its own session, a time limit, the process tree killed at the limit), with hooks, fsmonitor,
+clean/smudge filters, textconv and external diff off; GitPython reads objects itself (GitDB) rather
+than keeping `git cat-file` processes; and before any git call in a worktree, its `.git` pointer
+must lead to the workspace's own repository (`checked_worktree`).
 """
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import os
 import re
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import git
 
-from kernel_mcp.errors import InvalidInput, WorkspaceError
+from kernel_mcp import runner
+from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
 
 # \Z, not $: `$` also matches before a trailing newline, so "t\n" would pass as a name
 TAG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,47}\Z")
 LEDGER_MARK = "Kernel-MCP-Attempt"
+
+
+GIT_TIMEOUT_S = 120.0  # one git call; a repository that needs longer is refused, never waited on forever
+GIT_OUTPUT_CAP = 256 * 2**20  # bytes of one call's output kept; more is an error, never a silent cut
+# What the server's own git calls never run, whatever a config (the user's, or one a worktree's
+# pointer leads to) says: hooks, the file-system monitor, and programs named for diffs.
+HARDENED = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
+            "-c", "core.sshCommand=false", "-c", "protocol.allow=never")
+NO_DIFF_PROGRAMS = ("--no-ext-diff", "--no-textconv")  # for the commands that show diffs: no external diff, no textconv
+SHOWS_DIFFS = ("diff", "log", "show")
+_NO_FILTERS = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
+_pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="kernel-mcp-git")
+
+
+def _filter_overrides(cwd: str | None) -> list[str]:
+    """`-c filter.<name>.clean=` (and smudge, process) for every filter the repository's attributes
+    name: an empty command is no filter, so content goes to git as it is on disk."""
+    names: set[str] = set()
+    if cwd:
+        for top, dirs, files in os.walk(cwd):
+            dirs[:] = [d for d in dirs if d != ".git"]
+            if ".gitattributes" in files:
+                try:
+                    text = Path(top, ".gitattributes").read_text(errors="replace")[:65536]
+                except OSError:
+                    continue
+                names.update(re.findall(r"\bfilter=([A-Za-z0-9_.-]+)", text))
+            if len(names) > 64:
+                break
+    args: list[str] = []
+    for name in sorted(names):
+        for key in ("clean", "smudge", "process"):
+            args += ["-c", f"filter.{name}.{key}="]
+        args += ["-c", f"filter.{name}.required=false"]
+    return args
+
+
+class RunnerGit(git.Git):
+    """GitPython's command wrapper, with every call run through the runner, hardened."""
+
+    def execute(self, command: Any, istream: Any = None, with_extended_output: bool = False, with_exceptions: bool = True,
+                as_process: bool = False, output_stream: Any = None, stdout_as_string: bool = True, kill_after_timeout: Any = None,
+                with_stdout: bool = True, universal_newlines: bool = False, shell: Any = None, env: Any = None,
+                max_chunk_size: int = 8192, strip_newline_in_stdout: bool = True, **subprocess_kwargs: Any) -> Any:
+        if as_process or output_stream is not None or shell:
+            raise CommandFailed("internal: a git call asked for a live process; the ledger runs git to completion only")
+        argv = [str(a) for a in ([command] if isinstance(command, str) else command)]
+        cwd = str(self._working_dir or os.getcwd())
+        subcommand = argv[1:2]
+        if subcommand and subcommand[0] in SHOWS_DIFFS:
+            subcommand = subcommand + list(NO_DIFF_PROGRAMS)
+        argv = [argv[0], *HARDENED, *_filter_overrides(self._working_dir), *subcommand, *argv[2:]]
+        environment = {**_NO_FILTERS, **{k: v for k, v in self._environment.items() if v is not None}, **(env or {})}
+        stdin = None
+        if istream is not None:
+            stdin = istream.read() if hasattr(istream, "read") else os.read(istream, 1 << 30)
+        result = _run_git(argv, cwd, environment, stdin, kill_after_timeout or GIT_TIMEOUT_S)
+        out = result.stdout.tail if stdout_as_string else result.stdout.tail.encode()
+        err = result.stderr.tail
+        if strip_newline_in_stdout and isinstance(out, str) and out.endswith("\n"):
+            out = out[:-1]
+        if result.timed_out:
+            raise git.GitCommandError(argv, "timed out", f"git ran past {GIT_TIMEOUT_S:.0f} s and was killed", out)
+        if with_exceptions and result.returncode != 0:
+            raise git.GitCommandError(argv, result.returncode, err, out)
+        if with_extended_output:
+            return result.returncode, out, err
+        return out
+
+
+def _run_git(argv: list[str], cwd: str, env: dict[str, str], stdin: bytes | None, timeout_s: float) -> runner.RunResult:
+    """One git call through the runner, on a worker thread (the ledger's steps are synchronous)."""
+    def call() -> runner.RunResult:
+        return asyncio.run(runner.run(argv, cwd=cwd, timeout_s=timeout_s, env=env, stdin_data=stdin, tail_bytes=GIT_OUTPUT_CAP, sweep=False))
+
+    result = _pool.submit(call).result()
+    if result.stdout.total_bytes > GIT_OUTPUT_CAP:
+        raise CommandFailed(f"git {argv[len(HARDENED) + 1] if len(argv) > len(HARDENED) + 1 else ''} wrote more than {GIT_OUTPUT_CAP} bytes")
+    return result
+
+
+class Repo(git.Repo):
+    """A repository whose git calls are RunnerGit's. The ledger asks git for commits and refs
+    (`head_sha`, `branch_exists`, `resolve_commit`) rather than GitPython's object database, which
+    would keep `git cat-file` processes of its own."""
+
+    GitCommandWrapperType = RunnerGit
+
+
+def head_sha(repo: git.Repo) -> str | None:
+    """HEAD's commit, or None where HEAD names no commit yet."""
+    try:
+        return repo.git.rev_parse("--verify", "-q", "HEAD^{commit}") or None
+    except git.GitCommandError:
+        return None
+
+
+def branch_exists(repo: git.Repo, branch: str) -> bool:
+    try:
+        repo.git.show_ref("--verify", "--quiet", f"refs/heads/{branch}")
+        return True
+    except git.GitCommandError:
+        return False
+
+
+def pointer_problem(tree: Path, git_dir: Path) -> str | None:
+    """Why the worktree `tree`'s `.git` pointer does not lead to the repository `git_dir`'s own
+    record of it (and back), or None when it does."""
+    pointer = tree / ".git"
+    try:
+        if pointer.is_symlink() or not pointer.is_file():
+            return "its .git pointer is missing or not a plain file"
+        text = pointer.read_text(errors="replace")[:4096].strip()
+    except OSError:
+        return "its .git pointer cannot be read"
+    if not text.startswith("gitdir: "):
+        return "its .git pointer is not a gitdir line"
+    target = Path(text[len("gitdir: "):].strip())
+    target = (tree / target if not target.is_absolute() else target)
+    expected_parent = (git_dir / "worktrees").resolve()
+    try:
+        resolved = target.resolve()
+        if resolved.parent != expected_parent or not resolved.is_dir():
+            return f"its .git pointer leads to {target}, not to this workspace's repository"
+        back = Path((resolved / "gitdir").read_text(errors="replace").strip())
+    except OSError:
+        return "its .git pointer leads to a record the repository does not have"
+    if back.resolve() != pointer.resolve():
+        return "the repository's record of the worktree names another folder"
+    return None
+
+
+def checked_worktree(tree: Path, git_dir: Path) -> Repo:
+    """The worktree at `tree`, refused unless its `.git` pointer leads to the workspace's repository."""
+    why = pointer_problem(tree, git_dir)
+    if why:
+        raise WorkspaceError(f"the ledger's worktree {tree.name}: {why}; no git command was run in it",
+                             hint="experiment_revert repairs the pointer (git worktree repair) and resets the worktree to BEST")
+    return Repo(tree)
+
+
+def repair_worktree(git_dir: Path, tree: Path) -> bool:
+    """Write the worktree's `.git` pointer again from the repository's own record of it (the
+    record whose `gitdir` names this folder): what git itself wrote at `worktree add`. False when the
+    repository has no record of the folder."""
+    records = git_dir / "worktrees"
+    wanted = (tree / ".git").absolute()
+    for record in sorted(records.iterdir()) if records.is_dir() else []:
+        try:
+            named_there = Path((record / "gitdir").read_text(errors="replace").strip())
+        except OSError:
+            continue
+        if named_there.absolute() == wanted:
+            pointer = tree / ".git"
+            if pointer.is_dir() and not pointer.is_symlink():
+                shutil.rmtree(pointer)
+            elif pointer.exists() or pointer.is_symlink():
+                pointer.unlink()
+            pointer.write_text(f"gitdir: {record.resolve()}\n")
+            return True
+    return False
 
 
 def check_tag(tag: str) -> str:
@@ -29,10 +202,10 @@ def check_tag(tag: str) -> str:
 def repo_of(folder: Path) -> tuple[git.Repo, str]:
     """The repository holding the workspace, and the workspace's path inside it ('.' at the top)."""
     try:
-        repo = git.Repo(folder, search_parent_directories=True)
+        repo = Repo(folder, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
         raise WorkspaceError(f"{folder} is not inside a git repository", hint="git init the workspace and commit the kernel first") from None
-    if repo.bare or not repo.head.is_valid():
+    if repo.bare or head_sha(repo) is None:
         raise WorkspaceError("the workspace's repository has no commit yet", hint="commit the kernel and its benchmark first")
     top = Path(repo.working_tree_dir).resolve()
     sub = folder.resolve().relative_to(top).as_posix()
@@ -73,10 +246,10 @@ def dirty_paths(repo: git.Repo) -> list[str]:
 
 
 def add_worktree(repo: git.Repo, path: Path, branch: str, start: str) -> git.Repo:
-    if branch in [h.name for h in repo.heads]:
+    if branch_exists(repo, branch):
         raise InvalidInput(f"branch {branch} already exists", hint="choose another run tag")
     repo.git.worktree("add", "-b", branch, "--", str(path), start)
-    return git.Repo(path)
+    return Repo(path)
 
 
 def carry_changes(repo: git.Repo, worktree: git.Repo) -> list[str]:
@@ -116,7 +289,7 @@ def changed_files(wt: git.Repo, base: str) -> list[str]:
 def commit_all(wt: git.Repo, message: str) -> str:
     wt.git.add("-A", "--", ".")
     wt.git.commit("--no-verify", "--allow-empty", "-F", "-", istream=_Stdin(message))
-    return wt.head.commit.hexsha
+    return head_sha(wt) or ""
 
 
 def reset_to(wt: git.Repo, commit: str) -> None:
@@ -134,14 +307,17 @@ def resolve_commit(repo: git.Repo, name: str) -> str:
     if not REF.fullmatch(name) or ".." in name or name.endswith((".lock", "/")):
         raise InvalidInput(f"{name!r} is not a commit sha or a branch name")
     try:
-        return repo.commit(name).hexsha
-    except (git.BadName, ValueError, git.GitCommandError):
+        found = repo.git.rev_parse("--verify", "-q", "--end-of-options", f"{name}^{{commit}}")
+    except git.GitCommandError:
+        found = ""
+    if not found:
         raise InvalidInput(f"no commit {name!r} in the workspace's repository") from None
+    return found
 
 
 def add_detached_worktree(repo: git.Repo, path: Path, commit: str) -> git.Repo:
     repo.git.worktree("add", "--detach", "--", str(path), commit)
-    return git.Repo(path)
+    return Repo(path)
 
 
 def apply_patch(wt: git.Repo, patch: str) -> None:
@@ -222,6 +398,14 @@ def snapshot(wt: git.Repo, base: str, leave_out: set[str], message: str) -> str:
                 wt.git.reset("-q", base, f"--pathspec-from-file={listing}", "--pathspec-file-nul")
             tree = wt.git.write_tree()
             return wt.git.commit_tree(tree, "-p", base, "-F", "-", istream=_Stdin(message))
+
+
+def file_at(repo: git.Repo, commit: str, rel: str) -> str | None:
+    """A file's text at a commit (None when the commit has no such file)."""
+    try:
+        return repo.git.show(f"{commit}:{rel}", strip_newline_in_stdout=False)
+    except git.GitCommandError:
+        return None
 
 
 def tree_of(wt: git.Repo, commit: str) -> str:

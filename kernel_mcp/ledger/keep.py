@@ -55,11 +55,12 @@ async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progr
     cfg = ledger.ws.config
     workdir = ledger.workdir(exp)
     evidence = attempt.evidence.model_copy(deep=True)
-    async with ledger.watching(exp) as seen:
-        verification = await verify(ledger.ws, run, workdir, progress)
-        evidence.verification = verification
-        if not verification.get("failed") and attempt.decision == "suspicious":
-            evidence.remeasured = await remeasure(ledger, exp, run, workdir, attempt, progress)
+    with ledger.judging(exp, "experiment_keep's verification"):
+        async with ledger.watching(exp) as seen:
+            verification = await verify(ledger.ws, run, workdir, progress)
+            evidence.verification = verification
+            if not verification.get("failed") and attempt.decision == "suspicious":
+                evidence.remeasured = await remeasure(ledger, exp, run, workdir, attempt, progress)
     rewritten = sorted(set(seen.edited) | set(seen.tracked))
     if rewritten:
         _close(ledger, attempt, evidence, f"refused at keep: the verification changed files of the candidate: {', '.join(rewritten[:6])}")

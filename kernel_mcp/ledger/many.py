@@ -20,9 +20,9 @@ from pydantic import BaseModel, Field, model_validator
 
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.gpu.gate import NoIdleGpu
-from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, crash_point, gitops, harness, recover
+from kernel_mcp.ledger import BATCH_DIR, STOP_AFTER_REGRESSIONS, Ledger, crash_point, gitops, harness, recover
 from kernel_mcp.ledger.evaluate import attempt_fields, judge
-from kernel_mcp.ledger.decide import Verdict
+from kernel_mcp.ledger.decide import KEEPABLE, Verdict
 from kernel_mcp.ledger.engines import Job, Measurement, engine_for
 from kernel_mcp.ledger.models import CandidateRow, ManyAnswer
 from kernel_mcp.ledger.paired import Together
@@ -33,7 +33,7 @@ from kernel_mcp.ledger.state import Experiment, Attempt
 MAX_CANDIDATES = 32
 MAX_PATCH_BYTES = 1 << 20
 # Best first: what can be kept, then ties and losses, then what could not be judged.
-RANK = {"keep": 0, "suspicious": 1, "split-suggested": 2, "discard": 3, "repair-needed": 4, "refused": 5, "failed": 6}
+RANK = {"keep": 0, "suspicious": 1, "split-suggested": 2, "discard": 3, "not-corroborated": 4, "repair-needed": 5, "refused": 6, "failed": 7}
 
 
 class Candidate(BaseModel):
@@ -84,7 +84,7 @@ async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], t
     engine = engine_for(ledger, exp, batch, keep_metric, target)
     with ledger.store.transaction():  # an earlier batch's candidates were measured against this BEST too, but are superseded
         ledger.store.close_pending(exp.tag, "superseded")
-    root = ledger.ws.state_dir / "worktrees" / f"{exp.tag}.{batch}"
+    root = ledger.ws.state_dir / BATCH_DIR / exp.tag / batch
     recover.mark_owner(root)  # a killed batch's worktrees are removed by the next call
     rows: list[CandidateRow] = []
     batch_start = time.time()
@@ -124,7 +124,8 @@ async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], t
         slots = 0
         if jobs:
             try:
-                slots = await engine.measure(jobs, record, progress)
+                with ledger.judging(exp, "experiment_evaluate_many"):
+                    slots = await engine.measure(jobs, record, progress)
             except NoIdleGpu:
                 await ledger.stop(exp, "no idle GPU for the whole waiting limit")
                 raise
@@ -148,7 +149,7 @@ async def _answer(ledger: Ledger, tag: str, run: Run, batch: str, engine: str, s
         row.rank = rank
     exp = ledger.store.experiment(tag)
     regressions = sum(r.regression for r in rows)
-    held = any(r.decision in ("keep", "suspicious", "split-suggested") or (r.decision == "discard" and not r.regression) for r in rows)
+    held = any(r.decision in KEEPABLE or (r.decision == "discard" and not r.regression) for r in rows)
     count = 0 if held else exp.consecutive_regressions + regressions
     with ledger.store.transaction():
         ledger.store.update_experiment(tag, consecutive_regressions=count)

@@ -15,17 +15,24 @@ run when the workspace names a `build_command`.
 
 Around every run the GPU's clock and temperature are sampled (when a monitor is there), so the
 answer can say whether clocks moved during the evaluation and whether they were locked.
+
+Every run is sealed (sandbox.py): each side may write only its own tree and a private folder of
+its own for this evaluation (temporary files, compiler and framework caches), and the trees are
+checked around every run (guard.py). Each run's wall time, measured by the server, is the witness
+that the benchmark's own timer cannot reach.
 """
 
 from __future__ import annotations
 
+import secrets
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Literal
 
 from pydantic import BaseModel
 
-from kernel_mcp import platforms, runner
+from kernel_mcp import platforms, runner, sandbox
 from kernel_mcp.bench import BenchRun, run_benchmark, worse
 from kernel_mcp.bench.stats import Comparison, clear_of, geomean, median, paired
 from kernel_mcp.errors import CommandFailed, KernelMcpError
@@ -48,6 +55,7 @@ class RunRecord(BaseModel):
     before: GpuSample | None = None
     after: GpuSample | None = None
     value: float | None = None  # the run's overall figure (geomean of target classes, or total GPU time in µs)
+    wall_s: float | None = None  # the run's wall time as the server measured it (the witness)
 
 
 class Clocks(BaseModel):
@@ -84,6 +92,9 @@ class Together(BaseModel):
     wall_s: float = 0.0
     best_profile: dict[str, Any] = {}  # the last profile of each side (launch checks, evidence)
     candidate_profile: dict[str, Any] = {}
+    witness: Comparison | None = None  # the benchmark runs' wall times, paired: what the server saw, not the benchmark's timer
+    sealed: str | None = None  # the boundary every run had; None when any ran unsealed
+    tampered: list[str] = []  # changes outside a run's own tree and scratch (guard.py): the evaluation is void
 
     @property
     def source(self) -> str:
@@ -136,6 +147,8 @@ def merge_runs(runs: list[BenchRun], label: str | None) -> BenchRun | None:
         merged.impossible += other.impossible
         merged.duration_s += other.duration_s
         merged.failure = merged.failure or other.failure
+        merged.wall_s += other.wall_s
+        merged.sealed = merged.sealed if merged.sealed == other.sealed else None
     return merged
 
 
@@ -146,18 +159,41 @@ def unusable(bench: BenchRun) -> bool:
 Sampler = Callable[[Any], Awaitable[GpuSample | None]]
 
 
-async def _build(ws: Workspace, run: Run, folder: Path, side: Side, lease: gate.Lease) -> str | None:
+async def _build(ws: Workspace, run: Run, folder: Path, side: Side, lease: gate.Lease, boundary: sandbox.Boundary) -> tuple[str | None, str | None]:
+    """The side's build (when the workspace names one): why it failed, or None; and its seal."""
     cfg = ws.config.benchmark
     if not cfg.build_command:
-        return None
-    result = await runner.run(cfg.build_command, cwd=folder, timeout_s=cfg.timeout_s, env=lease.env, log_dir=run.folder, log_name=f"build-{side}")
-    return None if result.ok else f"the build of {side} {result.status()}: {result.stderr.tail.strip()[-300:]}"
+        return None, sandbox.mechanism() if sandbox.available() is None else None
+    result = await runner.run(cfg.build_command, cwd=folder, timeout_s=cfg.timeout_s, env=lease.env, log_dir=run.folder, log_name=f"build-{side}",
+                              boundary=boundary)
+    return (None if result.ok else f"the build of {side} {result.status()}: {result.stderr.tail.strip()[-300:]}"), result.sealed
+
+
+class Guarded:
+    """The guard's checks around one run, and what voids the evaluation (none without a guard)."""
+
+    def __init__(self, guard, out: Together) -> None:
+        self.guard, self.out = guard, out
+
+    def before(self, side: Side) -> bool:
+        return self._void(self.guard is None or self.guard.before(side))
+
+    def after(self, side: Side) -> bool:
+        return self._void(self.guard is None or self.guard.after(side))
+
+    def _void(self, fine: bool) -> bool:
+        if not fine:
+            self.out.tampered = list(self.guard.problems)
+            self.out.stopped = "the evaluation is void: " + self.out.tampered[0]
+        return fine
 
 
 async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Path, keep_metric: str, target: str | None,
                            progress: ProgressFn | None = None, lease: gate.Lease | None = None, label: str = "candidate",
-                           slot_env: dict[str, str] | None = None, sampler: Sampler | None = None) -> Together:
-    """Measure BEST (in `best_dir`) and the candidate (in `cand_dir`) in alternating pairs on one GPU."""
+                           slot_env: dict[str, str] | None = None, sampler: Sampler | None = None, guard=None) -> Together:
+    """Measure BEST (in `best_dir`) and the candidate (in `cand_dir`) in alternating pairs on one GPU,
+    each side sealed to its own tree and private folder; `guard` (guard.TreeGuard) checks the trees
+    around every run."""
     cfg = ws.config
     threshold = cfg.benchmark.noise_threshold
     lo_pairs, hi_pairs = cfg.harness.min_pairs, cfg.harness.max_pairs
@@ -166,40 +202,62 @@ async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Pa
     started_all = time.monotonic()
     sample = sampler or gpu_sampler(ws)
     require_gpu = platforms.needs_gpu(ws)
-    async with gate.use(cfg.gate, str(cand_dir), progress, require_gpu=require_gpu, lease=lease) as held:
-        for side in ("best", "candidate"):
-            failed = await _build(ws, run, folders[side], side, held)
-            if failed and side == "best":
-                raise CommandFailed(failed, hint=f"BEST itself does not build; see run {run.id}")
-            if failed:
-                out.candidate = _failed_bench(ws, label, failed, held)
-                out.stopped = "the candidate's build failed"
-                return _finish(ws, out, started_all, keep_metric, held)
-        lock_note = await _lock_clocks(ws, held)
-        try:
-            await _bench_pairs(ws, run, folders, held, out, label, target, threshold, lo_pairs, hi_pairs, progress, slot_env, sample)
-            cand = out.candidate
-            if keep_metric == "profiler" and cand is not None and not unusable(cand):
-                await _profile_pairs(ws, run, folders, held, out, threshold, lo_pairs, hi_pairs, progress, sample)
-        finally:
-            await _unlock_clocks(ws, held, lock_note)
-        return _finish(ws, out, started_all, keep_metric, held, lock_note)
+    checks = Guarded(guard, out)
+    key = f"{run.id}-{secrets.token_hex(3)}"  # several measurements of one run (a batch's slots) stay apart
+    with ExitStack() as stack:
+        sides = {side: stack.enter_context(ws.sealed_side(folders[side], f"{key}-{side}")) for side in ("best", "candidate")}
+        async with gate.use(cfg.gate, str(cand_dir), progress, require_gpu=require_gpu, lease=lease) as held:
+            seals: list[str | None] = []
+            for side in ("best", "candidate"):
+                if not checks.before(side):
+                    return _finish(ws, out, started_all, keep_metric, held)
+                failed, seal = await _build(ws, run, folders[side], side, held, sides[side])
+                seals.append(seal)
+                if not checks.after(side):
+                    return _finish(ws, out, started_all, keep_metric, held)
+                if failed and side == "best":
+                    raise CommandFailed(failed, hint=f"BEST itself does not build; see run {run.id}")
+                if failed:
+                    out.candidate = _failed_bench(ws, label, failed, held)
+                    out.stopped = "the candidate's build failed"
+                    return _finish(ws, out, started_all, keep_metric, held)
+            lock_note = await _lock_clocks(ws, held)
+            try:
+                await _bench_pairs(ws, run, folders, held, out, label, target, threshold, lo_pairs, hi_pairs, progress, slot_env, sample, sides, checks,
+                                   needs_witness=keep_metric != "profiler")
+                cand = out.candidate
+                if keep_metric == "profiler" and cand is not None and not unusable(cand) and not out.tampered:
+                    await _profile_pairs(ws, run, folders, held, out, threshold, lo_pairs, hi_pairs, progress, sample, sides, checks)
+            finally:
+                await _unlock_clocks(ws, held, lock_note)
+            benches = [b for b in (out.best, out.candidate) if b is not None]
+            out.sealed = seals[0] if benches and all(s == seals[0] for s in seals) and all(b.sealed == seals[0] for b in benches) else None
+            return _finish(ws, out, started_all, keep_metric, held, lock_note)
 
 
-async def _bench_pairs(ws, run, folders, held, out: Together, label, target, threshold, lo_pairs, hi_pairs, progress, slot_env, sample) -> None:
+async def _bench_pairs(ws, run, folders, held, out: Together, label, target, threshold, lo_pairs, hi_pairs, progress, slot_env, sample,
+                       boundaries: dict[str, sandbox.Boundary], checks: Guarded, needs_witness: bool = True) -> None:
+    """Pairs of benchmark runs until the outcome is clear; a gain on the benchmark's own timer (the
+    keep metric) is clear only once the witness has seen it too, or the pairs run out."""
     sides: dict[str, list[BenchRun]] = {"best": [], "candidate": []}
     for pair in range(hi_pairs):
         order: tuple[Side, Side] = ("best", "candidate") if pair % 2 == 0 else ("candidate", "best")
         for side in order:
             if progress is not None:
                 await progress(pair, hi_pairs, f"pair {pair + 1} (at most {hi_pairs}): {side} on {held.describe()}")
+            if not checks.before(side):
+                return
             before = await sample(held.gpu)
             started = time.time()
             bench = await run_benchmark(ws, run, f"{label} {side} pair {pair + 1}", repeats=1, cwd=folders[side], extra_env=slot_env,
-                                        lease=held, file_prefix=f"{side}-{pair + 1}")
-            rec = RunRecord(side=side, pair=pair + 1, kind="benchmark", started=started, ended=time.time(), before=before, after=await sample(held.gpu))
+                                        lease=held, file_prefix=f"{side}-{pair + 1}", boundary=boundaries[side])
+            rec = RunRecord(side=side, pair=pair + 1, kind="benchmark", started=started, ended=time.time(), before=before, after=await sample(held.gpu),
+                            wall_s=bench.wall_s[0] if bench.wall_s else None)
             out.runs.append(rec)
             sides[side].append(bench)
+            if not checks.after(side):
+                out.best, out.candidate = merge_runs(sides["best"], "BEST"), merge_runs(sides["candidate"], label)
+                return
             if side == "best" and unusable(bench):
                 raise KernelMcpError(f"BEST itself failed in this evaluation (pair {pair + 1}): " + (bench.failure or "; ".join(bench.impossible[:2]) or "wrong results"),
                                      hint=f"the GPU or the harness changed since the experiment started; see run {run.id}")
@@ -221,7 +279,10 @@ async def _bench_pairs(ws, run, folders, held, out: Together, label, target, thr
             out.stopped = "no target class to compare"
             return
         out.script = paired(values["best"], values["candidate"])
-        if out.pairs >= lo_pairs and clear_of(out.script, threshold):
+        out.witness = witness_of(out.runs)
+        claims_gain = out.script.significant and out.script.change < 0
+        witnessed = out.witness is not None and out.witness.significant and out.witness.change < 0
+        if out.pairs >= lo_pairs and clear_of(out.script, threshold) and not (needs_witness and claims_gain and not witnessed):
             out.stopped = f"clear after {out.pairs} pairs"
             break
     else:
@@ -231,7 +292,18 @@ async def _bench_pairs(ws, run, folders, held, out: Together, label, target, thr
                        and len(best_figs[k].samples) == len(cand_figs[k].samples)}
 
 
-async def _profile_pairs(ws, run, folders, held, out: Together, threshold, lo_pairs, hi_pairs, progress, sample) -> None:
+def witness_of(runs: list[RunRecord]) -> Comparison | None:
+    """The benchmark runs' wall times, paired in pair order (None until a pair has both)."""
+    walls: dict[int, dict[str, float]] = {}
+    for r in runs:
+        if r.kind == "benchmark" and r.wall_s:
+            walls.setdefault(r.pair, {})[r.side] = r.wall_s
+    both = [w for _, w in sorted(walls.items()) if len(w) == 2]
+    return paired([w["best"] for w in both], [w["candidate"] for w in both]) if both else None
+
+
+async def _profile_pairs(ws, run, folders, held, out: Together, threshold, lo_pairs, hi_pairs, progress, sample,
+                         boundaries: dict[str, sandbox.Boundary], checks: Guarded) -> None:
     from kernel_mcp.ledger import keep_profile
 
     totals: dict[str, list[float]] = {"best": [], "candidate": []}
@@ -241,10 +313,14 @@ async def _profile_pairs(ws, run, folders, held, out: Together, threshold, lo_pa
         for side in order:
             if progress is not None:
                 await progress(pair, hi_pairs, f"profiled pair {pair + 1} (at most {hi_pairs}): {side}")
+            if not checks.before(side):
+                return
             before = await sample(held.gpu)
             started = time.time()
-            profiles[side] = await keep_profile(ws, "profiler", run, folders[side], None, held, locked=True)
+            profiles[side] = await keep_profile(ws, "profiler", run, folders[side], None, held, locked=True, boundary=boundaries[side])
             out.runs.append(RunRecord(side=side, pair=pair + 1, kind="profiler", started=started, ended=time.time(), before=before, after=await sample(held.gpu)))
+            if not checks.after(side):
+                return
         out.best_profile, out.candidate_profile = profiles["best"], profiles["candidate"]
         best_total = profile_total_us(profiles["best"], None)
         cand_total = profile_total_us(profiles["candidate"], profiles["best"])

@@ -68,6 +68,33 @@ def lock_if_free(state_dir: Path):
         handle.close()
 
 
+JUDGE_LOCK = "judge.lock"
+
+
+@contextmanager
+def judging(state_dir: Path, what: str):
+    """One judge at a time in a workspace: BEST's trees, the private folders and the outputs the
+    benchmark writes in them are shared by every server on it, so a measurement refuses to start
+    while another holds this lock, and names it (process, step, since when)."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    handle = (state_dir / JUDGE_LOCK).open("a+")
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read(300).strip() or "another process"
+            raise WorkspaceError(f"another kernel-mcp judge is measuring in this workspace: {holder}",
+                                 hint="wait for its step to answer; two judges on one workspace would share BEST's tree and its outputs") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"process {owner_token().split(':')[0]} ({what}, since {time.strftime('%H:%M:%S')})")
+        handle.flush()
+        yield
+    finally:
+        handle.close()  # closing releases the flock; the text stays for nobody once free
+
+
 def owner_token() -> str:
     """This process, as pid and start time (a pid alone can be reused)."""
     me = psutil.Process()
@@ -102,19 +129,40 @@ def mark_owner(folder: Path) -> None:
     (folder / OWNER_FILE).write_text(owner_token())
 
 
-def orphan_folders(parent: Path, prefix: str) -> list[Path]:
-    """Folders under `parent` named `prefix*` whose owning process is gone."""
+def orphan_folders(parent: Path) -> list[Path]:
+    """The ledger's own folders directly under `parent` (each marked with its owner when made) whose
+    owning process is gone. Names are never matched by pattern: a folder without the ledger's
+    owner mark is not the ledger's, and is left alone."""
     if not parent.is_dir():
         return []
     found = []
-    for folder in parent.glob(prefix + "*"):
+    for folder in sorted(parent.iterdir()):
         owner = folder / OWNER_FILE
-        token = owner.read_text().strip() if owner.is_file() else None
-        if folder.is_dir() and not owner_alive(token):
+        if folder.is_symlink() or not folder.is_dir() or not owner.is_file():
+            continue
+        if not owner_alive(owner.read_text().strip()):
             found.append(folder)
     return found
 
 
-def remove_folder(repo: git.Repo, folder: Path) -> None:
+def remove_folder(repo: git.Repo, folder: Path, recovery: str | None = None) -> list[str]:
+    """Remove a folder of the ledger's worktrees. With `recovery` (a ref prefix), uncommitted work in
+    any worktree found there is first committed under `recovery/<folder>-<worktree>`, never lost;
+    returns those refs."""
+    from kernel_mcp.ledger import gitops
+
+    saved: list[str] = []
+    git_dir = Path(repo.common_dir).resolve()
+    trees = [folder] if (folder / ".git").is_file() else sorted(p for p in folder.iterdir() if (p / ".git").is_file()) if folder.is_dir() else []
+    for tree in trees if recovery else []:
+        if gitops.pointer_problem(tree, git_dir):
+            continue  # not a worktree of this repository: nothing of it can be committed here
+        wt = gitops.Repo(tree)
+        if gitops.dirty_paths(wt):
+            commit = gitops.snapshot(wt, gitops.head_sha(wt) or "HEAD", set(), f"Recovered uncommitted work of {tree.relative_to(folder.parent)}\n")
+            ref = f"{recovery}/{folder.name}-{tree.name}" if tree != folder else f"{recovery}/{folder.name}"
+            gitops.pin(repo, ref, commit)
+            saved.append(ref)
     shutil.rmtree(folder, ignore_errors=True)
     repo.git.worktree("prune")
+    return saved

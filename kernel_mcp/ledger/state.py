@@ -64,6 +64,10 @@ class Evidence(BaseModel):
     remeasured: dict[str, Any] | None = None
     carried: list[str] = Field(default_factory=list)
     protected_digest: str | None = None
+    sealed: str | None = None  # the boundary every run had ("Landlock ABI 7"); None: unsealed
+    witness: Comparison | None = None  # the runs' wall times as the server measured them, paired
+    tampered: list[str] = Field(default_factory=list)  # what changed outside a run's own tree (void evaluation)
+    timing_symbols: list[str] = Field(default_factory=list)  # timing functions the change defines or wraps
 
 
 class Attempt(BaseModel):

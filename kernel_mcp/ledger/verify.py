@@ -28,8 +28,9 @@ async def verify(ws: Workspace, run: Run, workdir: Path, progress: ProgressFn | 
     seed = secrets.randbits(62)
     async with gate.acquire(ws.config.gate, str(workdir), progress, require_gpu=platforms.needs_gpu(ws)) as lease:
         started = time.time()
-        result = await runner.run(h.verify_command, cwd=workdir, timeout_s=cfg.timeout_s, env={cfg.seed_env: str(seed), **lease.env},
-                                  log_dir=run.folder, log_name="verify", progress=progress)
+        with ws.sealed_side(workdir, f"{run.id}-verify") as boundary:
+            result = await runner.run(h.verify_command, cwd=workdir, timeout_s=cfg.timeout_s, env={cfg.seed_env: str(seed), **lease.env},
+                                      log_dir=run.folder, log_name="verify", progress=progress, boundary=boundary)
     if not result.ok:
         return {"failed": f"the verification command {result.status()}: {result.stderr.tail.strip()[-300:]}", "seed": seed}
     if not h.verify_csv:
@@ -61,7 +62,9 @@ async def remeasure(ledger, exp: Experiment, run: Run, workdir: Path, attempt: A
     with the benchmark's own metric: does the evaluated speedup hold?"""
     from kernel_mcp.ledger.paired import measure_together
 
-    again = await measure_together(ledger.ws, run, ledger.best_tree(exp), workdir, "csv", attempt.target_class, progress, label="re-measure")
+    best_dir = ledger.best_tree(exp)
+    again = await measure_together(ledger.ws, run, best_dir, workdir, "csv", attempt.target_class, progress, label="re-measure",
+                                   guard=ledger.guard(exp, best_dir, Path(exp.worktree), workdir))
     if again.candidate is None or again.script is None or again.candidate.failure or not again.candidate.all_correct:
         raise CommandFailed("the re-measurement failed: " + (again.stopped or "no figures"))
     evaluated = attempt.evidence.overall.change if attempt.evidence.overall else 0.0

@@ -69,12 +69,14 @@ class EngineBase:
         self.target = target
 
 
-async def measure_candidate(ws, run, label: str, workdir: Path, best_dir: Path, lease, keep_metric: str, slot: str, target: str | None) -> Together:
+async def measure_candidate(ws, run, label: str, workdir: Path, best_dir: Path, lease, keep_metric: str, slot: str, target: str | None,
+                            guard=None) -> Together:
     """One candidate measured side by side with BEST (in `best_dir`) on the lease's GPU, in pairs;
     both engines measure through this, so a batch judges exactly as experiment_evaluate does."""
     from kernel_mcp.ledger.paired import measure_together
 
-    return await measure_together(ws, run, best_dir, workdir, keep_metric, target, None, lease, label=label[:60], slot_env={SLOT_ENV: slot})
+    return await measure_together(ws, run, best_dir, workdir, keep_metric, target, None, lease, label=label[:60], slot_env={SLOT_ENV: slot},
+                                  guard=guard)
 
 
 class Engine(Protocol):

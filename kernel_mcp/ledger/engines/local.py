@@ -50,7 +50,8 @@ class LocalEngine(EngineBase):
         where = f"slot {slot}: {lease.describe()}"
         try:
             best_dir = self.ledger.best_tree(self.exp, slot)
-            together = await measure_candidate(self.ws, run, job.hypothesis, job.workdir, best_dir, lease, self.keep_metric, str(slot), self.target)
+            guard = self.ledger.guard(self.exp, best_dir, job.worktree, job.workdir, slot)
+            together = await measure_candidate(self.ws, run, job.hypothesis, job.workdir, best_dir, lease, self.keep_metric, str(slot), self.target, guard)
             run.finish("ok")
             return Measurement(index=job.index, together=together, where=where, started=started, ended=time.time(), run_id=run.id)
         except KernelMcpError as exc:
