@@ -151,6 +151,7 @@ def ensure_watchdog() -> None:
 # ends, any child of the server with no_new_privs that is not a command still running is such an
 # escapee, and is killed with what it started.
 _live: set[int] = set()  # direct children of commands still running
+_spawning = 0  # commands between fork and `started`: their child is not in _live yet, so no sweep then
 _subreaper = False
 
 
@@ -171,15 +172,24 @@ def become_subreaper() -> bool:
     return _subreaper
 
 
-def started(pid: int) -> None:
-    _live.add(pid)
+def spawning() -> None:
+    global _spawning
+    _spawning += 1
+
+
+def started(pid: int | None) -> None:
+    """The command's direct child is `pid` (None: it never started)."""
+    global _spawning
+    _spawning -= 1
+    if pid is not None:
+        _live.add(pid)
 
 
 def ended(pid: int) -> list[int]:
     """The command `pid` ended: kill and reap the sealed escapees now adopted by the server."""
     _live.discard(pid)
-    if not _subreaper:
-        return []
+    if not _subreaper or _spawning:
+        return []  # a child forked but not yet known would look like an escapee: the next command's end sweeps
     watchdog = _watchdog[0].pid if _watchdog is not None else None
     killed = []
     try:

@@ -296,6 +296,7 @@ async def run(
     if sealing is not None:
         containment.become_subreaper()
     started = time.monotonic()
+    containment.spawning()
     try:
         proc = await asyncio.create_subprocess_exec(
             executable,
@@ -310,7 +311,11 @@ async def run(
             pass_fds=(sealing.fd,) if sealing else (),
         )
     except OSError as exc:
+        containment.started(None)
         raise CommandFailed(f"could not start {argv[0]}: {exc.strerror or exc}") from exc
+    except BaseException:
+        containment.started(None)
+        raise
     finally:
         if sealing is not None:
             sealing.close()  # the child holds its own copy

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_mcp.gpu.gate import NoIdleGpu
-from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, crash_point, figures_of, gitops, harness
+from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, crash_point, figures_of, gitops, harness, reach
 from kernel_mcp import sandbox
 from kernel_mcp.ledger.decide import KEEPABLE, Verdict, decide
 from kernel_mcp.ledger.models import ExperimentAnswer
@@ -134,7 +134,12 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
         verdict = Verdict(decision="refused", comparisons=verdict.comparisons, overall=verdict.overall,
                           reasons=[f"kernel sources changed while they were measured: {', '.join(seen.edited[:6])} "
                                    "(the benchmark writes them, or they were edited during the runs): what ran is not what would be kept"])
-    fields = attempt_fields(exp, together, verdict, hypothesis, target, files, digest, repairs, run.id, keep_metric, candidate_commit=snap)
+    timing = reach.timing_symbols(gitops.diff_between(wt, best, snap))
+    if timing:
+        named = ", ".join(sorted({f"{t.symbol} ({t.file}:{t.line})" for t in timing}))[:400]
+        verdict = verdict.model_copy(update={"reasons": verdict.reasons + [f"the change defines or wraps timing functions: {named}"]})
+    fields = attempt_fields(exp, together, verdict, hypothesis, target, files, digest, repairs, run.id, keep_metric, candidate_commit=snap,
+                            timing_symbols=sorted({t.symbol for t in timing}))
     return await _record(ledger, exp, run, snap, fields, verdict)
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from kernel_mcp.bench import run_benchmark
 from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
-from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, crash_point, figures_summary, figures_of, gitops, harness, performance, recover
+from kernel_mcp import sandbox
+from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, crash_point, figures_summary, figures_of, gitops, harness, performance, reach, recover
 from kernel_mcp.ledger.models import ExperimentAnswer
 from kernel_mcp.ledger.store import now
 from kernel_mcp.runner import ProgressFn
@@ -95,7 +96,11 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
         async with ledger.lock():
             _discard_half_made(ledger, ledger.store.experiment(tag) or exp)
         raise
-    return ledger.status_answer(ledger.store.experiment(tag), run_id=run.id)
+    answer = ledger.status_answer(ledger.store.experiment(tag), run_id=run.id)
+    answer.notes += reach.describe(reach.reaching_files(workdir, harness.workspace_files(wt, subdir), ws.config.harness))
+    answer.notes.append(f"every run is sealed: {sandbox.mechanism()}" if sandbox.available() is None else
+                        f"runs are UNSEALED here ({sandbox.available()}): nothing is kept unless [harness] allow_unsealed = true")
+    return answer
 
 
 async def stop(ledger: Ledger, exp: Experiment, reason: str, status: str = "stopped") -> None:
