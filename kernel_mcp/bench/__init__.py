@@ -22,6 +22,7 @@ from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.gpu import gate
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.tooling import ToolOutput
+from kernel_mcp.untrusted import inline
 from kernel_mcp.workspace import Run, Workspace
 from kernel_mcp.workspace.runs import run_uri
 from kernel_mcp.workspace.config import BenchmarkConfig
@@ -71,6 +72,11 @@ class BenchRun(BaseModel):
     @property
     def all_correct(self) -> bool:
         return self.failure is None and all(c.correct for c in self.classes)
+
+    def trouble(self) -> str:
+        """Why this run cannot stand as a measurement, on one line (the failure may quote the
+        benchmark's output, the impossible rows its cells)."""
+        return inline(self.failure or "; ".join(self.impossible[:2]) or "wrong results")
 
     def by_key(self) -> dict[str, ClassRun]:
         return {c.key: c for c in self.classes}
@@ -206,16 +212,17 @@ class BenchAnswer(ToolOutput):
 
     def render(self) -> str:
         b = self.bench
-        cls = ", ".join(b.class_columns) + (" (inferred from the CSV)" if b.inferred_classes else "")
-        lines = [f"benchmark{' ' + b.label if b.label else ''}: {b.repeats} run(s) on {b.gpu}, {b.duration_s:.1f} s; run {self.run_id}",
+        # the class columns and keys are the CSV's cells, the failure may quote the benchmark's output
+        cls = ", ".join(map(inline, b.class_columns)) + (" (inferred from the CSV)" if b.inferred_classes else "")
+        lines = [f"benchmark{' ' + inline(b.label) if b.label else ''}: {b.repeats} run(s) on {b.gpu}, {b.duration_s:.1f} s; run {self.run_id}",
                  f"correctness {b.correctness}; metric {b.metric} (lower is better); classes by {cls}"]
         if b.failure:
-            lines.append(f"FAILED: {b.failure}")
+            lines.append(f"FAILED: {inline(b.failure)}")
         for c in b.classes[:40]:
-            ok = "ok " if c.correct else f"WRONG ({c.failing_rows} rows, worst {c.worst_error})"
+            ok = "ok " if c.correct else f"WRONG ({c.failing_rows} rows, worst {inline(c.worst_error)})"
             cmp = self.comparisons.get(c.key)
             vs = f"  vs {self.against}: {cmp.statement()}" if cmp else ""
-            lines.append(f"  {c.key}: {ok} {b.metric} {c.median:.4g}{vs}")
+            lines.append(f"  {inline(c.key)}: {ok} {b.metric} {c.median:.4g}{vs}")
         if len(b.classes) > 40:
             lines.append(f"  ... {len(b.classes) - 40} more classes (see the CSVs in the run)")
         return "\n".join(lines)
@@ -232,7 +239,7 @@ class BenchmarkFailed(CommandFailed):
     @classmethod
     def of(cls, answer: BenchAnswer, files: list[str]) -> BenchmarkFailed:
         b = answer.bench
-        lines = [f"{b.failure}",
+        lines = [inline(b.failure),
                  f"run {answer.run_id}: {b.repeats} repeat(s) completed before the failure, on {b.gpu}, {b.duration_s:.1f} s"]
         shown = answer.render().splitlines()[2:]  # the class lines of the completed repeats
         shown = [line for line in shown if not line.startswith("FAILED: ")]
