@@ -13,6 +13,7 @@ import shutil
 import time
 from pathlib import Path
 
+import anyio
 from pydantic import BaseModel, field_validator
 
 from kernel_mcp import platforms, runner, safe_files
@@ -106,6 +107,12 @@ def _label(ws: Workspace, path: Path) -> str:
         return path.name
 
 
+def _kept_and_read(csv_path: Path, kept: Path, cfg: BenchmarkConfig, harness, floor) -> TableFigures:
+    """The benchmark's CSV copied into the run, then read into figures."""
+    shutil.copyfile(csv_path, kept)
+    return figures(read_csv(csv_path), cfg, harness, floor)
+
+
 def worse(a: float | str | None, b: float | str | None) -> float | str | None:
     """The worse of two worst errors; a value that is not a number (NaN, inf, text) beats any number."""
     if a is None or isinstance(b, str):
@@ -166,8 +173,9 @@ async def run_benchmark(
                 break
             try:
                 csv_path = _find_csv(target, cfg, started)
-                shutil.copyfile(csv_path, run.path(f"{file_prefix}-{index}.csv"))
-                table = figures(read_csv(csv_path), cfg, ws.config.harness, floor)
+                # in a worker thread: a CSV near its size bound takes a second to copy and parse, in
+                # which the server's other calls (and this call's progress) still go on
+                table = await anyio.to_thread.run_sync(_kept_and_read, csv_path, run.path(f"{file_prefix}-{index}.csv"), cfg, ws.config.harness, floor)
                 tables.append(table)
                 impossible += [f"run {index}: {row}" for row in table.impossible]
             except (CommandFailed, WorkspaceError) as exc:
