@@ -1,8 +1,8 @@
 """Hostile inputs to the importers and the config loader, through the real MCP client where a tool
 reads them: every one ends in a clear error naming the file and the reason (issue 18), never an
 internal error, and the server keeps answering afterwards. Hostile data stays data: text from the
-workspace cannot forge a line of an answer, and a huge CSV cell is refused by its size without
-holding the server up."""
+workspace cannot forge a line of an answer, a huge CSV cell is refused by its size without holding
+the server up, and the roofline refuses figures it cannot divide with."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import json
 import shutil
 import subprocess
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -23,7 +24,8 @@ from mcp import Client
 
 from kernel_mcp import untrusted
 from kernel_mcp.docs import DocsStore, ingest, open_store
-from kernel_mcp.errors import KernelMcpError
+from kernel_mcp.errors import InvalidInput, KernelMcpError
+from kernel_mcp.hardware import load_spec, roofline
 from kernel_mcp.server import build_server
 
 from conftest import BASIC_TOML, PY, call, fixture, text_of, write_toml
@@ -373,3 +375,73 @@ async def test_a_50_mb_csv_cell_is_refused_by_its_length_and_other_calls_go_on(w
     assert len(text.encode()) < 4096 and "x" * 100 not in text and result.structured_content is None
     during = [t for t in answered if started <= t <= ended]
     assert len(during) >= 2 and max(b - a for a, b in itertools.pairwise(during)) < 0.5, during
+
+
+@pytest.mark.parametrize("arguments, refusal", [
+    ({"flops": 1e-310}, "flops is 1e-310: a subnormal number"),
+    ({"bytes": 5e-324}, "bytes is 5e-324: a subnormal number"),
+    ({"seconds": 1e-309}, "seconds is 1e-309: a subnormal number"),
+    ({"flops": 1e300, "bytes": 1e-300}, "overflows: arithmetic_intensity"),
+], ids=["flops", "bytes", "seconds", "overflow"])
+async def test_roofline_refuses_subnormal_figures_and_overflow(tmp_path, arguments, refusal):
+    (tmp_path / "kernel-mcp.toml").write_text("")
+    async with Client(build_server(tmp_path)) as client:
+        result = await client.call_tool("roofline", {"arch": "gfx950", "flops": 1e12, "bytes": 1e9, **arguments})
+    text = text_of(result)
+    assert result.is_error and text.startswith("invalid input") and refusal in text, text
+
+
+def test_roofline_refuses_infinite_and_nan_figures_as_a_client_can_send_them(tmp_path):
+    """The SDK's client sends inf as null; a client of its own can write 1e999, NaN or Infinity,
+    which the server's JSON reader takes as floats: raw JSON-RPC lines to the server over stdio."""
+    (tmp_path / "kernel-mcp.toml").write_text("")
+    cases = [("flops", "1e999"), ("flops", "NaN"), ("bytes", "Infinity"), ("seconds", "-Infinity")]
+    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+    requests = [json.dumps(initialize), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})]
+    for number, (argument, literal) in enumerate(cases, start=1):
+        others = {k: v for k, v in {"arch": "gfx950", "flops": 1e12, "bytes": 1e9}.items() if k != argument}
+        arguments = json.dumps(others)[:-1] + f', "{argument}": {literal}}}'  # the literal as written, not as json writes a float
+        requests.append(json.dumps({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": {"name": "roofline", "arguments": "ARGUMENTS"}})
+                        .replace('"ARGUMENTS"', arguments))
+    proc = subprocess.Popen([PY, "-m", "kernel_mcp", "serve", "--workspace", str(tmp_path)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    watchdog = threading.Timer(120, proc.kill)  # a server that stops answering fails the test, not the session
+    watchdog.start()
+    try:
+        proc.stdin.write("\n".join(requests) + "\n")
+        proc.stdin.flush()
+        answers = {}
+        while len(answers) < 1 + len(cases):
+            message = json.loads(proc.stdout.readline())
+            answers[message["id"]] = message
+    finally:
+        watchdog.cancel()
+        proc.stdin.close()
+        proc.wait(30)
+    for number, (argument, literal) in enumerate(cases, start=1):
+        result = answers[number]["result"]
+        text = result["content"][0]["text"]
+        assert result["isError"] and f"{argument}\n  Input should be a finite number" in text, (literal, text)
+
+
+def test_the_roofline_itself_refuses_what_a_csv_could_give_it():
+    """The benchmark's floor check calls the roofline with the CSV's flops and bytes, not through
+    the tool's input model."""
+    spec = load_spec("gfx950")
+    for flops, bytes_ in ((float("inf"), 1e9), (float("nan"), 1e9), (1e12, float("inf")), (1e-320, 1e9)):
+        with pytest.raises(InvalidInput, match="finite|subnormal"):
+            roofline(spec, flops=flops, bytes=bytes_)
+    assert roofline(spec, flops=0.0, bytes=1e9).floor_seconds > 0  # zero FLOPs is a count
+
+
+async def test_a_floor_column_without_a_finite_count_fails_the_run_by_name(workspace):
+    write_toml(workspace, BASIC_TOML + '\n[harness]\nflops_column = "flops"\nbytes_column = "bytes"\n')
+    (workspace / "bench.py").write_text(
+        "import os\nos.makedirs('out', exist_ok=True)\n"
+        "open('out/bench.csv', 'w').write('shape,err_k,us_k,flops,bytes\\nsmall,0,10.0,1e6,1e6\\nbig,0,10.0,inf,1e6\\n')\n"
+    )
+    async with Client(build_server(workspace)) as client:
+        result = await client.call_tool("run_benchmark", {"repeats": 1})
+    text = text_of(result)
+    assert result.is_error and "shape=big give no roofline floor: flops is inf" in text, text

@@ -118,7 +118,12 @@ def below_floor(frame: pd.DataFrame, cfg: BenchmarkConfig, harness, floor) -> li
     columns = list(cfg.config_columns) or infer_class_columns(frame, cfg)
     for _, row in frame.iterrows():
         seconds = float(row[cfg.metric]) * harness.metric_seconds
-        least = floor(float(row[harness.flops_column]), float(row[harness.bytes_column]))
+        try:
+            least = floor(float(row[harness.flops_column]), float(row[harness.bytes_column]))
+        except (InvalidInput, ValueError) as exc:  # NaN, inf or text where a count should be: no floor to check against
+            why = exc.message if isinstance(exc, InvalidInput) else str(exc)
+            raise CommandFailed(f"the benchmark CSV's {harness.flops_column} and {harness.bytes_column} of {_class_label(row, columns, 'a row')} "
+                                f"give no roofline floor: {inline(why)}") from None
         if seconds < least:
             out.append(f"{_class_label(row, columns, 'a row')}: {seconds * 1e6:.3g} us measured, the floor is {least * 1e6:.3g} us")
     return out
