@@ -200,10 +200,13 @@ def serve(
     token_file: str | None = None,
     allow_hosts: list[str] | None = None,
     allow_origins: list[str] | None = None,
+    no_token: bool = False,
 ) -> None:
     from kernel_mcp.workspace import Workspace
 
     root = Workspace.open(workspace).root  # a folder that is not there is refused now, not at the first call
+    if http is None and no_token:
+        raise InvalidInput("--no-token is an option of --http (stdio has no token)")
     if http is None:
         # The stdio transport reads stdin in a worker thread that no cancel interrupts: on Ctrl-C
         # the default handling waits for one more line, then prints a traceback per task. Leave at
@@ -218,9 +221,12 @@ def serve(
         build_server(root).run("stdio")
         return
     host, port = http
-    policy = http_security.policy(host, port, http_security.read_token(token_file), allow_hosts, allow_origins)
+    policy = http_security.policy(host, port, http_security.read_token(token_file), allow_hosts, allow_origins, no_token=no_token)
     server = build_server(root, policy)
-    if not http_security.is_loopback(host):
+    if policy.token is None:
+        print(f"kernel-mcp: serving on {host} without a token (--no-token): any user of this machine can run the workspace's commands",
+              file=sys.stderr)
+    elif not http_security.is_loopback(host):
         print(f"kernel-mcp: serving on {host}, which is not loopback: every request must bear the token; Host must be one of "
               + ", ".join(policy.transport_security.allowed_hosts), file=sys.stderr)
     if policy.generated:
@@ -238,7 +244,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace", default=None, help=f"workspace folder (default: ${WORKSPACE_ENV} or the current folder)")
     p.add_argument("--http", type=parse_http, default=None, metavar="HOST:PORT", help="serve streamable HTTP instead (host defaults to 127.0.0.1)")
     p.add_argument("--token-file", default=None, metavar="FILE",
-                   help="HTTP bearer token, read from FILE (or set $KERNEL_MCP_HTTP_TOKEN); required beyond loopback, generated and printed once if not given")
+                   help="HTTP bearer token, read from FILE (or set $KERNEL_MCP_HTTP_TOKEN); required, on loopback too, generated and printed once if not given")
+    p.add_argument("--no-token", action="store_true",
+                   help="serve a loopback bind without a token (then any user of this machine can run the workspace's commands)")
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME[:PORT]",
                    help="also accept this Host header (repeatable); the default is the bind address, or every address of this machine for 0.0.0.0")
     p.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
@@ -316,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def dispatch(args) -> int:
     if args.command == "serve":
-        serve(args.workspace or default_workspace(), args.http, args.token_file, args.allow_host, args.allow_origin)
+        serve(args.workspace or default_workspace(), args.http, args.token_file, args.allow_host, args.allow_origin, args.no_token)
         return 0
     if args.command == "init":
         from kernel_mcp.workspace.scaffold import initialize

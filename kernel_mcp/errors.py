@@ -6,6 +6,8 @@ into an MCP error result (and the CLI into a non-zero exit) with the message and
 
 from __future__ import annotations
 
+from kernel_mcp import untrusted
+
 
 class KernelMcpError(Exception):
     """Base of the errors that carry a message meant for the user (or agent) and a hint."""
@@ -20,7 +22,8 @@ class KernelMcpError(Exception):
     def render(self) -> str:
         text = f"{self.kind}: {self.message}"
         if self.hint:
-            text += f"\nhint: {self.hint}"
+            # one line: a hint often quotes what a command printed, whose lines must not pass for ours
+            text += f"\nhint: {untrusted.inline(self.hint)}"
         return text
 
 

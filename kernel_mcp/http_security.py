@@ -1,10 +1,11 @@
-"""Who may talk to `kernel-mcp serve --http`: a client can run the workspace's commands, so beyond
-loopback the server wants a bearer token and checks the Host and Origin headers.
+"""Who may talk to `kernel-mcp serve --http`: a client can run the workspace's commands, so the
+server wants a bearer token and checks the Host and Origin headers.
 
 Both checks are the MCP SDK's own: the token goes through its bearer middleware with a
 `TokenVerifier` (this server is its own issuer; no OAuth routes are served), and Host/Origin
 through its `TransportSecuritySettings` (the DNS-rebinding guard, which the SDK turns on by itself
-only for the loopback names). Loopback keeps working without a token, as before.
+only for the loopback names). Loopback needs the token too: on a shared GPU node every local user
+can reach 127.0.0.1. `--no-token` serves loopback without one, for a machine of one user.
 """
 
 from __future__ import annotations
@@ -112,10 +113,18 @@ def policy(
     token: str | None,
     allow_hosts: list[str] | None = None,
     allow_origins: list[str] | None = None,
+    no_token: bool = False,
 ) -> HttpPolicy:
-    """Token and header allowlist for serving on host:port; a token is generated beyond loopback."""
+    """Token and header allowlist for serving on host:port; a token is generated when none is given,
+    unless `no_token` (loopback only) serves without one."""
     generated = False
-    if token is None and not is_loopback(host):
+    if no_token:
+        if not is_loopback(host):
+            raise InvalidInput(f"--no-token serves loopback only, not {host}: any machine that reaches it could run the workspace's commands",
+                               hint="bind 127.0.0.1, or drop --no-token and send the token")
+        if token is not None:
+            raise InvalidInput("--no-token and a token (--token-file or $" + TOKEN_ENV + ") contradict each other", hint="give one of them")
+    elif token is None:
         token, generated = secrets.token_urlsafe(32), True
     if is_wildcard(host):
         names = machine_names()

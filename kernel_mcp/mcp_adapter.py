@@ -22,6 +22,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ImageContent, TextContent, Tool as McpTool, ToolAnnotations as McpToolAnnotations
 from pydantic import ValidationError
 
+from kernel_mcp import untrusted
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.schema_compaction import compact
@@ -89,7 +90,7 @@ def image_content(image: Image) -> ImageContent:
 
 def error_result(exc: KernelMcpError) -> CallToolResult:
     # Text only: clients check structured content against the tool's output schema even on errors.
-    return CallToolResult(content=[TextContent(type="text", text=exc.render())], is_error=True)
+    return CallToolResult(content=[TextContent(type="text", text=untrusted.block(exc.render()))], is_error=True)
 
 
 async def call_handler(spec: ToolSpec, state: ServerState, arguments: dict[str, Any], ctx: ToolContext) -> CallToolResult:
@@ -106,7 +107,9 @@ async def call_handler(spec: ToolSpec, state: ServerState, arguments: dict[str, 
     except Exception as exc:  # a bug of ours: say so clearly, keep serving, keep the trace
         log.error("tool %s failed:\n%s", spec.name, traceback.format_exc())
         return error_result(KernelMcpError(f"internal error in {spec.name}: {type(exc).__name__}: {exc}"))
-    text = fit_budget(out.render(), state.budget(), ctx.runs_made)
+    # Workspace text is escaped where each answer shows it (see untrusted); this catches the control
+    # characters of any it missed (a carriage return, an ANSI escape), newlines and tabs aside.
+    text = fit_budget(untrusted.block(out.render()), state.budget(), ctx.runs_made)
     structured, trimmed = fit_structured(out.model_dump(mode="json"), STRUCTURED_PER_TEXT * state.budget())
     if trimmed:
         text += f"\n[structured content: long lists cut to fit {STRUCTURED_PER_TEXT * state.budget()} bytes; the run's files hold everything]"

@@ -1,5 +1,6 @@
-"""`kernel-mcp serve --http` beyond loopback: a bearer token and a Host/Origin allowlist, checked on
-the real server with raw requests and with the SDK's streamable HTTP client; loopback as before."""
+"""`kernel-mcp serve --http`: a bearer token and a Host/Origin allowlist, checked on the real server
+with raw requests and with the SDK's streamable HTTP client; loopback needs the token too, unless
+`--no-token` is given."""
 
 from __future__ import annotations
 
@@ -128,12 +129,55 @@ async def test_allow_host_and_origin_options_add_to_the_allowlist(workspace):
         assert post(url, {**auth, "Host": "other.example"}).status_code == 421
 
 
-async def test_loopback_needs_no_token_but_still_checks_host(workspace):
-    async with served(workspace, "127.0.0.1", None) as (_proc, connect, port):
+async def test_loopback_needs_the_token_too(workspace):
+    """Any user of a shared GPU node can reach 127.0.0.1: a loopback bind wants the token as any other."""
+    async with served(workspace, "127.0.0.1", TOKEN) as (_proc, connect, port):
+        url = f"http://{connect}:{port}/mcp"
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        assert post(url, {}).status_code == 401
+        assert post(url, {"Authorization": "Bearer wrong-token-of-enough-length"}).status_code == 401
+        assert post(url, {**auth, "Host": f"evil.example:{port}"}).status_code == 421
+        assert post(url, auth).status_code == 200
+        assert "target gfx950" in await round_trip(url, auth)
+        with pytest.raises(Exception):
+            await round_trip(url, {})
+
+
+async def test_loopback_without_a_token_given_generates_and_prints_one(workspace):
+    async with served(workspace, "127.0.0.1", None) as (proc, connect, port):
+        url = f"http://{connect}:{port}/mcp"
+        assert post(url, {}).status_code == 401
+        proc.terminate()
+        proc.wait(10)
+        printed = [line for line in proc.stderr.read().splitlines() if "bearer token" in line]
+    assert len(printed) == 1 and len(printed[0].rsplit(" ", 1)[1]) >= 32
+
+
+async def test_no_token_serves_loopback_without_one_but_still_checks_host(workspace):
+    async with served(workspace, "127.0.0.1", None, "--no-token") as (proc, connect, port):
         url = f"http://{connect}:{port}/mcp"
         assert post(url, {}).status_code == 200
         assert post(url, {"Host": f"evil.example:{port}"}).status_code == 421
         assert "target gfx950" in await round_trip(url, {})
+        proc.terminate()
+        proc.wait(10)
+        said = proc.stderr.read()
+    assert "without a token" in said and "bearer token" not in said
+
+
+@pytest.mark.parametrize("bind, env_token, refusal", [
+    ("0.0.0.0", None, "loopback only"),
+    ("127.0.0.1", TOKEN, "contradict"),
+    (None, None, "--http"),
+], ids=["beyond-loopback", "with-a-token", "stdio"])
+def test_no_token_is_refused_where_it_would_open_the_commands(workspace, bind, env_token, refusal):
+    env = {k: v for k, v in os.environ.items() if k != "KERNEL_MCP_HTTP_TOKEN"}
+    if env_token:
+        env["KERNEL_MCP_HTTP_TOKEN"] = env_token
+    http = ["--http", f"{bind}:1"] if bind else []
+    done = subprocess.run([PY, "-m", "kernel_mcp", "serve", "--workspace", str(workspace), *http, "--no-token"],
+                          env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
+    assert done.returncode == 2 and refusal in done.stderr, done.stderr
 
 
 async def test_a_short_token_is_refused(workspace):

@@ -132,6 +132,26 @@ def test_history_chart_from_ledger_records():
     assert empty.startswith(PNG_SIGNATURE)
 
 
+def test_class_names_are_drawn_as_plain_text_on_one_line():
+    """Class names are the CSV's cells: a `$` is a dollar sign, not mathtext (an unbalanced one made
+    the chart fail), TeX is off, a newline is escaped, and a name starting with `_` still has its
+    legend entry (matplotlib leaves such labels out)."""
+    classes = ["shape=$\\frac{1}{$", "_hidden", "two\nlines", "shape=$x^2$"]
+    figures = {k: ClassRun(key=k, rows=1, correct=True, failing_rows=0, worst_error=0.0, samples=[10.0 + i]) for i, k in enumerate(classes)}
+    first = Attempt(id=1, tag="t", parent_commit="a" * 40, hypothesis="baseline", figures=figures, decision="baseline", outcome="kept",
+                    created="2026-01-01T00:00:00")
+    experiment = Experiment(tag="t", branch="kernel-opt/t", worktree="wt", subdir=".", base_commit="a" * 40,
+                            best_commit="a" * 40, best_attempt=1, status="running", created="2026-01-01T00:00:00")
+    figure = chart.history_figure(experiment, [first], metric="us_$k")
+    [axes] = figure.axes
+    texts = axes.get_legend().get_texts()
+    assert [t.get_text() for t in texts] == ["shape=$\\frac{1}{$", "_hidden", "two\\nlines", "shape=$x^2$", "kept", "not kept", "wrong results"]
+    plain = [axes.title, axes.xaxis.label, axes.yaxis.label, *texts]
+    assert all(not t.get_parse_math() and not t.get_usetex() for t in plain)
+    data = chart.history_png(experiment, [first], metric="us_$k")
+    assert data.startswith(PNG_SIGNATURE) and png_size(data) == (800, 480)
+
+
 # ------------------------------------------------------------------------- run artifacts as resources ----
 def blob_of(read) -> bytes:
     [contents] = read.contents

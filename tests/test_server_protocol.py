@@ -13,6 +13,8 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 
 from kernel_mcp.server import TOOLS, build_server
 
@@ -169,9 +171,10 @@ def _free_port() -> int:
 
 async def test_over_streamable_http_bound_to_loopback(workspace):
     port = _free_port()
+    token = "a-loopback-token-of-enough-length"  # loopback needs one too (test_http_security)
     proc = subprocess.Popen(
         [PY, "-m", "kernel_mcp", "serve", "--workspace", str(workspace), "--http", f":{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "KERNEL_MCP_HTTP_TOKEN": token},
     )
     try:
         for _ in range(100):
@@ -179,7 +182,8 @@ async def test_over_streamable_http_bound_to_loopback(workspace):
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             await anyio.sleep(0.1)
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+        async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http, \
+                Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client:
             names = {t.name for t in (await client.list_tools()).tools}
             assert EXPECTED_TOOLS <= names
             result = await client.call_tool("workspace_info", {})

@@ -14,6 +14,7 @@ import time
 from contextlib import ExitStack
 from pathlib import Path
 
+import anyio
 from pydantic import BaseModel, field_validator
 
 from kernel_mcp import platforms, runner, safe_files, sandbox
@@ -23,6 +24,7 @@ from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.gpu import gate
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.tooling import ToolOutput
+from kernel_mcp.untrusted import inline
 from kernel_mcp.workspace import Run, Workspace
 from kernel_mcp.workspace.runs import run_uri
 from kernel_mcp.workspace.config import BenchmarkConfig
@@ -75,6 +77,11 @@ class BenchRun(BaseModel):
     def all_correct(self) -> bool:
         return self.failure is None and all(c.correct for c in self.classes)
 
+    def trouble(self) -> str:
+        """Why this run cannot stand as a measurement, on one line (the failure may quote the
+        benchmark's output, the impossible rows its cells)."""
+        return inline(self.failure or "; ".join(self.impossible[:2]) or "wrong results")
+
     def by_key(self) -> dict[str, ClassRun]:
         return {c.key: c for c in self.classes}
 
@@ -101,6 +108,12 @@ def _label(ws: Workspace, path: Path) -> str:
         return path.relative_to(ws.root).as_posix()
     except ValueError:
         return path.name
+
+
+def _kept_and_read(csv_path: Path, kept: Path, cfg: BenchmarkConfig, harness, floor) -> TableFigures:
+    """The benchmark's CSV copied into the run, then read into figures."""
+    shutil.copyfile(csv_path, kept)
+    return figures(read_csv(csv_path), cfg, harness, floor)
 
 
 def worse(a: float | str | None, b: float | str | None) -> float | str | None:
@@ -172,8 +185,9 @@ async def run_benchmark(
                     break
                 try:
                     csv_path = _find_csv(target, cfg, started)
-                    shutil.copyfile(csv_path, run.path(f"{file_prefix}-{index}.csv"))
-                    table = figures(read_csv(csv_path), cfg, ws.config.harness, floor)
+                    # in a worker thread: a CSV near its size bound takes a second to copy and parse, in
+                    # which the server's other calls (and this call's progress) still go on
+                    table = await anyio.to_thread.run_sync(_kept_and_read, csv_path, run.path(f"{file_prefix}-{index}.csv"), cfg, ws.config.harness, floor)
                     tables.append(table)
                     impossible += [f"run {index}: {row}" for row in table.impossible]
                 except (CommandFailed, WorkspaceError) as exc:
@@ -218,16 +232,17 @@ class BenchAnswer(ToolOutput):
 
     def render(self) -> str:
         b = self.bench
-        cls = ", ".join(b.class_columns) + (" (inferred from the CSV)" if b.inferred_classes else "")
-        lines = [f"benchmark{' ' + b.label if b.label else ''}: {b.repeats} run(s) on {b.gpu}, {b.duration_s:.1f} s; run {self.run_id}",
+        # the class columns and keys are the CSV's cells, the failure may quote the benchmark's output
+        cls = ", ".join(map(inline, b.class_columns)) + (" (inferred from the CSV)" if b.inferred_classes else "")
+        lines = [f"benchmark{' ' + inline(b.label) if b.label else ''}: {b.repeats} run(s) on {b.gpu}, {b.duration_s:.1f} s; run {self.run_id}",
                  f"correctness {b.correctness}; metric {b.metric} (lower is better); classes by {cls}"]
         if b.failure:
-            lines.append(f"FAILED: {b.failure}")
+            lines.append(f"FAILED: {inline(b.failure)}")
         for c in b.classes[:40]:
-            ok = "ok " if c.correct else f"WRONG ({c.failing_rows} rows, worst {c.worst_error})"
+            ok = "ok " if c.correct else f"WRONG ({c.failing_rows} rows, worst {inline(c.worst_error)})"
             cmp = self.comparisons.get(c.key)
             vs = f"  vs {self.against}: {cmp.statement()}" if cmp else ""
-            lines.append(f"  {c.key}: {ok} {b.metric} {c.median:.4g}{vs}")
+            lines.append(f"  {inline(c.key)}: {ok} {b.metric} {c.median:.4g}{vs}")
         if len(b.classes) > 40:
             lines.append(f"  ... {len(b.classes) - 40} more classes (see the CSVs in the run)")
         return "\n".join(lines)
@@ -244,7 +259,7 @@ class BenchmarkFailed(CommandFailed):
     @classmethod
     def of(cls, answer: BenchAnswer, files: list[str]) -> BenchmarkFailed:
         b = answer.bench
-        lines = [f"{b.failure}",
+        lines = [inline(b.failure),
                  f"run {answer.run_id}: {b.repeats} repeat(s) completed before the failure, on {b.gpu}, {b.duration_s:.1f} s"]
         shown = answer.render().splitlines()[2:]  # the class lines of the completed repeats
         shown = [line for line in shown if not line.startswith("FAILED: ")]

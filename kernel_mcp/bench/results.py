@@ -24,6 +24,7 @@ from kernel_mcp import limits
 from kernel_mcp.bench.stats import geomean
 from kernel_mcp import safe_files
 from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
+from kernel_mcp.untrusted import inline
 from kernel_mcp.workspace.config import BenchmarkConfig
 
 _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -85,10 +86,10 @@ def read_csv(path: Path) -> pd.DataFrame:
     for column in frame.columns:
         if len(str(column)) > limits.BENCH_MAX_CELL_CHARS:
             raise CommandFailed(f"the benchmark CSV {path.name} has a column name of {len(str(column))} characters, over {limits.BENCH_MAX_CELL_CHARS}")
-        if frame[column].dtype == object:
+        if not pd.api.types.is_numeric_dtype(frame[column]):  # text: object in pandas 2, str in pandas 3
             longest = frame[column].astype(str).str.len().max()
             if longest > limits.BENCH_MAX_CELL_CHARS:
-                raise CommandFailed(f"the benchmark CSV {path.name} has a value of {longest} characters in column {str(column)[:60]}, over {limits.BENCH_MAX_CELL_CHARS}")
+                raise CommandFailed(f"the benchmark CSV {path.name} has a value of {longest} characters in column {inline(str(column)[:60])}, over {limits.BENCH_MAX_CELL_CHARS}")
     return frame
 
 
@@ -117,10 +118,14 @@ def below_floor(frame: pd.DataFrame, cfg: BenchmarkConfig, harness, floor) -> li
     columns = list(cfg.config_columns) or infer_class_columns(frame, cfg)
     for _, row in frame.iterrows():
         seconds = float(row[cfg.metric]) * harness.metric_seconds
-        least = floor(float(row[harness.flops_column]), float(row[harness.bytes_column]))
+        try:
+            least = floor(float(row[harness.flops_column]), float(row[harness.bytes_column]))
+        except (InvalidInput, ValueError) as exc:  # NaN, inf or text where a count should be: no floor to check against
+            why = exc.message if isinstance(exc, InvalidInput) else str(exc)
+            raise CommandFailed(f"the benchmark CSV's {harness.flops_column} and {harness.bytes_column} of {_class_label(row, columns, 'a row')} "
+                                f"give no roofline floor: {inline(why)}") from None
         if seconds < least:
-            label = ",".join(f"{c}={row[c]}" for c in columns) or "a row"
-            out.append(f"{label}: {seconds * 1e6:.3g} us measured, the floor is {least * 1e6:.3g} us")
+            out.append(f"{_class_label(row, columns, 'a row')}: {seconds * 1e6:.3g} us measured, the floor is {least * 1e6:.3g} us")
     return out
 
 
@@ -133,8 +138,9 @@ def shown(value) -> str:
     return repr(value) if isinstance(value, str) else str(value)
 
 
-def _class_label(row, columns: list[str]) -> str:
-    return ",".join(f"{c}={row[c]}" for c in columns) or "all"
+def _class_label(row, columns: list[str], without_columns: str = "all") -> str:
+    """A row's class as a message names it, on one line whatever its cells hold."""
+    return inline(",".join(f"{c}={row[c]}" for c in columns)) or without_columns
 
 
 def unusable_metric(frame: pd.DataFrame, metric: pd.Series, cfg: BenchmarkConfig, columns: list[str], errors: pd.Series, ok: pd.Series) -> str | None:
@@ -187,7 +193,7 @@ def figures(frame: pd.DataFrame, cfg: BenchmarkConfig, harness=None, floor=None)
     count = len(groups) if columns else 1
     if count > limits.BENCH_MAX_CLASSES:
         # 40,000 classes made a 4.9 MB answer and held the server for 24 s: refused before any is built.
-        raise CommandFailed(f"the benchmark CSV has {count} config classes over {', '.join(columns)[:200]}, over the {limits.BENCH_MAX_CLASSES} accepted",
+        raise CommandFailed(f"the benchmark CSV has {count} config classes over {inline(', '.join(columns)[:200])}, over the {limits.BENCH_MAX_CLASSES} accepted",
                             hint="set [benchmark] config_columns to the columns that name a configuration" if not cfg.config_columns else None)
     for key, group in groups:
         key = key if isinstance(key, tuple) else (key,)

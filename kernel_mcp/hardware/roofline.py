@@ -7,6 +7,8 @@ from the hardware table (with sources) unless the caller passes measured ceiling
 
 from __future__ import annotations
 
+import math
+import sys
 from pathlib import Path
 from typing import Literal
 
@@ -56,6 +58,17 @@ def default_engine(dtype: str) -> Engine:
     return "vector" if dtype in ("fp64", "fp32") else "matrix"
 
 
+def _usable(name: str, value: float | None) -> None:
+    """Refuse a figure the roofline cannot divide with: not finite (NaN, inf), or subnormal, whose
+    quotients overflow to inf (1 / 1e-310) and whose digits are not a measurement's."""
+    if value is None:
+        return
+    if not math.isfinite(value):
+        raise InvalidInput(f"{name} is {value}: not a finite number", hint="give the count (FLOPs, bytes) or time the kernel has, as a plain number")
+    if value != 0 and abs(value) < sys.float_info.min:
+        raise InvalidInput(f"{name} is {value!r}: a subnormal number (below {sys.float_info.min:.3g}), not a count or time of a kernel")
+
+
 def roofline(
     spec: HardwareSpec,
     *,
@@ -67,6 +80,9 @@ def roofline(
     peak_flops_per_s: float | None = None,
     bandwidth_bytes_per_s: float | None = None,
 ) -> Roofline:
+    for name, value in (("flops", flops), ("bytes", bytes), ("seconds", seconds), ("peak_flops_per_s", peak_flops_per_s),
+                        ("bandwidth_bytes_per_s", bandwidth_bytes_per_s)):
+        _usable(name, value)
     if flops < 0 or bytes <= 0:
         raise InvalidInput("flops must be >= 0 and bytes > 0")
     if seconds is not None and seconds <= 0:
@@ -100,6 +116,10 @@ def roofline(
         result.achieved_bytes_per_s = bytes / seconds
         result.fraction_of_attainable = (flops / seconds) / attainable if attainable else None
         result.times_floor = seconds / floor
+    overflowed = [name for name, value in result.model_dump().items() if isinstance(value, float) and not math.isfinite(value)]
+    if overflowed:  # each input is finite, but e.g. 1e300 FLOPs over 1e-300 bytes is not
+        raise InvalidInput(f"the roofline of these figures overflows: {', '.join(overflowed)} would be infinite",
+                           hint="flops, bytes and seconds are a kernel's: FLOPs and bytes in plain counts, seconds in seconds")
     return result
 
 

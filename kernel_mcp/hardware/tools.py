@@ -34,9 +34,10 @@ class OccupancyInput(ToolInput):
 
 class RooflineInput(ToolInput):
     arch: Arch
-    flops: float = Field(ge=0, description="floating-point operations of the kernel (FMA = 2)")
-    bytes: float = Field(gt=0, description="fewest bytes it must move through device memory")
-    seconds: float | None = Field(default=None, gt=0, description="measured time, to compare with the floor")
+    # finite only: NaN and inf are refused as such (the roofline refuses subnormal figures too)
+    flops: float = Field(ge=0, allow_inf_nan=False, description="floating-point operations of the kernel (FMA = 2)")
+    bytes: float = Field(gt=0, allow_inf_nan=False, description="fewest bytes it must move through device memory")
+    seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="measured time, to compare with the floor")
     dtype: Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"] = "fp32"
     engine: Literal["vector", "matrix"] | None = Field(default=None, description="vector ALUs or matrix cores; default by dtype")
     plot: bool = Field(default=False, description="also draw the roofline: a PNG in the answer, kept as a run artifact")

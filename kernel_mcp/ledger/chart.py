@@ -7,6 +7,10 @@ the experiment_log tool and a report page draw the same chart.
 
 Drawn with matplotlib's object API on the Agg canvas, never pyplot: no global figure state and no
 display, in a server that may draw for several requests.
+
+Class names are the benchmark CSV's cells: every text drawn is plain text (no mathtext, so a `$` is
+a dollar sign; no TeX, whatever the user's matplotlibrc says), on one line, and the legend is given
+its entries explicitly, so a class named `_x` is not left out as matplotlib leaves out `_` labels.
 """
 
 from __future__ import annotations
@@ -17,8 +21,10 @@ from collections.abc import Sequence
 
 from kernel_mcp.errors import BackendMissing
 from kernel_mcp.ledger.state import Attempt, Experiment
+from kernel_mcp.untrusted import inline
 
 MAX_CLASSES = 8  # beyond this a legend and its colours stop telling the lines apart
+PLAIN_TEXT = {"usetex": False, "parse_math": False}
 LOG_SCALE_RANGE = 20.0  # classes whose figures differ more than this share a readable axis only on a log scale
 
 
@@ -60,12 +66,21 @@ def best_steps(attempts: Sequence[Attempt], key: str) -> tuple[list[int], list[f
 
 def history_png(experiment: Experiment, attempts: Sequence[Attempt], metric: str = "metric") -> bytes:
     """PNG bytes of the chart of `attempts` (any order; drawn by id) of `experiment`."""
+    fig = history_figure(experiment, attempts, metric)
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def history_figure(experiment: Experiment, attempts: Sequence[Attempt], metric: str = "metric"):
+    """The chart as a matplotlib Figure, drawn but not yet rendered."""
     attempts = sorted(attempts, key=lambda a: a.id)
     classes, total = drawn_classes(attempts)
     fig = _figure(8.0, 4.8)
     ax = fig.subplots()
     colours = [f"C{i}" for i in range(10)]
     values: list[float] = []
+    lines, names = [], []
     for index, key in enumerate(classes):
         colour = colours[index % len(colours)]
         kept, other, wrong = ([], []), ([], []), ([], [])
@@ -78,7 +93,8 @@ def history_png(experiment: Experiment, attempts: Sequence[Attempt], metric: str
             group[1].append(run.median)
             values.append(run.median)
         xs, ys = best_steps(attempts, key)
-        ax.plot(xs, ys, drawstyle="steps-post", color=colour, linewidth=1.6, label=key[:40])
+        lines += ax.plot(xs, ys, drawstyle="steps-post", color=colour, linewidth=1.6)
+        names.append(inline(key)[:40])
         ax.scatter(*kept, color=colour, s=46, zorder=3, edgecolors="black", linewidths=0.6)
         ax.scatter(*other, facecolors="none", edgecolors=colour, s=26, zorder=2)
         ax.scatter(*wrong, color=colour, marker="x", s=30, zorder=2)
@@ -87,9 +103,9 @@ def history_png(experiment: Experiment, attempts: Sequence[Attempt], metric: str
         ax.set_yscale("log")
     kept_count = sum(1 for a in attempts if a.outcome == "kept")
     shown = f"{len(classes)} of {total} classes" if total > len(classes) else f"{total} class{'es' if total != 1 else ''}"
-    ax.set_title(f"experiment {experiment.tag}: {metric} per config class ({shown}), lower is better", fontsize=10)
-    ax.set_xlabel(f"attempt ({len(attempts)} drawn, {kept_count} kept; BEST {experiment.best_commit[:10]})")
-    ax.set_ylabel(metric)
+    ax.set_title(f"experiment {experiment.tag}: {inline(metric)} per config class ({shown}), lower is better", fontsize=10, **PLAIN_TEXT)
+    ax.set_xlabel(f"attempt ({len(attempts)} drawn, {kept_count} kept; BEST {experiment.best_commit[:10]})", **PLAIN_TEXT)
+    ax.set_ylabel(inline(metric), **PLAIN_TEXT)
     ax.grid(True, alpha=0.3)
     from matplotlib.ticker import MaxNLocator
 
@@ -98,11 +114,11 @@ def history_png(experiment: Experiment, attempts: Sequence[Attempt], metric: str
         ax.text(0.5, 0.5, "no measured figures yet", transform=ax.transAxes, ha="center", va="center")
     else:
         # the markers' meaning once, in grey, after the classes' lines
-        ax.scatter([], [], color="grey", s=46, edgecolors="black", linewidths=0.6, label="kept")
-        ax.scatter([], [], facecolors="none", edgecolors="grey", s=26, label="not kept")
-        ax.scatter([], [], color="grey", marker="x", s=30, label="wrong results")
-        ax.legend(fontsize=7, loc="best", title="line: BEST", title_fontsize=7)
+        markers = [ax.scatter([], [], color="grey", s=46, edgecolors="black", linewidths=0.6),
+                   ax.scatter([], [], facecolors="none", edgecolors="grey", s=26),
+                   ax.scatter([], [], color="grey", marker="x", s=30)]
+        legend = ax.legend([*lines, *markers], [*names, "kept", "not kept", "wrong results"], fontsize=7, loc="best", title="line: BEST", title_fontsize=7)
+        for text in legend.get_texts():
+            text.set(**PLAIN_TEXT)
     fig.tight_layout()
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png")
-    return buffer.getvalue()
+    return fig

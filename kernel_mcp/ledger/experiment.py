@@ -74,7 +74,7 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
             bench = await run_benchmark(ws, run, "baseline", progress=progress, cwd=workdir)
         if not bench.all_correct or bench.impossible:
             raise KernelMcpError("the baseline is not correct (or not plausible), so nothing can be compared with it: "
-                                 + (bench.failure or "; ".join(bench.impossible[:2]) or "wrong results"), hint=f"see run {run.id}")
+                                 + bench.trouble(), hint=f"see run {run.id}")
         exp = ledger.store.experiment(tag)
         ledger.best_tree(exp)  # BEST's own worktree, ready before the first evaluation
         async with ledger.lock():

@@ -6,6 +6,7 @@ from pydantic import BaseModel
 
 from kernel_mcp.ledger.state import Attempt, Evidence
 from kernel_mcp.tooling import ToolOutput
+from kernel_mcp.untrusted import inline
 
 
 class AttemptView(BaseModel):
@@ -29,9 +30,9 @@ class AttemptView(BaseModel):
 
     def line(self) -> str:
         commit = f" -> {self.commit[:10]}" if self.commit else ""
-        line = f"#{self.id} {self.parent[:10]}{commit} [{self.decision}/{self.outcome}] {self.hypothesis[:90]}" + (f" ({self.change})" if self.change else "")
+        line = f"#{self.id} {self.parent[:10]}{commit} [{self.decision}/{self.outcome}] {inline(self.hypothesis)[:90]}" + (f" ({self.change})" if self.change else "")
         if self.remeasured:
-            line += f"\n    re-measured at keep: {self.remeasured}"
+            line += f"\n    re-measured at keep: {inline(self.remeasured)}"
         return line
 
 
@@ -82,25 +83,27 @@ class ExperimentAnswer(ToolOutput):
     notes: list[str]
 
     def render(self) -> str:
+        # Class keys are the benchmark CSV's cells, reasons quote failures (the benchmark's output),
+        # file names are the workspace's: each stays on its own line.
         lines = [f"experiment {self.tag} [{self.status}{': ' + self.stop_reason if self.stop_reason else ''}] branch {self.branch}",
                  f"edit here: {self.worktree}", f"BEST {self.best_commit[:10]}; consecutive regressions {self.consecutive_regressions}/5"]
         if self.attempt:
             a = self.attempt
-            lines.append(f"attempt #{a.id}: {a.decision.upper()} ({a.outcome}) - {a.hypothesis}")
-            lines += [f"  {r}" for r in a.reasons[:8]]
+            lines.append(f"attempt #{a.id}: {a.decision.upper()} ({a.outcome}) - {inline(a.hypothesis)}")
+            lines += [f"  {inline(r)}" for r in a.reasons[:8]]
             if a.per_class:
-                lines.append("  per class (vs BEST, paired): " + "; ".join(f"{k} {v}" for k, v in list(a.per_class.items())[:8]))
+                lines.append("  per class (vs BEST, paired): " + "; ".join(f"{inline(k)} {v}" for k, v in list(a.per_class.items())[:8]))
             if a.measured:
                 lines.append(f"  measured: {a.measured}")
             if a.remeasured:
-                lines.append(f"  re-measured at keep: {a.remeasured}")
+                lines.append(f"  re-measured at keep: {inline(a.remeasured)}")
             if a.files:
-                lines.append(f"  files: {', '.join(a.files[:10])}")
+                lines.append(f"  files: {', '.join(map(inline, a.files[:10]))}")
         if self.best:
-            lines.append("BEST figures: " + "; ".join(f"{k} {v:.4g}" for k, v in list(self.best.classes.items())[:8]))
+            lines.append("BEST figures: " + "; ".join(f"{inline(k)} {v:.4g}" for k, v in list(self.best.classes.items())[:8]))
         if self.run_id:
             lines.append(f"run {self.run_id}")
-        lines += [f"note: {n}" for n in self.notes]
+        lines += [f"note: {inline(n)}" for n in self.notes]
         return "\n".join(lines)
 
 
@@ -148,14 +151,15 @@ class ManyAnswer(ToolOutput):
     notes: list[str]
 
     def render(self) -> str:
+        # a reason may quote a failure (the benchmark's output): it stays on its own line
         lines = [f"experiment {self.tag} [{self.status}]: batch {self.batch} of {len(self.rows)} candidate(s) on the {self.engine} engine, "
                  f"{self.slots} slot(s), started {self.started}; BEST {self.best_commit[:10]}",
                  "rank attempt decision | change vs BEST | where | start-end (s) | hypothesis"]
         for r in self.rows:
             span = f"{r.started_s:.1f}-{r.ended_s:.1f}" if r.started_s is not None and r.ended_s is not None else "-"
-            lines.append(f"{r.rank}. #{r.attempt} {r.decision.upper()} | {r.change or '-'} | {r.where or '-'} | {span} | {r.hypothesis[:70]}")
+            lines.append(f"{r.rank}. #{r.attempt} {r.decision.upper()} | {r.change or '-'} | {r.where or '-'} | {span} | {inline(r.hypothesis)[:70]}")
             if r.decision not in ("keep", "suspicious") and r.reason:
-                lines.append(f"     {r.reason[:200]}")
+                lines.append(f"     {inline(r.reason)[:200]}")  # a failure may quote the benchmark's output
         lines.append(f"consecutive regressions {self.consecutive_regressions}/5; run {self.run_id}")
-        lines += [f"note: {n}" for n in self.notes]
+        lines += [f"note: {inline(n)}" for n in self.notes]
         return "\n".join(lines)

@@ -40,6 +40,7 @@ from kernel_mcp.gpu import gate
 from kernel_mcp.gpu.models import GpuSample
 from kernel_mcp.ledger.decide import matches
 from kernel_mcp.runner import ProgressFn
+from kernel_mcp.untrusted import inline
 from kernel_mcp.workspace import Run, Workspace
 
 Side = Literal["best", "candidate"]
@@ -216,7 +217,7 @@ async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Pa
                 if not checks.after(side):
                     return _finish(ws, out, started_all, keep_metric, held)
                 if failed and side == "best":
-                    raise CommandFailed(failed, hint=f"BEST itself does not build; see run {run.id}")
+                    raise CommandFailed(inline(failed), hint=f"BEST itself does not build; see run {run.id}")  # quotes the build's output
                 if failed:
                     out.candidate = _failed_bench(ws, label, failed, held)
                     out.stopped = "the candidate's build failed"
@@ -259,7 +260,7 @@ async def _bench_pairs(ws, run, folders, held, out: Together, label, target, thr
                 out.best, out.candidate = merge_runs(sides["best"], "BEST"), merge_runs(sides["candidate"], label)
                 return
             if side == "best" and unusable(bench):
-                raise KernelMcpError(f"BEST itself failed in this evaluation (pair {pair + 1}): " + (bench.failure or "; ".join(bench.impossible[:2]) or "wrong results"),
+                raise KernelMcpError(f"BEST itself failed in this evaluation (pair {pair + 1}): " + bench.trouble(),
                                      hint=f"the GPU or the harness changed since the experiment started; see run {run.id}")
             if side == "candidate" and unusable(bench):
                 out.candidate = merge_runs(sides["candidate"], label)

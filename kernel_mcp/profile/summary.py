@@ -8,6 +8,7 @@ import pandas as pd
 from pydantic import BaseModel, Field
 
 from kernel_mcp.tooling import ToolOutput
+from kernel_mcp.untrusted import inline
 
 MAX_KERNELS = 15
 MAX_GROUP_SAMPLES = 5000
@@ -77,23 +78,25 @@ class ProfileSummary(ToolOutput):
         return [k for k in self.kernels if k.target]
 
     def render(self) -> str:
+        # kernel and counter names are the profiler's cells, paths the workspace's: each on its line
         lines = [f"profile ({self.source}): {self.dispatches} dispatches of {self.kernels_total} kernels, {self.total_gpu_us:.1f} us GPU time" + (f"; run {self.run_id}" if self.run_id else "")]
         lines.append(f"{'':2}{'kernel':<44} {'calls':>6} {'total us':>10} {'avg us':>9} {'median':>9} {'share':>6}  grid / block  regs")
         for k in self.kernels:
             regs = "" if k.vgprs is None else f"v{k.vgprs:.0f}" + (f" a{k.agprs:.0f}" if k.agprs else "") + (f" s{k.sgprs:.0f}" if k.sgprs is not None else "") + (f" lds{k.lds_bytes:.0f}" if k.lds_bytes else "")
             median = f"{k.median_us:>9.2f}" if k.median_us is not None else f"{'-':>9}"
-            lines.append(f"{'* ' if k.target else '  '}{k.name[:44]:<44} {k.calls:>6} {k.total_us:>10.1f} {k.avg_us:>9.2f} {median} {k.share:>6.1%}  {k.grid} / {k.block}  {regs}")
+            lines.append(f"{'* ' if k.target else '  '}{inline(k.name)[:44]:<44} {k.calls:>6} {k.total_us:>10.1f} {k.avg_us:>9.2f} {median} {k.share:>6.1%}  {k.grid} / {k.block}  {regs}")
         if self.kernels_total > len(self.kernels):
             lines.append(f"  ... {self.kernels_total - len(self.kernels)} more kernels")
         if self.target_regex:
             lines.append(f"(* = target /{self.target_regex}/)" if self.target_rows() else f"no kernel matches the target /{self.target_regex}/")
         for row in self.counters[:6]:
             derived = "; ".join(f"{d.name} {d.value:.3g}{d.unit}" for d in row.derived if d.value is not None)
-            lines.append(f"counters {row.kernel[:40]}: " + ", ".join(f"{k} {v:.4g}" for k, v in list(row.counters.items())[:8]) + (f" | {derived}" if derived else ""))
+            lines.append(f"counters {inline(row.kernel)[:40]}: " + ", ".join(f"{inline(k)} {v:.4g}" for k, v in list(row.counters.items())[:8])
+                         + (f" | {derived}" if derived else ""))
         defs = {d.name: d.definition for row in self.counters for d in row.derived}
         lines += [f"  {name} = {definition}" for name, definition in list(defs.items())[:8]]
         lines += render_inputs(self.inputs)
-        lines += [f"note: {n}" for n in self.notes]
+        lines += [f"note: {inline(n)}" for n in self.notes]
         return "\n".join(lines)
 
 
@@ -113,7 +116,7 @@ def render_inputs(inputs: list[InputFile]) -> list[str]:
     for f in read:
         by_format.setdefault(f.format, []).append(f)
     for name, files in list(by_format.items())[:SHOWN_GROUPS]:
-        shown = "; ".join(f"{f.path[-60:]}: {f.used_for}" for f in files[:SHOWN_PER_GROUP])
+        shown = "; ".join(f"{inline(f.path)[-60:]}: {inline(f.used_for)}" for f in files[:SHOWN_PER_GROUP])
         lines.append(f"  {name} x{len(files)}: {shown}" + (f"; +{len(files) - SHOWN_PER_GROUP} more" if len(files) > SHOWN_PER_GROUP else ""))
     by_reason: dict[str, list[InputFile]] = {}
     for f in skipped:
@@ -121,8 +124,8 @@ def render_inputs(inputs: list[InputFile]) -> list[str]:
     if skipped:
         lines.append(f"skipped {len(skipped)}:")
     for reason, files in list(by_reason.items())[:SHOWN_GROUPS]:
-        names = ", ".join(f.path.rpartition("/")[2][-50:] for f in files[:SHOWN_PER_GROUP])
-        lines.append(f"  {names}" + (f" +{len(files) - SHOWN_PER_GROUP} more" if len(files) > SHOWN_PER_GROUP else "") + f": {reason[:150]}")
+        names = ", ".join(inline(f.path.rpartition("/")[2])[-50:] for f in files[:SHOWN_PER_GROUP])
+        lines.append(f"  {names}" + (f" +{len(files) - SHOWN_PER_GROUP} more" if len(files) > SHOWN_PER_GROUP else "") + f": {inline(reason)[:150]}")
     if len(by_reason) > SHOWN_GROUPS:
         lines.append(f"  ... {len(by_reason) - SHOWN_GROUPS} more reasons (the run's profile.json lists every file)")
     return lines
@@ -244,8 +247,8 @@ class ProfileComparison(ToolOutput):
             b = f"{k.b_avg_us:.2f}" if k.b_avg_us is not None else "-"
             change = f"{k.change:+.1%}" if k.change is not None else ("new" if k.a_avg_us is None else "gone")
             calls = f" calls {k.a_calls}->{k.b_calls}" if k.a_calls != k.b_calls else ""
-            lines.append(f"  {k.name[:50]:<50} avg {a} -> {b} us  {change}{calls}")
-        lines += [f"note: {n}" for n in self.notes]
+            lines.append(f"  {inline(k.name)[:50]:<50} avg {a} -> {b} us  {change}{calls}")
+        lines += [f"note: {inline(n)}" for n in self.notes]
         return "\n".join(lines)
 
 

@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.trace.readers import mnemonic_of
+from kernel_mcp.untrusted import inline
 
 
 def pct(share: float) -> str:
@@ -20,7 +21,7 @@ def where(address: int | None, index: int) -> str:
 
 
 def short(source: str | None) -> str:
-    return f" [{source.rsplit('/', 1)[-1]}]" if source else ""
+    return f" [{inline(source.rsplit('/', 1)[-1])}]" if source else ""
 
 
 class CostSplit(BaseModel):
@@ -87,7 +88,7 @@ class WaitFact(BaseModel):
         for name, members in sorted(groups.items(), key=lambda kv: -len(kv[1]))[:3]:
             first = members[0]
             span = where(first.address, first.index) + (f"..{where(members[-1].address, members[-1].index)}" if len(members) > 1 else "")
-            parts.append(f"{len(members)}x {name} {span}{short(first.source)}")
+            parts.append(f"{len(members)}x {inline(name)} {span}{short(first.source)}")
         return ", ".join(parts)
 
 
@@ -125,7 +126,7 @@ class DispatchBrief(BaseModel):
     def line(self) -> str:
         where_ = f" ({self.dispatch})" if self.dispatch else ""
         waves = f", {self.waves} waves" if self.waves is not None else ""
-        return f"{self.kernel[:70]}{where_}: {self.total:.0f} {self.unit}, {self.instructions} instructions{waves}; {self.top}"
+        return f"{inline(self.kernel)[:70]}{where_}: {self.total:.0f} {self.unit}, {self.instructions} instructions{waves}; {self.top}"
 
 
 class TraceSummary(ToolOutput):
@@ -152,7 +153,8 @@ class TraceSummary(ToolOutput):
     def render(self) -> str:
         detail = ", ".join(x for x in (self.dispatch, self.arch) if x)
         waves = f", {self.waves} waves" if self.waves is not None else ""
-        lines = [f"trace of {self.kernel[:160]} ({self.source}{', ' + detail if detail else ''}): {self.total:.0f} {self.unit} over "
+        # the kernel's name, its instructions' text and stall reasons are the trace file's: each on its line
+        lines = [f"trace of {inline(self.kernel)[:160]} ({self.source}{', ' + detail if detail else ''}): {self.total:.0f} {self.unit} over "
                  f"{self.instructions} instructions{waves}" + (f"; run {self.run_id}" if self.run_id else "")]
         if len(self.found) > 1:
             lines.append(f"the input holds {len(self.found)} kernel dispatches, summarised one at a time (pick with kernel / dispatch):")
@@ -164,24 +166,24 @@ class TraceSummary(ToolOutput):
             f"{k} {pct(v)}" + (f" [{self.costs[k].parts()}]" if k in self.costs else "") for k, v in ordered if v >= 0.0005))
         if self.reasons:
             shown = [(k, v) for k, v in sorted(self.reasons.items(), key=lambda kv: -kv[1]) if v >= 0.0005][:14]
-            lines.append("stall reasons (% of samples): " + ", ".join(f"{k} {pct(v)}" for k, v in shown))
+            lines.append("stall reasons (% of samples): " + ", ".join(f"{inline(k)} {pct(v)}" for k, v in shown))
         lines.append(f"hottest instructions ({self.unit}):")
         for h in self.hot[:6]:
-            lines.append(f"  {where(h.address, h.index):<14} {pct(h.share):>6} {h.cost:>10.0f} hits {h.hits:>8.0f}  {h.isa[:48]}{short(h.source)}")
+            lines.append(f"  {where(h.address, h.index):<14} {pct(h.share):>6} {h.cost:>10.0f} hits {h.hits:>8.0f}  {inline(h.isa)[:48]}{short(h.source)}")
         if self.waits:
             lines.append(f"top waits ({self.unit}):")
             for w in self.waits[:4]:
                 target = f" waits for {w.producers()}" if w.waits_for else ""
                 between = f"; {w.valu_between} VALU between" if w.valu_between is not None else ""
-                lines.append(f"  {where(w.address, w.index)} {w.isa[:36]} {pct(w.share)}{target} ({w.attribution}{between})")
+                lines.append(f"  {where(w.address, w.index)} {inline(w.isa)[:36]} {pct(w.share)}{target} ({w.attribution}{between})")
         if self.bank_conflicts:
             b = self.bank_conflicts
             lines.append(f"shared memory: {b.wavefronts:.0f} wavefronts, ideal {b.ideal:.0f}, excess {b.excess:.0f} ({pct(b.excess_share)})")
             for a in b.top[:3]:
-                lines.append(f"  {where(a.address, a.index)} {a.isa[:40]}{short(a.source)}: {a.wavefronts / max(a.executed, 1):.1f} wavefronts "
+                lines.append(f"  {where(a.address, a.index)} {inline(a.isa)[:40]}{short(a.source)}: {a.wavefronts / max(a.executed, 1):.1f} wavefronts "
                              f"per request, ideal {a.ideal / max(a.executed, 1):.1f}")
-        lines += [f"finding: {f}" for f in self.findings]
-        lines += [f"fact: {f}" for f in self.facts]
+        lines += [f"finding: {inline(f)}" for f in self.findings]  # a finding quotes an instruction's text
+        lines += [f"fact: {inline(f)}" for f in self.facts]
         return "\n".join(lines)
 
 
@@ -203,8 +205,9 @@ class TraceComparison(ToolOutput):
 
     def render(self) -> str:
         change = f" ({self.total_b / self.total_a - 1:+.1%})" if self.total_a else ""
-        lines = [f"{self.a} -> {self.b}: {self.total_a:.0f} -> {self.total_b:.0f} {self.unit}{change}" + (f"; {self.kernels}" if self.kernels else "")]
+        # which kernels, and the instructions that moved, are named as the traces name them
+        lines = [f"{self.a} -> {self.b}: {self.total_a:.0f} -> {self.total_b:.0f} {self.unit}{change}" + (f"; {inline(self.kernels)}" if self.kernels else "")]
         for c in self.categories:
             lines.append(f"  {c.category:<18} {c.a:6.1%} -> {c.b:6.1%}")
-        lines += [f"  {m}" for m in self.moved]
+        lines += [f"  {inline(m)}" for m in self.moved]
         return "\n".join(lines)

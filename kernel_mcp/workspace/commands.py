@@ -10,7 +10,7 @@ import os
 
 from pydantic import BaseModel
 
-from kernel_mcp import runner
+from kernel_mcp import runner, untrusted
 from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.tooling import ToolOutput
@@ -18,7 +18,7 @@ from kernel_mcp.workspace.artifacts import content_type
 from kernel_mcp.workspace.runs import Run, RunState, RunStore, run_state
 from kernel_mcp.workspace.workspace import GitPlace, Workspace
 
-TAIL_CHARS = 1500  # of each stream, in the answer; the rest is on disk
+TAIL_CHARS = 1500  # of each stream: characters in the structured content, bytes once escaped in the text; the rest is on disk
 
 
 class RunSummary(BaseModel):
@@ -174,13 +174,14 @@ class CommandOutcome(ToolOutput):
     def render(self) -> str:
         lines = [
             f"{self.name}: {self.status} after {self.duration_s:.2f} s  (run {self.run_id})",
-            f"argv: {' '.join(self.argv)}",
+            f"argv: {' '.join(map(untrusted.inline, self.argv))}",
             f"stdout {self.stdout_bytes} B, stderr {self.stderr_bytes} B" + ("; log on disk was cut at its cap" if self.log_cut else ""),
         ]
-        if self.stdout_tail:
-            lines += ["--- stdout (tail) ---", self.stdout_tail]
-        if self.stderr_tail:
-            lines += ["--- stderr (tail) ---", self.stderr_tail]
+        for stream, tail in (("stdout", self.stdout_tail), ("stderr", self.stderr_tail)):
+            if tail:
+                # what the command printed is fenced, its escapes counted in its share of the answer
+                kept = untrusted.fitting(tail, TAIL_CHARS, keep="end")
+                lines.append(untrusted.fenced(f"{stream} (tail)", kept if kept == tail else "..." + kept))
         lines.append("full output: " + ", ".join(self.artifacts))
         return "\n".join(lines)
 
@@ -240,7 +241,7 @@ class RunListing(ToolOutput):
     def render(self) -> str:
         if self.text is not None:
             end = self.offset + len(self.text.encode("utf-8"))
-            return f"{self.run_id}/{self.file} bytes {self.offset}-{end} of {self.size}\n{self.text}"
+            return untrusted.fenced(f"{self.run_id}/{self.file} bytes {self.offset}-{end} of {self.size}", self.text)
         if self.run_id:
             state = f" ({self.state.label()})" if self.state else ""
             return f"run {self.run_id}{state}: " + ", ".join(self.files)
@@ -271,4 +272,6 @@ def read_runs(store: RunStore, ref: RunRef, budget: int) -> RunListing:
                                hint=f"read it as the resource {run.uri(ref.file)} (served as {mime}), or open {run.path(ref.file)}")
         handle.seek(ref.offset)
         data = handle.read(max(256, budget - 200))
-    return RunListing(run_id=run.id, file=ref.file, offset=ref.offset, size=size, text=data.decode("utf-8", errors="replace"))
+    # no more than the answer shows once escaped: the page's end is where the next read starts
+    text = untrusted.fitting(data.decode("utf-8", errors="replace"), max(256, budget - 300), keep="start")
+    return RunListing(run_id=run.id, file=ref.file, offset=ref.offset, size=size, text=text)
