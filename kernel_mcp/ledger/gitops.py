@@ -167,7 +167,7 @@ def checked_worktree(tree: Path, git_dir: Path) -> Repo:
     why = pointer_problem(tree, git_dir)
     if why:
         raise WorkspaceError(f"the ledger's worktree {tree.name}: {why}; no git command was run in it",
-                             hint="experiment_revert repairs the pointer (git worktree repair) and resets the worktree to BEST")
+                             hint="experiment_revert writes the pointer again from the repository's record and resets the worktree to BEST")
     return Repo(tree)
 
 

@@ -11,6 +11,8 @@ a process killed in between is reconciled by the next call from the branch itsel
 
 from __future__ import annotations
 
+from pathlib import Path
+
 
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.ledger import Ledger, crash_point, figures_summary, gitops, harness, performance, recover
@@ -144,6 +146,10 @@ async def revert(ledger: Ledger, tag: str | None) -> ExperimentAnswer:
     exp = ledger.experiment(tag)
     async with ledger.lock():
         exp = ledger.store.experiment(exp.tag)
+        # a redirected or deleted .git pointer is written again from the repository's own record
+        # before any git command runs there: revert is the way back from it
+        tree = Path(exp.worktree)
+        repaired = bool(gitops.pointer_problem(tree, ledger.git_dir())) and gitops.repair_worktree(ledger.git_dir(), tree)
         wt = ledger.worktree(exp)
         recover.clear_stale_index_lock(wt)
         files = gitops.changed_files(wt, exp.best_commit)
@@ -154,4 +160,6 @@ async def revert(ledger: Ledger, tag: str | None) -> ExperimentAnswer:
                 ledger.store.update_attempt(attempt.id, outcome="reverted", closed=now())
     answer = ledger.status_answer(ledger.store.experiment(exp.tag), attempt=ledger.store.attempt(attempt.id) if attempt else None)
     answer.notes.append(f"reset the worktree to BEST {exp.best_commit[:10]}; discarded: {', '.join(files) or 'nothing'}")
+    if repaired:
+        answer.notes.append("the worktree's .git pointer no longer led to this workspace's repository; it was written again first")
     return answer
