@@ -233,6 +233,11 @@ _PY_RULES = [  # (pattern, symbol from its groups, whether that is a dotted name
 ]
 
 
+# A framework's timing API by the last two parts of its dotted name (the module may be imported as
+# another name): an API name, as torch spells it, not a branch on a vendor.
+FRAMEWORK_CLOCKS = {"cuda.Event": "torch.cuda.Event", "cuda.synchronize": "torch.cuda.synchronize"}
+
+
 def _py_symbol(target: str) -> str | None:
     """The clock a dotted name that is assigned or patched stands for, or None. Names only clocks
     have count on any object (time may be imported as another name); common ones (time,
@@ -245,8 +250,8 @@ def _py_symbol(target: str) -> str | None:
         return f"time.{attr}"
     if attr in ("time", "monotonic", "monotonic_ns", "process_time") and last in ("time", "_time"):
         return f"time.{attr}"
-    if attr in ("Event", "synchronize") and last == "cuda":
-        return f"torch.cuda.{attr}"
+    if f"{last}.{attr}" in FRAMEWORK_CLOCKS:
+        return FRAMEWORK_CLOCKS[f"{last}.{attr}"]
     if attr in ("elapsed_time", "record", "synchronize") and last.endswith("Event"):
         return "elapsed_time" if attr == "elapsed_time" else f"torch.cuda.Event.{attr}"
     return "triton.testing.do_bench" if attr == "do_bench" and last in ("testing", "triton") else None
