@@ -99,6 +99,18 @@ def paired(best: Sequence[float], candidate: Sequence[float]) -> Comparison:
                       candidate_median=median(candidate), best_runs=n, candidate_runs=n, pairs=n)
 
 
+def mean_interval(values: Sequence[float]) -> tuple[float, float | None, float | None]:
+    """The mean of `values` with its 95% t interval (None bounds with fewer than two values)."""
+    if not values:
+        raise ValueError("an interval needs at least one value")
+    n = len(values)
+    mean = sum(values) / n
+    if n < 2:
+        return mean, None, None
+    half = t975(n - 1) * math.sqrt(sum((x - mean) ** 2 for x in values) / (n - 1)) / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
 def clear_of(cmp: Comparison, threshold: float) -> bool:
     """Whether more pairs could still change the outcome: the interval holds neither -threshold nor
     +threshold (clearly faster, clearly slower, or clearly a tie within the threshold)."""

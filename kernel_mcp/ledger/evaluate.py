@@ -14,9 +14,10 @@ from typing import Any
 from kernel_mcp.gpu.gate import NoIdleGpu
 from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, crash_point, figures_of, gitops, harness, reach
 from kernel_mcp import sandbox
+from kernel_mcp.bench.stats import mean_interval
 from kernel_mcp.ledger.decide import KEEPABLE, Verdict, decide
 from kernel_mcp.ledger.models import ExperimentAnswer
-from kernel_mcp.ledger.paired import Together, measure_together
+from kernel_mcp.ledger.paired import Together, measure_together, pair_walls
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run
 from kernel_mcp.ledger.state import Experiment
@@ -40,7 +41,7 @@ def judge(ledger: Ledger, together: Together, target: str | None, prev_dir: int,
         # The profiler is the keep metric but measured nothing usable: never fall back silently.
         return Verdict(decision="failed", reasons=verdict.reasons + ["the profiler is the keep metric but gave no target GPU time: " + together.stopped],
                        comparisons=verdict.comparisons, overall=verdict.overall)
-    return sealed_and_witnessed(verdict, together, cfg.harness.allow_unsealed)
+    return sealed_and_witnessed(verdict, together, cfg.harness.allow_unsealed, cfg.harness.metric_seconds)
 
 
 def witnessed(witness, claimed: float) -> bool:
@@ -53,7 +54,37 @@ def witnessed(witness, claimed: float) -> bool:
     return abs(claimed) <= (witness.high - witness.low) / 2
 
 
-def sealed_and_witnessed(verdict: Verdict, together: Together, allow_unsealed: bool) -> Verdict:
+def unseen_saving(together: Together, metric_seconds: float) -> str | None:
+    """Why the runs' wall times contradict the benchmark's own figures, or None. Each class figure is
+    the time of at least one call (as the roofline floor reads it, `metric_seconds` per unit), so a
+    run of the candidate takes at least the sum of its classes' gains less time than BEST's run in the
+    same pair; a witness that saw significantly less than that saved was shown a faster clock, not a
+    faster kernel."""
+    best, cand = together.best, together.candidate
+    if best is None or cand is None:
+        return None
+    best_k, cand_k = best.by_key(), cand.by_key()
+    keys = [k for k in cand_k if k in best_k]
+    shortfalls, claimed, seen = [], [], []
+    for pair, wall in pair_walls(together.runs):
+        i = pair - 1
+        if any(i >= len(best_k[k].samples) or i >= len(cand_k[k].samples) for k in keys):
+            continue
+        claim = sum(best_k[k].samples[i] - cand_k[k].samples[i] for k in keys) * metric_seconds
+        claimed.append(claim)
+        seen.append(wall["best"] - wall["candidate"])
+        shortfalls.append(seen[-1] - claim)
+    if len(shortfalls) < 2:
+        return None
+    _, _, high = mean_interval(shortfalls)
+    if high is None or high >= 0:
+        return None
+    saw, low_saw, high_saw = mean_interval(seen)
+    return (f"its own figures claim at least {sum(claimed) / len(claimed) * 1e3:.3g} ms less timed work per run, but the runs' wall time as the "
+            f"server measured it shrank by {saw * 1e3:.3g} ms (95% interval {low_saw * 1e3:.3g} to {high_saw * 1e3:.3g} ms)")
+
+
+def sealed_and_witnessed(verdict: Verdict, together: Together, allow_unsealed: bool, metric_seconds: float) -> Verdict:
     """A claimed gain stands only when the runs were sealed (or the user opted in to unsealed keeps)
     and, where the benchmark's own timer is the keep metric, when the server's witness (each run's
     wall time) saw the candidate faster too: a timer the candidate's code can reach proves nothing."""
@@ -73,6 +104,10 @@ def sealed_and_witnessed(verdict: Verdict, together: Together, allow_unsealed: b
             f"not corroborated: the runs' wall time as the server measured it: {seen}; the benchmark's own timer is the only evidence "
             "of the gain, and the candidate's code can reach it. Not kept: use the profiler keep metric, or a benchmark whose timed work "
             "dominates its run"]})
+    impossible = unseen_saving(together, metric_seconds)
+    if verdict.decision in ("keep", "suspicious") and together.gpu_time is None and impossible:
+        return verdict.model_copy(update={"decision": "not-corroborated", "regression": False, "reasons": verdict.reasons + [
+            f"not corroborated: {impossible}; the benchmark's own timer is the only evidence of the rest, and the candidate's code can reach it"]})
     if verdict.decision in ("keep", "suspicious") and together.gpu_time is None and witness is not None and not witness.significant:
         return verdict.model_copy(update={"reasons": verdict.reasons + [
             f"the witness (wall time per run, {witness.statement()}) cannot resolve a change this small; kept on the benchmark's timer"]})

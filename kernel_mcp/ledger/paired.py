@@ -293,13 +293,18 @@ async def _bench_pairs(ws, run, folders, held, out: Together, label, target, thr
                        and len(best_figs[k].samples) == len(cand_figs[k].samples)}
 
 
-def witness_of(runs: list[RunRecord]) -> Comparison | None:
-    """The benchmark runs' wall times, paired in pair order (None until a pair has both)."""
+def pair_walls(runs: list[RunRecord]) -> list[tuple[int, dict[str, float]]]:
+    """The benchmark runs' wall times by pair, in pair order, for the pairs where both sides ran."""
     walls: dict[int, dict[str, float]] = {}
     for r in runs:
         if r.kind == "benchmark" and r.wall_s:
             walls.setdefault(r.pair, {})[r.side] = r.wall_s
-    both = [w for _, w in sorted(walls.items()) if len(w) == 2]
+    return [(pair, w) for pair, w in sorted(walls.items()) if len(w) == 2]
+
+
+def witness_of(runs: list[RunRecord]) -> Comparison | None:
+    """The benchmark runs' wall times, paired in pair order (None until a pair has both)."""
+    both = [w for _, w in pair_walls(runs)]
     return paired([w["best"] for w in both], [w["candidate"] for w in both]) if both else None
 
 
