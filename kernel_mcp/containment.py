@@ -17,8 +17,6 @@ server's token, daemons included, then exits.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import signal
 import subprocess
@@ -29,6 +27,8 @@ import uuid
 from collections.abc import Callable
 
 import psutil
+
+from kernel_mcp.sandbox import LIBC
 
 TOKEN_ENV = "KERNEL_MCP_RUN_TOKEN"
 SERVER_ID = uuid.uuid4().hex  # one per server process; a command's token starts with it
@@ -58,16 +58,8 @@ def carriers(token_prefix: str) -> list[psutil.Process]:
     return found
 
 
-def _load_prctl() -> Callable[..., int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_prctl = _load_prctl()  # resolved before any fork: the preexec hook must not load libraries
+# the C library sandbox.py loads once, before any fork: the preexec hook must not load libraries
+_prctl: Callable[..., int] | None = getattr(LIBC, "prctl", None)
 
 
 def child_hook(then: Callable[[], None] | None = None) -> Callable[[], None] | None:
@@ -185,10 +177,11 @@ def started(pid: int | None) -> None:
         _live.add(pid)
 
 
-def ended(pid: int) -> list[int]:
-    """The command `pid` ended: kill and reap the sealed escapees now adopted by the server."""
+def ended(pid: int, sealed: bool) -> list[int]:
+    """The command `pid` ended: after a sealed one, kill and reap the sealed escapees now adopted by
+    the server (only a sealed command can leave one, so the server's own commands skip the scan)."""
     _live.discard(pid)
-    if not _subreaper or _spawning:
+    if not sealed or not _subreaper or _spawning:
         return []  # a child forked but not yet known would look like an escapee: the next command's end sweeps
     watchdog = _watchdog[0].pid if _watchdog is not None else None
     killed = []

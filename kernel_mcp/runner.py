@@ -310,11 +310,10 @@ async def run(
             preexec_fn=containment.child_hook(sealing.hook() if sealing else None),
             pass_fds=(sealing.fd,) if sealing else (),
         )
-    except OSError as exc:
+    except BaseException as exc:
         containment.started(None)
-        raise CommandFailed(f"could not start {argv[0]}: {exc.strerror or exc}") from exc
-    except BaseException:
-        containment.started(None)
+        if isinstance(exc, OSError):
+            raise CommandFailed(f"could not start {argv[0]}: {exc.strerror or exc}") from exc
         raise
     finally:
         if sealing is not None:
@@ -368,7 +367,7 @@ async def run(
         for p in pumps:
             if not p.done():
                 p.cancel()
-        escaped = containment.ended(proc.pid)
+        escaped = containment.ended(proc.pid, sealing is not None)
     killed += [pid for pid in escaped if pid not in killed]
     return RunResult(
         argv=argv,

@@ -82,14 +82,14 @@ def _load_libc():
         return None
 
 
-_libc = _load_libc()  # loaded before any fork: the child hook must not load libraries
+LIBC = _load_libc()  # loaded before any fork: the child hooks (here and in containment) must not load libraries
 
 
 def landlock_abi() -> int:
     """The kernel's Landlock ABI version, 0 where there is none (or it is disabled)."""
-    if _libc is None:
+    if LIBC is None:
         return 0
-    version = _libc.syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
+    version = LIBC.syscall(_SYS_CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_RULESET_VERSION))
     return max(int(version), 0)
 
 
@@ -150,21 +150,17 @@ def private_boundary(tree: Path, private: Path, extra: Iterable[Path] = ()) -> B
     return Boundary(writable=(tree, private, *extra), env=env)
 
 
-def remove_private(private: Path) -> None:
-    shutil.rmtree(private, ignore_errors=True)
-
-
 class Sealing:
     """A ruleset made in the server for one command: `fd` goes to the child, `hook` enters it there."""
 
     def __init__(self, boundary: Boundary) -> None:
-        if _libc is None:
+        if LIBC is None:
             raise OSError(errno.ENOSYS, "no C library to reach Landlock")
         abi = landlock_abi()
         rights = _write_rights(abi)
         attr = _RulesetAttr(handled_access_fs=rights, handled_access_net=0, scoped=_SCOPE_SIGNAL if abi >= 6 else 0)
         size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else 8  # older kernels know only the first field
-        fd = _libc.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
+        fd = LIBC.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
         if fd < 0:
             raise OSError(ctypes.get_errno(), "landlock_create_ruleset: " + os.strerror(ctypes.get_errno()))
         self.fd = int(fd)
@@ -179,7 +175,7 @@ class Sealing:
         path_fd = os.open(folder, os.O_PATH | os.O_CLOEXEC | os.O_DIRECTORY)
         try:
             rule = _PathBeneathAttr(allowed_access=rights, parent_fd=path_fd)
-            if _libc.syscall(_SYS_ADD_RULE, ctypes.c_int(self.fd), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
+            if LIBC.syscall(_SYS_ADD_RULE, ctypes.c_int(self.fd), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)) != 0:
                 raise OSError(ctypes.get_errno(), f"landlock_add_rule {folder}: " + os.strerror(ctypes.get_errno()))
         finally:
             os.close(path_fd)
@@ -187,7 +183,7 @@ class Sealing:
     def hook(self) -> Callable[[], None]:
         """Runs in the forked child, before exec: no new privileges, then the domain. A child that
         cannot enter it exits at once: a run is never silently unsealed."""
-        libc, fd = _libc, self.fd
+        libc, fd = LIBC, self.fd
         message = b"kernel-mcp: could not enter the run's Landlock domain; the command did not run\n"
 
         def enter() -> None:
@@ -213,4 +209,4 @@ def side(tree: Path, state_dir: Path, key: str, extra: Iterable[Path] = ()) -> I
     try:
         yield private_boundary(tree, private, extra)
     finally:
-        remove_private(private)
+        shutil.rmtree(private, ignore_errors=True)
