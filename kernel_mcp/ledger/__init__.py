@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -101,15 +102,16 @@ class Ledger:
                                      f"(commit {exp.base_commit[:10]}); the experiment keeps its own: start a new experiment to use the new one")
         self.ws = PinnedWorkspace(self.ws.root, pinned=parse_config(frozen, f"{CONFIG_NAME} at {exp.base_commit[:10]}"))
 
+    @cached_property
     def git_dir(self) -> Path:
         """The workspace's own repository (its common .git folder), found from the workspace, never
-        from a worktree the judged code could write."""
+        from a worktree the judged code could write; found once per ledger (one tool call)."""
         repo, _ = gitops.repo_of(self.ws.root)
         return Path(repo.common_dir).resolve()
 
     def worktree(self, exp: Experiment) -> git.Repo:
         """The experiment's worktree, refused when its `.git` pointer was redirected or removed."""
-        return gitops.checked_worktree(Path(exp.worktree), self.git_dir())
+        return gitops.checked_worktree(Path(exp.worktree), self.git_dir)
 
     def workdir(self, exp: Experiment) -> Path:
         return Path(exp.worktree) / exp.subdir if exp.subdir != "." else Path(exp.worktree)
@@ -134,7 +136,7 @@ class Ledger:
         whose `.git` pointer no longer leads to the workspace's repository is made anew. Returns
         the workspace folder inside it."""
         repo, _ = gitops.repo_of(self.ws.root)
-        git_dir = self.git_dir()
+        git_dir = self.git_dir
         path = self.best_path(exp, slot)
         if path.exists() and gitops.pointer_problem(path, git_dir):
             recover.remove_folder(repo, path)
@@ -159,7 +161,7 @@ class Ledger:
             return harness.protected_hashes(gitops.Repo(cand_tree), exp.subdir, cand_dir, cfg, skip=outputs)
 
         return TreeGuard({"best": best_dir, "candidate": cand_dir}, {"best": self.best_path(exp, slot), "candidate": cand_tree},
-                         self.git_dir(), exp.protected, protected_now)
+                         self.git_dir, exp.protected, protected_now)
 
     def best_figures(self, exp: Experiment) -> dict[str, ClassRun]:
         attempt = self.store.attempt(exp.best_attempt)

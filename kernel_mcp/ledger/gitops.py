@@ -6,9 +6,10 @@ passed after `--`, and resets happen only inside the dedicated worktree.
 Git is an untrusted subprocess here: a worktree is written by the code being judged, and a
 repository's config can name programs. So every git call of the server goes through the runner
 (its own session, a time limit, the process tree killed at the limit), with hooks, fsmonitor,
-clean/smudge filters, textconv and external diff off; GitPython reads objects itself (GitDB) rather
-than keeping `git cat-file` processes; and before any git call in a worktree, its `.git` pointer
-must lead to the workspace's own repository (`checked_worktree`).
+clean/smudge filters, textconv and external diff off; the ledger asks git for commits and refs
+rather than GitPython's object database (which keeps `git cat-file` processes of its own); and
+before any git call in a worktree, its `.git` pointer must lead to the workspace's own repository
+(`checked_worktree`).
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ HARDENED = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c"
             "-c", "core.sshCommand=false", "-c", "protocol.allow=never")
 NO_DIFF_PROGRAMS = ("--no-ext-diff", "--no-textconv")  # for the commands that show diffs: no external diff, no textconv
 SHOWS_DIFFS = ("diff", "log", "show")
+# the commands that read or write the working tree, where git would run a clean/smudge filter
+RUNS_FILTERS = ("add", "apply", "checkout", "clean", "commit", "diff", "read-tree", "reset", "restore", "stash", "status", "worktree")
 _NO_FILTERS = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
 _pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="kernel-mcp-git")
 
@@ -78,15 +81,14 @@ class RunnerGit(git.Git):
             raise CommandFailed("internal: a git call asked for a live process; the ledger runs git to completion only")
         argv = [str(a) for a in ([command] if isinstance(command, str) else command)]
         cwd = str(self._working_dir or os.getcwd())
-        subcommand = argv[1:2]
-        if subcommand and subcommand[0] in SHOWS_DIFFS:
-            subcommand = subcommand + list(NO_DIFF_PROGRAMS)
-        argv = [argv[0], *HARDENED, *_filter_overrides(self._working_dir), *subcommand, *argv[2:]]
+        name = argv[1] if len(argv) > 1 else ""
+        filters = _filter_overrides(self._working_dir) if name in RUNS_FILTERS else []
+        argv = [argv[0], *HARDENED, *filters, *argv[1:2], *(NO_DIFF_PROGRAMS if name in SHOWS_DIFFS else ()), *argv[2:]]
         environment = {**_NO_FILTERS, **{k: v for k, v in self._environment.items() if v is not None}, **(env or {})}
         stdin = None
         if istream is not None:
             stdin = istream.read() if hasattr(istream, "read") else os.read(istream, 1 << 30)
-        result = _run_git(argv, cwd, environment, stdin, kill_after_timeout or GIT_TIMEOUT_S)
+        result = _run_git(name, argv, cwd, environment, stdin, kill_after_timeout or GIT_TIMEOUT_S)
         out = result.stdout.tail if stdout_as_string else result.stdout.tail.encode()
         err = result.stderr.tail
         if strip_newline_in_stdout and isinstance(out, str) and out.endswith("\n"):
@@ -100,14 +102,14 @@ class RunnerGit(git.Git):
         return out
 
 
-def _run_git(argv: list[str], cwd: str, env: dict[str, str], stdin: bytes | None, timeout_s: float) -> runner.RunResult:
+def _run_git(name: str, argv: list[str], cwd: str, env: dict[str, str], stdin: bytes | None, timeout_s: float) -> runner.RunResult:
     """One git call through the runner, on a worker thread (the ledger's steps are synchronous)."""
     def call() -> runner.RunResult:
         return asyncio.run(runner.run(argv, cwd=cwd, timeout_s=timeout_s, env=env, stdin_data=stdin, tail_bytes=GIT_OUTPUT_CAP, sweep=False))
 
     result = _pool.submit(call).result()
     if result.stdout.total_bytes > GIT_OUTPUT_CAP:
-        raise CommandFailed(f"git {argv[len(HARDENED) + 1] if len(argv) > len(HARDENED) + 1 else ''} wrote more than {GIT_OUTPUT_CAP} bytes")
+        raise CommandFailed(f"git {name} wrote more than {GIT_OUTPUT_CAP} bytes")
     return result
 
 

@@ -149,7 +149,7 @@ async def revert(ledger: Ledger, tag: str | None) -> ExperimentAnswer:
         # a redirected or deleted .git pointer is written again from the repository's own record
         # before any git command runs there: revert is the way back from it
         tree = Path(exp.worktree)
-        repaired = bool(gitops.pointer_problem(tree, ledger.git_dir())) and gitops.repair_worktree(ledger.git_dir(), tree)
+        repaired = bool(gitops.pointer_problem(tree, ledger.git_dir)) and gitops.repair_worktree(ledger.git_dir, tree)
         wt = ledger.worktree(exp)
         recover.clear_stale_index_lock(wt)
         files = gitops.changed_files(wt, exp.best_commit)
