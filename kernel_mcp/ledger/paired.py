@@ -39,6 +39,7 @@ from kernel_mcp.errors import CommandFailed, KernelMcpError
 from kernel_mcp.gpu import gate
 from kernel_mcp.gpu.models import GpuSample
 from kernel_mcp.ledger.decide import matches
+from kernel_mcp.ledger.guard import TreeGuard
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.untrusted import inline
 from kernel_mcp.workspace import Run, Workspace
@@ -160,27 +161,26 @@ def unusable(bench: BenchRun) -> bool:
 Sampler = Callable[[Any], Awaitable[GpuSample | None]]
 
 
-async def _build(ws: Workspace, run: Run, folder: Path, side: Side, lease: gate.Lease, boundary: sandbox.Boundary) -> tuple[str | None, str | None]:
-    """The side's build (when the workspace names one): why it failed, or None; and its seal."""
+async def _build(ws: Workspace, run: Run, folder: Path, side: Side, lease: gate.Lease, boundary: sandbox.Boundary) -> runner.RunResult | None:
+    """The side's build, when the workspace names one."""
     cfg = ws.config.benchmark
     if not cfg.build_command:
-        return None, sandbox.mechanism() if sandbox.available() is None else None
-    result = await runner.run(cfg.build_command, cwd=folder, timeout_s=cfg.timeout_s, env=lease.env, log_dir=run.folder, log_name=f"build-{side}",
-                              boundary=boundary)
-    return (None if result.ok else f"the build of {side} {result.status()}: {result.stderr.tail.strip()[-300:]}"), result.sealed
+        return None
+    return await runner.run(cfg.build_command, cwd=folder, timeout_s=cfg.timeout_s, env=lease.env, log_dir=run.folder, log_name=f"build-{side}",
+                            boundary=boundary)
 
 
 class Guarded:
-    """The guard's checks around one run, and what voids the evaluation (none without a guard)."""
+    """The guard's checks around one run; what voids the evaluation goes into the answer."""
 
-    def __init__(self, guard, out: Together) -> None:
+    def __init__(self, guard: TreeGuard, out: Together) -> None:
         self.guard, self.out = guard, out
 
     def before(self, side: Side) -> bool:
-        return self._void(self.guard is None or self.guard.before(side))
+        return self._void(self.guard.before(side))
 
     def after(self, side: Side) -> bool:
-        return self._void(self.guard is None or self.guard.after(side))
+        return self._void(self.guard.after(side))
 
     def _void(self, fine: bool) -> bool:
         if not fine:
@@ -193,8 +193,8 @@ async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Pa
                            progress: ProgressFn | None = None, lease: gate.Lease | None = None, label: str = "candidate",
                            slot_env: dict[str, str] | None = None, sampler: Sampler | None = None, guard=None) -> Together:
     """Measure BEST (in `best_dir`) and the candidate (in `cand_dir`) in alternating pairs on one GPU,
-    each side sealed to its own tree and private folder; `guard` (guard.TreeGuard) checks the trees
-    around every run."""
+    each side sealed to its own tree and private folder; `guard` checks the trees around every run
+    (by default the two folders alone: no .git pointers or protected hashes to check them against)."""
     cfg = ws.config
     threshold = cfg.benchmark.noise_threshold
     lo_pairs, hi_pairs = cfg.harness.min_pairs, cfg.harness.max_pairs
@@ -203,17 +203,18 @@ async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Pa
     started_all = time.monotonic()
     sample = sampler or gpu_sampler(ws)
     require_gpu = platforms.needs_gpu(ws)
-    checks = Guarded(guard, out)
+    checks = Guarded(guard or TreeGuard(folders, {}, None), out)
     key = f"{run.id}-{secrets.token_hex(3)}"  # several measurements of one run (a batch's slots) stay apart
     with ExitStack() as stack:
         sides = {side: stack.enter_context(ws.sealed_side(folders[side], f"{key}-{side}")) for side in ("best", "candidate")}
         async with gate.use(cfg.gate, str(cand_dir), progress, require_gpu=require_gpu, lease=lease) as held:
-            seals: list[str | None] = []
+            builds: list[runner.RunResult] = []
             for side in ("best", "candidate"):
                 if not checks.before(side):
                     return _finish(ws, out, started_all, keep_metric, held)
-                failed, seal = await _build(ws, run, folders[side], side, held, sides[side])
-                seals.append(seal)
+                build = await _build(ws, run, folders[side], side, held, sides[side])
+                builds += [build] if build else []
+                failed = f"the build of {side} {build.status()}: {build.stderr.tail.strip()[-300:]}" if build and not build.ok else None
                 if not checks.after(side):
                     return _finish(ws, out, started_all, keep_metric, held)
                 if failed and side == "best":
@@ -231,8 +232,8 @@ async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Pa
                     await _profile_pairs(ws, run, folders, held, out, threshold, lo_pairs, hi_pairs, progress, sample, sides, checks)
             finally:
                 await _unlock_clocks(ws, held, lock_note)
-            benches = [b for b in (out.best, out.candidate) if b is not None]
-            out.sealed = seals[0] if benches and all(s == seals[0] for s in seals) and all(b.sealed == seals[0] for b in benches) else None
+            seals = [b.sealed for b in builds] + [b.sealed for b in (out.best, out.candidate) if b is not None]
+            out.sealed = seals[0] if seals and all(s == seals[0] for s in seals) else None
             return _finish(ws, out, started_all, keep_metric, held, lock_note)
 
 

@@ -145,6 +145,13 @@ def orphan_folders(parent: Path) -> list[Path]:
     return found
 
 
+def _worktrees_in(folder: Path) -> list[Path]:
+    """`folder` itself when it is a worktree (BEST's), else the worktrees directly in it (a batch's)."""
+    if (folder / ".git").is_file():
+        return [folder]
+    return sorted(p for p in folder.iterdir() if (p / ".git").is_file()) if folder.is_dir() else []
+
+
 def remove_folder(repo: git.Repo, folder: Path, recovery: str | None = None) -> list[str]:
     """Remove a folder of the ledger's worktrees. With `recovery` (a ref prefix), uncommitted work in
     any worktree found there is first committed under `recovery/<folder>-<worktree>`, never lost;
@@ -153,8 +160,7 @@ def remove_folder(repo: git.Repo, folder: Path, recovery: str | None = None) -> 
 
     saved: list[str] = []
     git_dir = Path(repo.common_dir).resolve()
-    trees = [folder] if (folder / ".git").is_file() else sorted(p for p in folder.iterdir() if (p / ".git").is_file()) if folder.is_dir() else []
-    for tree in trees if recovery else []:
+    for tree in _worktrees_in(folder) if recovery else []:
         if gitops.pointer_problem(tree, git_dir):
             continue  # not a worktree of this repository: nothing of it can be committed here
         wt = gitops.Repo(tree)
