@@ -36,6 +36,12 @@ CODE_JSON = "rocm/rcv-pcsampling-code.json"
 DEPTH = 500_000
 
 
+
+def bench_writing(workspace: Path, csv_source: str) -> None:
+    """The workspace's benchmark writes the CSV that the Python expression `csv_source` makes."""
+    (workspace / "bench.py").write_text(f"import os\nos.makedirs('out', exist_ok=True)\nopen('out/bench.csv', 'w').write({csv_source})\n")
+
+
 def _deep_code_json(path: Path, newlines: bool) -> Path:
     """One row nested 500,000 arrays deep (about 1 MB), the header of the real file after it."""
     header = json.loads(fixture(CODE_JSON).read_text())["header"]
@@ -140,10 +146,7 @@ async def test_rocpd_with_text_durations_is_refused(tmp_path):
 
 
 async def test_benchmark_csv_with_40000_classes_is_refused(workspace):
-    (workspace / "bench.py").write_text(
-        "import os\nos.makedirs('out', exist_ok=True)\n"
-        "open('out/bench.csv','w').write('shape,err_k,us_k\\n' + ''.join(f's{i},0,10.0\\n' for i in range(40000)))\n"
-    )
+    bench_writing(workspace, "'shape,err_k,us_k\\n' + ''.join(f's{i},0,10.0\\n' for i in range(40000))")
     async with Client(build_server(workspace)) as client:
         result = await client.call_tool("run_benchmark", {"repeats": 1})
         text = text_of(result)
@@ -352,10 +355,7 @@ async def test_a_50_mb_csv_cell_is_refused_by_its_length_and_other_calls_go_on(w
     is read in a worker thread, within the CSV's size bound: calls made meanwhile are answered,
     none waiting more than a fraction of a second."""
     cell = 50_000_000
-    (workspace / "bench.py").write_text(
-        "import os\nos.makedirs('out', exist_ok=True)\n"
-        f"open('out/bench.csv', 'w').write('shape,err_k,us_k\\n' + 'x' * {cell} + ',0,10.0\\nsmall,0,10.0\\n')\n"
-    )
+    bench_writing(workspace, f"'shape,err_k,us_k\\n' + 'x' * {cell} + ',0,10.0\\nsmall,0,10.0\\n'")
     answered: list[float] = []
     async with Client(build_server(workspace)) as client:
         async def tick() -> None:
@@ -437,10 +437,7 @@ def test_the_roofline_itself_refuses_what_a_csv_could_give_it():
 
 async def test_a_floor_column_without_a_finite_count_fails_the_run_by_name(workspace):
     write_toml(workspace, BASIC_TOML + '\n[harness]\nflops_column = "flops"\nbytes_column = "bytes"\n')
-    (workspace / "bench.py").write_text(
-        "import os\nos.makedirs('out', exist_ok=True)\n"
-        "open('out/bench.csv', 'w').write('shape,err_k,us_k,flops,bytes\\nsmall,0,10.0,1e6,1e6\\nbig,0,10.0,inf,1e6\\n')\n"
-    )
+    bench_writing(workspace, "'shape,err_k,us_k,flops,bytes\\nsmall,0,10.0,1e6,1e6\\nbig,0,10.0,inf,1e6\\n'")
     async with Client(build_server(workspace)) as client:
         result = await client.call_tool("run_benchmark", {"repeats": 1})
     text = text_of(result)
