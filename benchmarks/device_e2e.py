@@ -174,7 +174,7 @@ async def trials(out: Path, n: int, slower: bool, keep_metric: str = "csv", minu
     return summary
 
 
-async def seal_cost(out: Path, n: int) -> dict:
+async def seal_cost(out: Path, n: int, deadline_s: float = 0.0) -> dict:
     """`n` A/A evaluations in one experiment, the boundary on and off in turn (on first in odd
     pairs, off first in even ones), so that drift cancels: the evaluation's wall time and its
     benchmark runs' wall times, side by side."""
@@ -185,7 +185,11 @@ async def seal_cost(out: Path, n: int) -> dict:
     rows = []
     async with Client(build_server(ws)) as client:
         await call(client, "experiment_start", tag="seal-cost")
+        first = time.time()
         for i in range(n):
+            if deadline_s and time.time() - first > deadline_s:
+                print(f"--- deadline: {i} of {n} trials done", flush=True)
+                break
             sealed = (i % 2 == 0) == ((i // 2) % 2 == 0)
             os.environ["KERNEL_MCP_SEAL"] = "on" if sealed else "off"
             began = time.time()
@@ -432,7 +436,7 @@ def main() -> None:
         elif args.what == "many":
             result = anyio.run(many, out)
         elif args.what == "seal-cost":
-            result = anyio.run(seal_cost, out, args.trials)
+            result = anyio.run(seal_cost, out, args.trials, args.deadline_s)
         elif args.what == "many-gpus":
             result = anyio.run(many_gpus, out, args.engine, args.slots, args.ray_address)
         else:
