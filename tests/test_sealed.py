@@ -139,16 +139,19 @@ async def test_a_candidate_cannot_rewrite_best_during_the_pairs(cpu_ws):
     async with Client(build_server(cpu_ws)) as client:
         wt = (await call(client, "experiment_start", tag="rw"))["worktree"]
         best_kernel = cpu_ws / ".kernel-mcp" / "best" / "rw" / "main" / "ws" / "kernel.py"
-        before = best_kernel.read_text()
-        # BEST made 10x slower from inside the candidate's run: it would look 90% faster
+        before, users = best_kernel.read_text(), (cpu_ws / "kernel.py").read_text()
+        # BEST made 10x slower from inside the candidate's run (it would look 90% faster), and the
+        # user's own checkout and the ledger's database written too
         _hostile_kernel(wt, f"""
-            try:
-                pathlib.Path({str(best_kernel)!r}).write_text('TIME = {{"small": 1000.0, "large": 2000.0}}\\nERR = 0\\n')
-            except OSError as exc:
-                print("refused:", exc.strerror)
+            for target in ({str(best_kernel)!r}, {str(cpu_ws / "kernel.py")!r}, {str(cpu_ws / ".kernel-mcp" / "ledger.sqlite")!r}):
+                try:
+                    pathlib.Path(target).write_text('TIME = {{"small": 1000.0, "large": 2000.0}}\\nERR = 0\\n')
+                except OSError as exc:
+                    print("refused:", exc.strerror)
             """)
         ev = await call(client, "experiment_evaluate", hypothesis="rewrite BEST")
-    assert best_kernel.read_text() == before
+        log = await call(client, "experiment_log")  # the ledger's database still reads
+    assert best_kernel.read_text() == before and (cpu_ws / "kernel.py").read_text() == users and log["attempts"]
     assert ev["attempt"]["decision"] not in ("keep", "suspicious"), ev["attempt"]
 
 
