@@ -10,6 +10,7 @@ so the tests can prove that a slot never ran two candidates at once and that two
 from __future__ import annotations
 
 import os
+import signal
 import shutil
 import socket
 import subprocess
@@ -17,6 +18,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import anyio
 import git
 import pytest
 from mcp import Client
@@ -39,7 +41,11 @@ BENCH = textwrap.dedent(
     if kernel.FATE == "crash":
         sys.exit("segmentation fault (simulated)")
     if kernel.FATE == "lose-worker":
-        os.kill(os.getppid(), signal.SIGKILL)  # the process that runs the benchmark dies, as on a lost node
+        # the process that runs the benchmark dies, as on a lost node: killed from outside (the
+        # sealed benchmark may not signal it), by the test, once it names its parent here
+        with open(os.path.join(os.path.dirname(os.environ["KMCP_TIMELINE"]), "lose-worker.pid"), "w") as f:
+            f.write(str(os.getppid()))
+        time.sleep(60)
     # the "GPU" time (1 ms per unit of the reported figure): overlapping runs show in the timeline, and
     # the server's witness (each run's wall time) sees what the CSV says
     time.sleep(sum(kernel.TIME.values()) * 1e-3)
@@ -288,10 +294,21 @@ async def test_ray_worker_lost_mid_candidate_is_contained(tmp_path, monkeypatch,
     ws = make_ws(tmp_path / "repo", '[engine]\nkind = "ray"\naddress = "auto"\n')
     async with Client(build_server(ws)) as client:
         await call(client, "experiment_start", tag="lost")
-        answer = await call(client, "experiment_evaluate_many", candidates=[
-            {"patch": patch_for(kernel_text("lost", fate="lose-worker")), "hypothesis": "candidate lost"},
-            {"patch": patch_for(kernel_text("fine", 90.0, 180.0)), "hypothesis": "candidate fine"},
-        ])
+        pid_file = ray_cluster.parent / "lose-worker.pid"
+        pid_file.unlink(missing_ok=True)
+
+        async def kill_the_worker() -> None:
+            with anyio.fail_after(120):
+                while not pid_file.exists() or not pid_file.read_text():
+                    await anyio.sleep(0.1)
+            os.kill(int(pid_file.read_text()), signal.SIGKILL)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(kill_the_worker)
+            answer = await call(client, "experiment_evaluate_many", candidates=[
+                {"patch": patch_for(kernel_text("lost", fate="lose-worker")), "hypothesis": "candidate lost"},
+                {"patch": patch_for(kernel_text("fine", 90.0, 180.0)), "hypothesis": "candidate fine"},
+            ])
     by = {r["hypothesis"]: r for r in answer["rows"]}
     assert by["candidate fine"]["decision"] == "keep"
     assert by["candidate lost"]["decision"] == "failed" and "died" in by["candidate lost"]["reason"], by["candidate lost"]

@@ -171,19 +171,20 @@ async def _build(ws: Workspace, run: Run, folder: Path, side: Side, lease: gate.
 
 
 class Guarded:
-    """The guard's checks around one run; what voids the evaluation goes into the answer."""
+    """The guard's checks around one run; what voids the evaluation goes into the answer. Without a
+    guard (a Ray worker's copy, whose state folder lies inside the candidate's tree) none."""
 
-    def __init__(self, guard: TreeGuard, out: Together) -> None:
+    def __init__(self, guard: TreeGuard | None, out: Together) -> None:
         self.guard, self.out = guard, out
 
     def before(self, side: Side) -> bool:
-        return self._void(self.guard.before(side))
+        return self.guard is None or self._void(self.guard.before(side))
 
     def after(self, side: Side) -> bool:
-        return self._void(self.guard.after(side))
+        return self.guard is None or self._void(self.guard.after(side))
 
     def _void(self, fine: bool) -> bool:
-        if not fine:
+        if not fine and self.guard is not None:
             self.out.tampered = list(self.guard.problems)
             self.out.stopped = "the evaluation is void: " + self.out.tampered[0]
         return fine
@@ -193,8 +194,8 @@ async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Pa
                            progress: ProgressFn | None = None, lease: gate.Lease | None = None, label: str = "candidate",
                            slot_env: dict[str, str] | None = None, sampler: Sampler | None = None, guard=None) -> Together:
     """Measure BEST (in `best_dir`) and the candidate (in `cand_dir`) in alternating pairs on one GPU,
-    each side sealed to its own tree and private folder; `guard` checks the trees around every run
-    (by default the two folders alone: no .git pointers or protected hashes to check them against)."""
+    each side sealed to its own tree and private folder; `guard` (guard.TreeGuard) checks the trees
+    around every run."""
     cfg = ws.config
     threshold = cfg.benchmark.noise_threshold
     lo_pairs, hi_pairs = cfg.harness.min_pairs, cfg.harness.max_pairs
@@ -203,7 +204,7 @@ async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Pa
     started_all = time.monotonic()
     sample = sampler or gpu_sampler(ws)
     require_gpu = platforms.needs_gpu(ws)
-    checks = Guarded(guard or TreeGuard(folders, {}, None), out)
+    checks = Guarded(guard, out)
     key = f"{run.id}-{secrets.token_hex(3)}"  # several measurements of one run (a batch's slots) stay apart
     with ExitStack() as stack:
         sides = {side: stack.enter_context(ws.sealed_side(folders[side], f"{key}-{side}")) for side in ("best", "candidate")}
