@@ -213,7 +213,7 @@ async def test_a_timer_the_candidate_reaches_is_not_corroborated(cpu_ws):
     assert any("not corroborated" in r for r in ev["attempt"]["reasons"])
 
 
-def test_servers_git_runs_no_hook_and_no_fsmonitor(tmp_path):
+def test_servers_git_runs_no_hook_no_fsmonitor_and_no_filter(tmp_path):
     import subprocess
 
     from kernel_mcp.ledger import gitops
@@ -225,6 +225,8 @@ def test_servers_git_runs_no_hook_and_no_fsmonitor(tmp_path):
     script.write_text(f"#!/bin/sh\necho ran >> {marker}\nsleep 25\n")
     script.chmod(0o755)
     subprocess.run(["git", "-C", str(repo_dir), "config", "core.fsmonitor", str(script)], check=True)
+    subprocess.run(["git", "-C", str(repo_dir), "config", "filter.evil.clean", str(script)], check=True)
+    (repo_dir / ".gitattributes").write_text("*.txt filter=evil\n")
     hooks = repo_dir / ".git" / "hooks"
     hooks.mkdir(exist_ok=True)
     for hook in ("post-checkout", "pre-commit", "post-commit", "reference-transaction"):

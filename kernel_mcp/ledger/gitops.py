@@ -47,21 +47,9 @@ _NO_FILTERS = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTI
 _pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="kernel-mcp-git")
 
 
-def _filter_overrides(cwd: str | None) -> list[str]:
-    """`-c filter.<name>.clean=` (and smudge, process) for every filter the repository's attributes
-    name: an empty command is no filter, so content goes to git as it is on disk."""
-    names: set[str] = set()
-    if cwd:
-        for top, dirs, files in os.walk(cwd):
-            dirs[:] = [d for d in dirs if d != ".git"]
-            if ".gitattributes" in files:
-                try:
-                    text = Path(top, ".gitattributes").read_text(errors="replace")[:65536]
-                except OSError:
-                    continue
-                names.update(re.findall(r"\bfilter=([A-Za-z0-9_.-]+)", text))
-            if len(names) > 64:
-                break
+def _filter_overrides(names: set[str]) -> list[str]:
+    """`-c filter.<name>.clean=` (and smudge, process) for each filter driver: an empty command is no
+    filter, so content goes to git as it is on disk."""
     args: list[str] = []
     for name in sorted(names):
         for key in ("clean", "smudge", "process"):
@@ -73,6 +61,16 @@ def _filter_overrides(cwd: str | None) -> list[str]:
 class RunnerGit(git.Git):
     """GitPython's command wrapper, with every call run through the runner, hardened."""
 
+    _filter_names: set[str] | None = None  # the filter drivers git's config defines here, asked once
+
+    def _filters(self, git_exe: str, cwd: str, env: dict[str, str]) -> list[str]:
+        """A filter runs only when the config defines its driver (an attributes line naming it is
+        not enough), so the drivers the config defines are the ones to turn off."""
+        if self._filter_names is None:
+            listed = _run_git("config", [git_exe, *HARDENED, "config", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"], cwd, env, None, GIT_TIMEOUT_S)
+            self._filter_names = {line.split(" ", 1)[0].split(".")[1] for line in listed.stdout.tail.splitlines() if line.count(".") >= 2}
+        return _filter_overrides(self._filter_names)
+
     def execute(self, command: Any, istream: Any = None, with_extended_output: bool = False, with_exceptions: bool = True,
                 as_process: bool = False, output_stream: Any = None, stdout_as_string: bool = True, kill_after_timeout: Any = None,
                 with_stdout: bool = True, universal_newlines: bool = False, shell: Any = None, env: Any = None,
@@ -82,9 +80,9 @@ class RunnerGit(git.Git):
         argv = [str(a) for a in ([command] if isinstance(command, str) else command)]
         cwd = str(self._working_dir or os.getcwd())
         name = argv[1] if len(argv) > 1 else ""
-        filters = _filter_overrides(self._working_dir) if name in RUNS_FILTERS else []
-        argv = [argv[0], *HARDENED, *filters, *argv[1:2], *(NO_DIFF_PROGRAMS if name in SHOWS_DIFFS else ()), *argv[2:]]
         environment = {**_NO_FILTERS, **{k: v for k, v in self._environment.items() if v is not None}, **(env or {})}
+        filters = self._filters(argv[0], cwd, environment) if name in RUNS_FILTERS else []
+        argv = [argv[0], *HARDENED, *filters, *argv[1:2], *(NO_DIFF_PROGRAMS if name in SHOWS_DIFFS else ()), *argv[2:]]
         stdin = None
         if istream is not None:
             stdin = istream.read() if hasattr(istream, "read") else os.read(istream, 1 << 30)
