@@ -95,20 +95,21 @@ def sealed_and_witnessed(verdict: Verdict, together: Together, allow_unsealed: b
         return verdict.model_copy(update={"decision": "refused", "reasons": verdict.reasons + [
             f"unsealed: {why}; the candidate's processes could reach BEST and the ledger, so nothing is kept "
             "(set [harness] allow_unsealed = true to keep unsealed measurements)"]})
+    if verdict.decision not in ("keep", "suspicious") or together.gpu_time is not None:
+        # a split is not kept itself (its specialised kernel is evaluated, and witnessed, on its own);
+        # the profiler's kernel time is measured outside the candidate's processes
+        return verdict
     witness = together.witness
-    claimed = verdict.overall.change if verdict.overall is not None else 0.0
-    # a split is not kept itself (its specialised kernel is evaluated, and witnessed, on its own)
-    if verdict.decision in ("keep", "suspicious") and together.gpu_time is None and not witnessed(witness, claimed):
+    if not witnessed(witness, verdict.overall.change if verdict.overall is not None else 0.0):
         seen = witness.statement() if witness is not None else "not measured"
-        return verdict.model_copy(update={"decision": "not-corroborated", "regression": False, "reasons": verdict.reasons + [
-            f"not corroborated: the runs' wall time as the server measured it: {seen}; the benchmark's own timer is the only evidence "
-            "of the gain, and the candidate's code can reach it. Not kept: use the profiler keep metric, or a benchmark whose timed work "
-            "dominates its run"]})
-    impossible = unseen_saving(together, metric_seconds)
-    if verdict.decision in ("keep", "suspicious") and together.gpu_time is None and impossible:
-        return verdict.model_copy(update={"decision": "not-corroborated", "regression": False, "reasons": verdict.reasons + [
-            f"not corroborated: {impossible}; the benchmark's own timer is the only evidence of the rest, and the candidate's code can reach it"]})
-    if verdict.decision in ("keep", "suspicious") and together.gpu_time is None and witness is not None and not witness.significant:
+        why = (f"the runs' wall time as the server measured it: {seen}; the benchmark's own timer is the only evidence of the gain, and the "
+               "candidate's code can reach it. Not kept: use the profiler keep metric, or a benchmark whose timed work dominates its run")
+    else:
+        impossible = unseen_saving(together, metric_seconds)
+        why = f"{impossible}; the benchmark's own timer is the only evidence of the rest, and the candidate's code can reach it" if impossible else None
+    if why:
+        return verdict.model_copy(update={"decision": "not-corroborated", "regression": False, "reasons": verdict.reasons + ["not corroborated: " + why]})
+    if witness is not None and not witness.significant:
         return verdict.model_copy(update={"reasons": verdict.reasons + [
             f"the witness (wall time per run, {witness.statement()}) cannot resolve a change this small; kept on the benchmark's timer"]})
     return verdict

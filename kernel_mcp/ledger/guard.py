@@ -14,6 +14,7 @@ Anything else is named, and the evaluation is void.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Literal
 
@@ -35,7 +36,7 @@ def stamps(folder: Path) -> dict[str, Stamp]:
                 st = os.lstat(path)
             except FileNotFoundError:
                 continue
-            found[os.path.relpath(path, folder)] = (st.st_ino, st.st_size if not os.path.isdir(path) else 0, st.st_mtime_ns, st.st_ctime_ns)
+            found[os.path.relpath(path, folder)] = (st.st_ino, 0 if stat.S_ISDIR(st.st_mode) else st.st_size, st.st_mtime_ns, st.st_ctime_ns)
             if len(found) >= MAX_FILES:
                 return found
     return found
