@@ -46,9 +46,10 @@ BENCH = textwrap.dedent(
         with open(os.path.join(os.path.dirname(os.environ["KMCP_TIMELINE"]), "lose-worker.pid"), "w") as f:
             f.write(str(os.getppid()))
         time.sleep(60)
-    # the "GPU" time (1 ms per unit of the reported figure): overlapping runs show in the timeline, and
-    # the server's witness (each run's wall time) sees what the CSV says
-    time.sleep(sum(kernel.TIME.values()) * 1e-3)
+    # the "GPU" time, 2 ms per unit of the reported figure: overlapping runs show in the timeline, and
+    # the server's witness (each run's wall time) sees what the CSV says, clear of the noise of two
+    # slots at once on a small machine
+    time.sleep(sum(kernel.TIME.values()) * 2e-3)
     os.makedirs("out", exist_ok=True)
     with open("out/bench.csv", "w", newline="") as f:
         w = csv.writer(f)
