@@ -54,12 +54,17 @@ def witnessed(witness, claimed: float) -> bool:
     return abs(claimed) <= (witness.high - witness.low) / 2
 
 
+CLAIMED_SHARE = 0.5  # the share of the claimed saving the wall time must at least show
+
+
 def unseen_saving(together: Together, metric_seconds: float) -> str | None:
     """Why the runs' wall times contradict the benchmark's own figures, or None. Each class figure is
     the time of at least one call (as the roofline floor reads it, `metric_seconds` per unit), so a
     run of the candidate takes at least the sum of its classes' gains less time than BEST's run in the
-    same pair; a witness that saw significantly less than that saved was shown a faster clock, not a
-    faster kernel."""
+    same pair. A witness that saw significantly less than half that saved was shown a faster clock,
+    not a faster kernel: the half keeps an honest benchmark whose figures are all of its timed work
+    (claim and saving equal, so a one-sided test at the claim itself would refuse one in forty)
+    clear of the edge, while a clock that reports a fraction of the time is still caught."""
     best, cand = together.best, together.candidate
     if best is None or cand is None:
         return None
@@ -73,7 +78,7 @@ def unseen_saving(together: Together, metric_seconds: float) -> str | None:
         claim = sum(best_k[k].samples[i] - cand_k[k].samples[i] for k in keys) * metric_seconds
         claimed.append(claim)
         seen.append(wall["best"] - wall["candidate"])
-        shortfalls.append(seen[-1] - claim)
+        shortfalls.append(seen[-1] - claim * CLAIMED_SHARE)
     if len(shortfalls) < 2:
         return None
     _, _, high = mean_interval(shortfalls)
@@ -81,7 +86,8 @@ def unseen_saving(together: Together, metric_seconds: float) -> str | None:
         return None
     saw, low_saw, high_saw = mean_interval(seen)
     return (f"its own figures claim at least {sum(claimed) / len(claimed) * 1e3:.3g} ms less timed work per run, but the runs' wall time as the "
-            f"server measured it shrank by {saw * 1e3:.3g} ms (95% interval {low_saw * 1e3:.3g} to {high_saw * 1e3:.3g} ms)")
+            f"server measured it shrank by {saw * 1e3:.3g} ms (95% interval {low_saw * 1e3:.3g} to {high_saw * 1e3:.3g} ms), "
+            f"significantly less than {CLAIMED_SHARE:.0%} of the claim")
 
 
 def sealed_and_witnessed(verdict: Verdict, together: Together, allow_unsealed: bool, metric_seconds: float) -> Verdict:
