@@ -180,14 +180,14 @@ async def trials(out: Path, n: int, slower: bool, keep_metric: str = "csv", minu
     return summary
 
 
-async def seal_cost(out: Path, n: int, deadline_s: float = 0.0) -> dict:
+async def seal_cost(out: Path, n: int, deadline_s: float = 0.0, name: str | None = None) -> dict:
     """`n` A/A evaluations in one experiment, the boundary on and off in turn (on first in odd
     pairs, off first in even ones), so that drift cancels: the evaluation's wall time and its
     benchmark runs' wall times, side by side."""
     import sqlite3
     import statistics
 
-    ws = noise_workspace("seal-cost", "csv")  # the A/A trials' evaluation, on the benchmark's own timer
+    ws = noise_workspace(name or "seal-cost", "csv")  # the A/A trials' evaluation, on the benchmark's own timer
     rows = []
     async with Client(build_server(ws)) as client:
         await call(client, "experiment_start", tag="seal-cost")
@@ -442,7 +442,7 @@ def main() -> None:
         elif args.what == "many":
             result = anyio.run(many, out)
         elif args.what == "seal-cost":
-            result = anyio.run(seal_cost, out, args.trials, args.deadline_s)
+            result = anyio.run(seal_cost, out, args.trials, args.deadline_s, args.name)
         elif args.what == "many-gpus":
             result = anyio.run(many_gpus, out, args.engine, args.slots, args.ray_address)
         else:
