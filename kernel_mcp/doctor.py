@@ -63,7 +63,8 @@ class DoctorResult(ToolOutput):
         lines.append(f"gpus: {len(self.gpus)}")
         for g in self.gpus:
             mem = f"{g.memory_total_mib / 1024:.0f} GiB" if g.memory_total_mib else "? GiB"
-            lines.append(f"  [{g.index}] {g.vendor} {g.name} {g.arch or ''} {mem}")
+            product = f"product {g.product}" if g.product else "product unknown: no floors or peaks for it"
+            lines.append(f"  [{g.index}] {g.vendor} {g.name} {g.arch or ''} {mem}; {product}" + (f" (device {g.device_id})" if g.device_id else ""))
         live = [t.tool for t in self.tools if t.live]
         lines.append(f"live tools: {', '.join(live) or '-'}")
         for t in self.tools:

@@ -11,6 +11,7 @@ import math
 import secrets
 import shutil
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -18,10 +19,12 @@ import anyio
 from pydantic import BaseModel, field_validator
 
 from kernel_mcp import platforms, runner, safe_files, sandbox
+from kernel_mcp.arch_registry import product_named
 from kernel_mcp.bench.results import ClassFigures, TableFigures, figures, read_csv, shown
 from kernel_mcp.bench.stats import Comparison, compare, median, spread
 from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.gpu import gate
+from kernel_mcp.gpu.models import GpuInfo
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.untrusted import inline
@@ -69,7 +72,8 @@ class BenchRun(BaseModel):
     duration_s: float
     failure: str | None = None  # the command failed or wrote no usable CSV
     impossible: list[str] = []  # rows below the roofline floor
-    floor_arch: str | None = None
+    floor_of: str | None = None  # whose figures the floor used: "H200 (sm_90)"; None when no floor was drawn
+    floor_note: str | None = None  # why not (a GPU no product table describes), when the benchmark has FLOP and byte columns
     sealed: str | None = None  # the boundary every run had ("Landlock ABI 7"); None if any ran unsealed
     wall_s: list[float] = []  # each run's wall time, measured by the server: a witness the code cannot reach
 
@@ -161,14 +165,14 @@ async def run_benchmark(
     failure = None
     require_gpu = platforms.needs_gpu(ws)
     impossible: list[str] = []
-    floor_arch = None
+    floor_of = floor_note = None
     sealed: list[str | None] = []
     walls: list[float] = []
     with ExitStack() as stack:
         if boundary is None:
             boundary = stack.enter_context(ws.sealed_side(root, f"{run.id}-{file_prefix}"))
         async with gate.use(ws.config.gate, str(root), progress, require_gpu=require_gpu, lease=lease) as lease:
-            floor, floor_arch = floor_for(ws, lease.gpu)
+            floor, floor_of, floor_note = floor_for(ws, lease.gpu)
             for index in range(1, repeats + 1):
                 seed = secrets.randbits(62)
                 seeds.append(seed)
@@ -200,28 +204,43 @@ async def run_benchmark(
         class_columns=first.class_columns if first else list(cfg.config_columns),
         inferred_classes=first.inferred if first else False, classes=classes, seeds=seeds, repeats=len(tables),
         gpu=lease.describe(), duration_s=time.monotonic() - started_all, failure=failure,
-        impossible=impossible, floor_arch=floor_arch, sealed=sealed[0] if sealed and None not in sealed else None, wall_s=walls,
+        impossible=impossible, floor_of=floor_of, floor_note=floor_note, sealed=sealed[0] if sealed and None not in sealed else None, wall_s=walls,
     )
 
 
-def floor_for(ws: Workspace, gpu) -> tuple:
-    """The roofline floor (seconds from FLOPs and bytes) of the GPU that runs the benchmark."""
+def floor_for(ws: Workspace, gpu: GpuInfo | None) -> tuple[Callable[[float, float], float] | None, str | None, str | None]:
+    """The roofline floor (seconds from FLOPs and bytes) of the product that runs the benchmark,
+    whose figures it uses, and why there is none.
+
+    The GPU's own product decides: an H200's floor comes from the H200's 4.8 TB/s, never from the
+    H100 that shares its arch. A GPU no product table describes gets no floor (and so no
+    "impossible" check), and the answer says so. `[harness] floor_product` names the product
+    outright; without a GPU (a CPU benchmark), the workspace's product, else its arch's reference
+    product, named as such."""
     harness = ws.config.harness
     if not harness.flops_column or not harness.bytes_column:
-        return None, None
-    from kernel_mcp.hardware import arch_for_gpu, load_spec, roofline
+        return None, None, None
+    from kernel_mcp.hardware import load_spec, roofline
 
-    arch = harness.floor_arch
-    if arch is None and gpu is not None:
-        # the table that describes this GPU (its reported gfx target, or gpu_names in the table), if any
-        arch = arch_for_gpu(gpu.vendor, gpu.name, gpu.arch)
-    arch = arch or ws.config.target.arch
-    spec = load_spec(arch)
+    if harness.floor_product:
+        spec = load_spec(product_named(harness.floor_product).arch, harness.floor_product, by="[harness] floor_product")
+    elif gpu is not None:
+        entry = gpu.product_entry()
+        if entry is None or (harness.floor_arch and entry.arch != harness.floor_arch):
+            ident = f"{gpu.name}" + (f", device {gpu.device_id}" if gpu.device_id else "") + (f", {gpu.compute_units} CUs/SMs" if gpu.compute_units else "")
+            why = "unknown product" if entry is None else f"{entry.label} is not of floor_arch {harness.floor_arch}"
+            return None, None, f"no roofline floor: {why} ({ident}); no product table's figures apply to it (set [harness] floor_product to choose one)"
+        spec = load_spec(entry.arch, entry, by="this GPU")
+    else:
+        target = ws.config.target
+        arch = harness.floor_arch or target.arch
+        product = target.product if target.product and product_named(target.product).arch == arch else None
+        spec = load_spec(arch, product, by="the workspace's product" if product else None)
 
     def floor(flops: float, nbytes: float) -> float:
         return roofline(spec, flops=flops, bytes=max(nbytes, 1.0), dtype=harness.floor_dtype, engine=harness.floor_engine).floor_seconds
 
-    return floor, arch
+    return floor, spec.whose(), None
 
 
 class BenchAnswer(ToolOutput):
@@ -238,6 +257,8 @@ class BenchAnswer(ToolOutput):
                  f"correctness {b.correctness}; metric {b.metric} (lower is better); classes by {cls}"]
         if b.failure:
             lines.append(f"FAILED: {inline(b.failure)}")
+        if b.floor_of or b.floor_note:
+            lines.append(f"roofline floor from {b.floor_of}" if b.floor_of else b.floor_note or "")
         for c in b.classes[:40]:
             ok = "ok " if c.correct else f"WRONG ({c.failing_rows} rows, worst {inline(c.worst_error)})"
             cmp = self.comparisons.get(c.key)

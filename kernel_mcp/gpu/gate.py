@@ -23,6 +23,7 @@ from pydantic import BaseModel
 from kernel_mcp import runner, toolchain
 from kernel_mcp.errors import CommandFailed, KernelMcpError
 from kernel_mcp.gpu.cuda import QUERY_ARGS, parse_nvidia_smi_xml
+from kernel_mcp.untrusted import inline
 from kernel_mcp.gpu.models import GpuInfo
 from kernel_mcp.gpu.usage import AMD_METRIC_ARGS, ROCM_SMI_ARGS, parse_amd_smi_metric, parse_rocm_smi
 from kernel_mcp.runner import ProgressFn
@@ -60,7 +61,8 @@ class GpuStatus(ToolOutput):
             mem = f"{g.memory_used_mib:.0f}/{g.memory_total_mib:.0f} MiB" if g.memory_used_mib is not None and g.memory_total_mib else "?"
             procs = "?" if g.processes is None else str(len(g.processes))
             mark = " <- most idle" if self.chosen == g.index else ""
-            lines.append(f"  [{g.index}] {g.name}: util {util}, mem {mem}, procs {procs}: {s.reason}{mark}")
+            product = f"product {g.product}" if g.product else "product unknown (no table: no product figures)"
+            lines.append(f"  [{g.index}] {inline(g.name)} ({product}): util {util}, mem {mem}, procs {procs}: {s.reason}{mark}")
         return "\n".join(lines)
 
 
@@ -135,7 +137,9 @@ class Lease:
     def describe(self) -> str:
         if self.gpu is None:
             return self.note or "no GPU"
-        return f"GPU {self.gpu.index} ({self.gpu.name})" + (f" after waiting {self.waited_s:.0f} s" if self.waited_s >= 1 else "")
+        product = self.gpu.product
+        named = f"{self.gpu.name}, product {product}" if product else f"{self.gpu.name}, a product no table describes"
+        return f"GPU {self.gpu.index} ({named})" + (f" after waiting {self.waited_s:.0f} s" if self.waited_s >= 1 else "")
 
 
 def pin_env(gpu: GpuInfo) -> dict[str, str]:

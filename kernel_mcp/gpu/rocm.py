@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from kernel_mcp.errors import CommandFailed
+from kernel_mcp.arch_registry import device_id_hex
 from kernel_mcp.gpu.models import GpuInfo, GpuSample
 
 STATIC_ARGS = ("static", "--json")
@@ -65,6 +66,7 @@ def parse_amd_smi_static(text: str) -> list[GpuInfo]:
                 name=str(asic.get("market_name") or (entry.get("board") or {}).get("product_name") or "unknown"),
                 arch=asic.get("target_graphics_version") if asic.get("target_graphics_version") != "N/A" else None,
                 compute_units=cus if isinstance(cus, int) else None,
+                device_id=device_id_hex(asic.get("device_id")),
                 memory_total_mib=quantity_mib(vram.get("size")),
                 bus_id=bus.get("bdf") if bus.get("bdf") != "N/A" else None,
             )

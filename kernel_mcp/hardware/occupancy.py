@@ -32,6 +32,7 @@ class OccupancyLimit(BaseModel):
 
 class Occupancy(BaseModel):
     arch: str
+    figures_of: str | None = None  # occupancy is the arch's: the product only says which GPU was meant
     unit: str
     waves: int
     max_waves: int
@@ -62,6 +63,7 @@ def _finish(spec: HardwareSpec, unit: str, max_waves: int, limits: list[Occupanc
     sources = sorted({f"{key}: {spec.cite(key)}" for key in keys if key in spec.figures})
     return Occupancy(
         arch=spec.arch,
+        figures_of=spec.whose() if spec.product_by != "the arch's reference product" else None,
         unit=unit,
         waves=waves,
         max_waves=max_waves,

@@ -24,6 +24,7 @@ BANDWIDTH_KEY = "hbm_bandwidth_bytes_per_s"
 
 class Roofline(BaseModel):
     arch: str
+    figures_of: str | None = None  # whose peaks and bandwidth: "H200 (sm_90)"
     dtype: str
     engine: str
     flops: float
@@ -46,7 +47,7 @@ class Roofline(BaseModel):
 
     def short(self) -> str:
         text = (
-            f"{self.arch} {self.dtype}/{self.engine}: AI {self.arithmetic_intensity:.2f} FLOP/B, ridge {self.ridge_point:.1f}: "
+            f"{self.figures_of or self.arch} {self.dtype}/{self.engine}: AI {self.arithmetic_intensity:.2f} FLOP/B, ridge {self.ridge_point:.1f}: "
             f"{self.bound}-bound; floor {self.floor_seconds * 1e6:.2f} us"
         )
         if self.seconds is not None:
@@ -92,7 +93,9 @@ def roofline(
     if peak_flops_per_s is None:
         if key not in spec.figures:
             have = sorted(k for k in spec.figures if k.startswith("peak_flops_"))
-            raise InvalidInput(f"{spec.arch} has no sourced peak for {dtype} on the {engine} units", hint="available: " + ", ".join(have))
+            if not have:  # an arch's facts alone: the peaks are a product's
+                raise InvalidInput(f"{spec.whose()}: the peak rates and bandwidth are a product's figures", hint=spec.product_hint())
+            raise InvalidInput(f"{spec.whose()} has no sourced peak for {dtype} on the {engine} units", hint="available: " + ", ".join(have))
         peak, peak_source = float(spec.value(key)), spec.cite(key)
     else:
         peak, peak_source = peak_flops_per_s, "given by the caller (measured)"
@@ -105,7 +108,7 @@ def roofline(
     attainable = min(peak, intensity * bw)
     floor = max(flops / peak, bytes / bw)
     result = Roofline(
-        arch=spec.arch, dtype=dtype, engine=engine, flops=flops, bytes=bytes,
+        arch=spec.arch, figures_of=spec.whose(), dtype=dtype, engine=engine, flops=flops, bytes=bytes,
         peak_flops_per_s=peak, bandwidth_bytes_per_s=bw, peak_source=peak_source, bandwidth_source=bw_source,
         arithmetic_intensity=intensity, ridge_point=ridge, bound="compute" if intensity >= ridge else "memory",
         attainable_flops_per_s=attainable, floor_seconds=floor,

@@ -55,6 +55,8 @@ def measured_statement(evidence: Evidence) -> str | None:
     if not evidence.source:
         return None
     parts = [f"timing: {evidence.source}, BEST and candidate side by side", evidence.stopped or ""]
+    if evidence.gpu:
+        parts.append(f"on {evidence.gpu}")
     if evidence.clocks:
         from kernel_mcp.ledger.paired import Clocks
 
@@ -64,6 +66,10 @@ def measured_statement(evidence: Evidence) -> str | None:
     parts.append(f"sealed ({evidence.sealed})" if evidence.sealed else "UNSEALED (the runs could write outside their own tree)")
     if evidence.witness is not None:
         parts.append(f"witness (wall time per run): {evidence.witness.statement()}")
+    if evidence.floor_of:
+        parts.append(f"roofline floor from {evidence.floor_of}")
+    elif evidence.floor_note:
+        parts.append(evidence.floor_note)
     return "; ".join(p for p in parts if p)
 
 

@@ -81,7 +81,7 @@ class CudaPlatform:
             long = pd.DataFrame([{"dispatch": d, "kernel": k, "counter": name, "value": value}
                                  for d, k in zip(frame["dispatch"], frame["kernel"]) for name, value in metrics.get(int(d), {}).items() if name in chosen])
             durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
-            peak = peak_bandwidth(ws)
+            peak = peak_bandwidth(ws, request.gpu)
             summary.counters = counter_rows(long, durations, lambda c, t: ctr.derived_cuda(c, t, peak)) if not long.empty else []
         return summary, notes
 

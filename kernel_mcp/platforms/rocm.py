@@ -113,7 +113,7 @@ class RocmPlatform:
         _, pass_notes = await ctr.collect_in_passes(chosen, AMD_COUNTERS_PER_PASS, one_pass)
         notes += pass_notes + [f"counters collected in {len(frames)} pass(es), one profiler run each"]
         durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
-        peak = peak_bandwidth(ws)
+        peak = peak_bandwidth(ws, request.gpu)
         summary.counters = counter_rows(pd.concat(frames), durations, lambda c, t: ctr.derived_amd(c, t, peak, listing))
         return summary, notes
 

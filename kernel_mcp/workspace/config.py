@@ -34,6 +34,19 @@ class _Strict(BaseModel):
 class TargetConfig(_Strict):
     arch: Arch = Field(arch_registry.DEFAULT_ARCH, description="the GPU the kernel is tuned for")
     platform: Platform = Field("auto", description="which toolchain family runs it; auto picks what is installed")
+    product: str | None = Field(None, min_length=1, max_length=80, description="the product of that arch it is tuned for (a product table's label or name): "
+                                "the calculators' default; a measured answer uses the GPU it ran on")
+
+    @model_validator(mode="after")
+    def _product_of_arch(self) -> TargetConfig:
+        if self.product is not None:
+            try:
+                entry = arch_registry.product_named(self.product)
+            except KernelMcpError as exc:
+                raise ValueError(f"{exc.message} ({exc.hint})") from None
+            if entry.arch != self.arch:
+                raise ValueError(f"product {entry.label} is a {entry.arch} product, but arch = {self.arch!r}")
+        return self
 
 
 class CorrectnessRule(_Strict):
@@ -105,7 +118,19 @@ class HarnessConfig(_Strict):
     metric_seconds: float = Field(1e-6, gt=0, description="seconds per unit of the metric column (1e-6 for microseconds)")
     floor_dtype: Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"] = Field("fp32", description="arithmetic the kernel does, for its roofline floor")
     floor_engine: Literal["vector", "matrix"] | None = Field(None, description="vector ALUs or matrix cores (default by dtype)")
-    floor_arch: Arch | None = Field(None, description="hardware table for the floor (default: the gated GPU's, else the target)")
+    floor_arch: Arch | None = Field(None, description="the arch whose products may give the floor (default: the GPU's, else the target's)")
+    floor_product: str | None = Field(None, min_length=1, max_length=80, description="the product whose figures give the floor, whatever GPU runs "
+                                      "(default: the GPU's own product; a GPU no table describes gets no floor)")
+
+    @field_validator("floor_product")
+    @classmethod
+    def _known_product(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                arch_registry.product_named(value)
+            except KernelMcpError as exc:
+                raise ValueError(f"{exc.message} ({exc.hint})") from None
+        return value
     suspicious_factor: float = Field(3.0, gt=1, description="a speedup over BEST beyond this in one step must be re-measured")
     keep_metric: Literal["auto", "profiler", "csv"] = Field("auto", description="profiler GPU time (auto: when a profiler is installed) or the CSV metric")
     # BEST and the candidate are measured together, in pairs of fresh runs (A B, then B A, ...),
