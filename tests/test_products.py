@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import math
+from pathlib import Path
 
 import pytest
 from mcp import Client
@@ -155,3 +156,43 @@ def test_the_workspace_product_must_be_one_of_its_arch(tmp_path):
     with pytest.raises(Exception, match="MI355X is a gfx950 product"):
         Workspace(tmp_path).config
     assert arch_registry.reference_product("gfx950").label == "MI350X"
+
+
+SOL_BENCH = """
+import csv, os
+os.makedirs("out", exist_ok=True)
+with open("out/bench.csv", "w", newline="") as f:
+    w = csv.writer(f)
+    w.writerow(["shape", "err", "us", "flops", "bytes"])
+    w.writerow(["small", 0, 2000.0, 0, 3.35e9])  # the H100 SXM's floor for these bytes is 1000 us
+    w.writerow(["large", 0, 1250.0, 0, 3.35e9])
+"""
+
+
+async def test_each_class_is_scored_against_the_speed_of_light_of_the_product(tmp_path):
+    import git
+
+    (tmp_path / "bench.py").write_text(SOL_BENCH)
+    (tmp_path / "kernel.py").write_text("X = 1\n")
+    (tmp_path / ".gitignore").write_text("out/\n")
+    (tmp_path / "kernel-mcp.toml").write_text(
+        f'[target]\narch = "sm_90"\nplatform = "offline"\n\n[benchmark]\ncommand = {toml_list(PY, "bench.py")}\ncsv = "out/bench.csv"\n'
+        'config_columns = ["shape"]\ncorrectness = { column = "err", rule = "== 0" }\nmetric = "us"\nrepeats = 2\n\n'
+        '[harness]\neditable = ["kernel.py"]\nflops_column = "flops"\nbytes_column = "bytes"\nfloor_dtype = "bf16"\nallow_unsealed = true\n')
+    repo = git.Repo.init(tmp_path)
+    repo.git.add("-A")
+    repo.git.commit("-m", "sol", "--author", "t <t@example.invalid>")
+    async with Client(build_server(tmp_path)) as client:
+        bench = await client.call_tool("run_benchmark", {})
+        text = text_of(bench)
+        assert not bench.is_error and "roofline floor from H100 SXM (sm_90, the arch's reference product)" in text, text
+        assert "shape=small: ok  us 2000, 50% of speed of light" in text and "shape=large: ok  us 1250, 80% of speed of light" in text, text
+        lights = {c["key"]: c["speed_of_light"] for c in bench.structured_content["bench"]["classes"]}
+        assert lights == {"shape=small": pytest.approx(0.5), "shape=large": pytest.approx(0.8)}
+        start = await client.call_tool("experiment_start", {"tag": "sol"})
+        assert not start.is_error, text_of(start)
+        (Path(start.structured_content["worktree"]) / "kernel.py").write_text("X = 2\n")
+        evaluated = text_of(await client.call_tool("experiment_evaluate", {"hypothesis": "no real change"}))
+        assert "speed of light (floor / time, floor from H100 SXM (sm_90, the arch's reference product)): shape=small 50%; shape=large 80%" in evaluated, evaluated
+        log = text_of(await client.call_tool("experiment_log", {}))
+        assert "speed of light" in log, log

@@ -44,6 +44,7 @@ class ClassRun(BaseModel):
     failing_rows: int
     worst_error: float | str | None  # a number, or the CSV's value when not finite ("NaN", "inf")
     samples: list[float]  # the class metric of each repeat
+    speed_of_light: float | None = None  # median over repeats of the floor / the measured time (1.0 = at the floor)
 
     @field_validator("worst_error")
     @classmethod
@@ -131,17 +132,25 @@ def worse(a: float | str | None, b: float | str | None) -> float | str | None:
 
 def merge(tables: list[TableFigures]) -> list[ClassRun]:
     merged: dict[str, ClassRun] = {}
+    lights: dict[str, list[float]] = {}
     for table in tables:
         for c in table.classes:
             run = merged.get(c.key)
             if run is None:
                 merged[c.key] = ClassRun(key=c.key, rows=c.rows, correct=c.correct, failing_rows=c.failing_rows, worst_error=c.worst_error, samples=[c.metric])
-                continue
-            run.correct = run.correct and c.correct
-            run.failing_rows = max(run.failing_rows, c.failing_rows)
-            run.worst_error = worse(run.worst_error, c.worst_error)
-            run.samples.append(c.metric)
+                lights.setdefault(c.key, [])
+            else:
+                run.correct = run.correct and c.correct
+                run.failing_rows = max(run.failing_rows, c.failing_rows)
+                run.worst_error = worse(run.worst_error, c.worst_error)
+                run.samples.append(c.metric)
+            if c.speed_of_light is not None:
+                lights[c.key].append(c.speed_of_light)
+    for key, values in lights.items():
+        if values:
+            merged[key].speed_of_light = median(values)
     return list(merged.values())
+
 
 
 async def run_benchmark(
@@ -263,7 +272,8 @@ class BenchAnswer(ToolOutput):
             ok = "ok " if c.correct else f"WRONG ({c.failing_rows} rows, worst {inline(c.worst_error)})"
             cmp = self.comparisons.get(c.key)
             vs = f"  vs {self.against}: {cmp.statement()}" if cmp else ""
-            lines.append(f"  {inline(c.key)}: {ok} {b.metric} {c.median:.4g}{vs}")
+            sol = f", {c.speed_of_light:.0%} of speed of light" if c.speed_of_light is not None else ""
+            lines.append(f"  {inline(c.key)}: {ok} {b.metric} {c.median:.4g}{sol}{vs}")
         if len(b.classes) > 40:
             lines.append(f"  ... {len(b.classes) - 40} more classes (see the CSVs in the run)")
         return "\n".join(lines)

@@ -46,6 +46,9 @@ class ClassFigures(BaseModel):
     failing_rows: int
     worst_error: float | str | None  # a number, or the CSV's value when not finite ("NaN", "inf", 'text')
     metric: float  # geometric mean of the metric over the class's rows
+    # speed of light: the roofline floor over the measured time, geometric mean over the class's rows
+    # (1.0 = at the floor of the product that ran it); None without FLOP/byte columns or a floor
+    speed_of_light: float | None = None
 
 
 class TableFigures(BaseModel):
@@ -105,6 +108,23 @@ def infer_class_columns(frame: pd.DataFrame, cfg: BenchmarkConfig) -> list[str]:
             continue
         chosen.append(str(column))
     return chosen
+
+
+def floors(frame: pd.DataFrame, cfg: BenchmarkConfig, harness, floor) -> pd.Series | None:
+    """Each row's roofline floor over its measured time (its fraction of the speed of light); None
+    where the benchmark writes no FLOP and byte columns or no floor is known for the GPU."""
+    if floor is None or harness is None or not harness.flops_column or not harness.bytes_column:
+        return None
+    if any(c not in frame.columns for c in (harness.flops_column, harness.bytes_column)):
+        return None  # below_floor names the missing columns
+    out = []
+    for _, row in frame.iterrows():
+        try:
+            least = floor(float(row[harness.flops_column]), float(row[harness.bytes_column]))
+            out.append(least / (float(row[cfg.metric]) * harness.metric_seconds))
+        except (InvalidInput, ValueError, ZeroDivisionError):
+            return None  # below_floor says what is wrong with the row
+    return pd.Series(out, index=frame.index)
 
 
 def below_floor(frame: pd.DataFrame, cfg: BenchmarkConfig, harness, floor) -> list[str]:
@@ -189,6 +209,7 @@ def figures(frame: pd.DataFrame, cfg: BenchmarkConfig, harness=None, floor=None)
     if problem:
         raise CommandFailed(problem, hint="every row the benchmark writes must carry a measured time; a row it could not time is an error of the run, not a figure")
     classes = []
+    light = floors(frame, cfg, harness, floor)
     groups = frame.groupby(columns, sort=False, dropna=False) if columns else [((), frame)]
     count = len(groups) if columns else 1
     if count > limits.BENCH_MAX_CLASSES:
@@ -207,6 +228,7 @@ def figures(frame: pd.DataFrame, cfg: BenchmarkConfig, harness=None, floor=None)
                 failing_rows=int((~ok[idx]).sum()),
                 worst_error=worst_error(frame[cfg.correctness.column][idx], errors[idx]),
                 metric=geomean(float(v) for v in values),
+                speed_of_light=geomean(float(v) for v in light[idx]) if light is not None and bool((light[idx] > 0).all()) else None,
             )
         )
     impossible = below_floor(frame, cfg, harness, floor) if harness is not None else []
