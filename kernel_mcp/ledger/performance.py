@@ -3,10 +3,14 @@ improvement, one table row each, and a stop summary when a stop condition ends t
 
 from __future__ import annotations
 
+import os
+import stat
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from kernel_mcp.errors import WorkspaceError
 
 if TYPE_CHECKING:
     from kernel_mcp.ledger.state import Attempt, Experiment
@@ -36,25 +40,57 @@ class Row:
         return "| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in cells) + " |\n"
 
 
+# The server writes this file itself, outside any boundary: it must never follow a link a candidate
+# put in its place (a link to a .pth file of the server's own environment ran code at its next start).
+_NO_LINK = os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def regular_or_absent(path: Path) -> bool:
+    """True when the record is a plain file or not there; False for a link, a FIFO, a folder..."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except FileNotFoundError:
+        return True
+
+
+def _refuse_unless_regular(path: Path) -> None:
+    if not regular_or_absent(path):
+        raise WorkspaceError(f"{FILE_NAME} in {path.parent} is not a regular file (a link?): it is the ledger's own record, never written through",
+                             hint="experiment_revert restores BEST's copy")
+
+
+def _read(path: Path) -> str:
+    fd = os.open(path, os.O_RDONLY | _NO_LINK)
+    with os.fdopen(fd, "r", encoding="utf-8") as handle:
+        return handle.read()
+
+
+def _write(path: Path, text: str, append: bool = False) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | _NO_LINK | (os.O_APPEND if append else os.O_TRUNC)
+    fd = os.open(path, flags, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
 def ensure(folder: Path) -> Path:
     path = folder / FILE_NAME
+    _refuse_unless_regular(path)
     if not path.exists():
-        path.write_text(HEADER, encoding="utf-8")
-    elif "| date | commit | status |" not in path.read_text(encoding="utf-8"):
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write("\n" + HEADER)
+        _write(path, HEADER)
+    elif "| date | commit | status |" not in _read(path):
+        _write(path, "\n" + HEADER, append=True)
     return path
 
 
 def append_row(folder: Path, row: Row) -> None:
     """Add the row (once: a keep retried after a crash does not add it twice)."""
     path = ensure(folder)
-    text = path.read_text(encoding="utf-8")
+    text = _read(path)
     if f"| {row.commit} | {row.status} |" in text:
         return
     marker = "\n## Stop summary"
     head, sep, tail = text.partition(marker)
-    path.write_text(head.rstrip("\n") + "\n" + row.markdown() + (sep + tail if sep else ""), encoding="utf-8")
+    _write(path, head.rstrip("\n") + "\n" + row.markdown() + (sep + tail if sep else ""))
 
 
 def append_stop(folder: Path, reason: str, exp: Experiment, recent: list[Attempt], kept: list[Attempt] | None = None) -> None:
@@ -76,5 +112,4 @@ def append_stop(folder: Path, reason: str, exp: Experiment, recent: list[Attempt
         delta = f"{overall.change:+.2%}" if overall else "-"
         cells = [a.id, a.hypothesis, ", ".join(a.files[:4]), metric, delta, "; ".join(a.reasons)[:200]]
         lines.append("| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in cells) + " |")
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
+    _write(path, "\n".join(lines) + "\n", append=True)
