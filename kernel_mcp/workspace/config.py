@@ -161,6 +161,12 @@ class WorkspaceConfig(_Strict):
                 raise ValueError(f"command {name!r} must be a non-empty list of non-empty words")
         return value
 
+    def require_benchmark(self) -> BenchmarkConfig:
+        """The [benchmark] table, for what cannot run without one."""
+        if self.benchmark is None:
+            raise WorkspaceError("kernel-mcp.toml has no [benchmark] table")
+        return self.benchmark
+
 
 def _describe(error: dict) -> str:
     where = ".".join(str(part) for part in error["loc"]) or "(top level)"
