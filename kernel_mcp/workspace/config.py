@@ -6,7 +6,7 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -20,7 +20,10 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 CONFIG_NAME = "kernel-mcp.toml"
 
-Arch = arch_registry.ArchName  # the hardware tables in docs_index/hardware/
+if TYPE_CHECKING:  # a Literal built at import time is no type to a checker: it sees the str the Literal holds
+    Arch = str
+else:
+    Arch = arch_registry.ArchName  # the hardware tables in docs_index/hardware/
 Platform = Literal["auto", "rocm", "cuda", "offline"]
 
 _RULE = re.compile(r"^\s*(==|!=|<=|>=|<|>)\s*([-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)\s*$")
@@ -32,7 +35,8 @@ class _Strict(BaseModel):
 
 
 class TargetConfig(_Strict):
-    arch: Arch = Field(arch_registry.DEFAULT_ARCH, description="the GPU the kernel is tuned for")
+    # no default arch without a docs index: "" (a str, as the field says), which every arch lookup refuses naming the missing index
+    arch: Arch = Field(arch_registry.DEFAULT_ARCH or "", description="the GPU the kernel is tuned for")
     platform: Platform = Field("auto", description="which toolchain family runs it; auto picks what is installed")
 
 
