@@ -77,7 +77,7 @@ def parse_kernel_info(asm: str) -> dict[str, dict[str, int | str]]:
         if block is not None:
             match = _INFO_LINE.match(line)
             field = _INFO_KEYS.get(match.group("key")) if match else None
-            if field and field not in block:
+            if match and field and field not in block:
                 block[field] = _number(match.group("value"))
     return out
 

@@ -72,6 +72,7 @@ def view(ws: Workspace, budget: int, kernel: str | None, source_line: int | None
     is_sass = meta["isa"].endswith(".sass")
     bodies = nvidia.sass_listing(isa_text) if is_sass else amdgpu_asm.kernel_bodies(isa_text)
     symbol = _pick_kernel(bodies, kernel)
+    numbered: list[tuple[int | None, str]]  # (source line, instruction)
     if is_sass:
         numbered = [(None, line) for line in bodies[symbol]]
     else:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 from kernel_mcp import arch_registry, limits, safe_files
 from kernel_mcp.errors import KernelMcpError, WorkspaceError
@@ -172,7 +173,7 @@ class WorkspaceConfig(_Strict):
         return self.benchmark
 
 
-def _describe(error: dict) -> str:
+def _describe(error: ErrorDetails) -> str:
     where = ".".join(str(part) for part in error["loc"]) or "(top level)"
     message = error["msg"]
     if error["type"] == "extra_forbidden":
