@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,7 +69,7 @@ def read_table(path: Path) -> dict[str, Any]:
         raise KernelMcpError(f"hardware table {path.name} cannot be read: {exc}") from None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _entries_in(folder: str) -> tuple[ArchEntry, ...]:
     entries = []
     for path in sorted(Path(folder).glob("*.toml")):

@@ -18,7 +18,7 @@ import anyio
 from pydantic import BaseModel, field_validator
 
 from kernel_mcp import platforms, runner, safe_files, sandbox
-from kernel_mcp.bench.results import ClassFigures, TableFigures, figures, read_csv, shown
+from kernel_mcp.bench.results import TableFigures, figures, read_csv, shown
 from kernel_mcp.bench.stats import Comparison, compare, median, spread
 from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.gpu import gate

@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
-from kernel_mcp.compile.amdgpu_remarks import parse_remarks  # noqa: F401  (part of this module's interface)
+from kernel_mcp.compile.amdgpu_remarks import parse_remarks  # (part of this module's interface)
 from kernel_mcp.compile.models import InstructionMix, KernelFacts
 
 _META_KEYS = {

@@ -6,7 +6,7 @@ sources differ), so each number a tool computes with can be traced back to where
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -48,7 +48,7 @@ class HardwareSpec(ArchEntry):
         return figure.source
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(path: str) -> HardwareSpec:
     return HardwareSpec.model_validate(read_table(Path(path)))
 

@@ -123,7 +123,7 @@ class HarnessConfig(_Strict):
                                 "or relative to the workspace); BEST's and the candidate's runs share them")
 
     @model_validator(mode="after")
-    def _pairs_in_order(self) -> "HarnessConfig":
+    def _pairs_in_order(self) -> HarnessConfig:
         if self.max_pairs < self.min_pairs:
             raise ValueError(f"max_pairs ({self.max_pairs}) must be at least min_pairs ({self.min_pairs})")
         return self

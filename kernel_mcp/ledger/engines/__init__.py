@@ -8,9 +8,10 @@ node judges and records it, so the keep/discard rule and the ledger are the same
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel
 
