@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import sys
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,7 +69,7 @@ def read_table(path: Path) -> dict[str, Any]:
         raise KernelMcpError(f"hardware table {path.name} cannot be read: {exc}") from None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _entries_in(folder: str) -> tuple[ArchEntry, ...]:
     entries = []
     for path in sorted(Path(folder).glob("*.toml")):
@@ -165,7 +165,7 @@ def device_id_hex(value: object) -> str | None:
     return f"0x{number:04x}" if 0 < number <= 0xFFFF else None
 
 
-@lru_cache(maxsize=None)
+@cache
 def _products_in(folder: str) -> tuple[ProductEntry, ...]:
     archs = registry()
     entries = []

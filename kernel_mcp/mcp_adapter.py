@@ -59,7 +59,7 @@ def fit_structured(data: Any, limit: int) -> tuple[Any, bool]:
 
         def collect(value: Any) -> None:
             if isinstance(value, list):
-                lists.append(value)
+                lists.append(value)  # noqa: B023 (collect is called in this iteration only)
                 for item in value:
                     collect(item)
             elif isinstance(value, dict):

@@ -9,7 +9,7 @@ naming the pattern, not a frozen server.
 from __future__ import annotations
 
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 import regex
 

@@ -217,7 +217,7 @@ async def _kill_tree(proc: asyncio.subprocess.Process, tree: _Tree) -> list[int]
     return pids
 
 
-async def _drain_or_drop(proc: asyncio.subprocess.Process, pumps: list[asyncio.Future]) -> bool:
+async def _drain_or_drop(proc: asyncio.subprocess.Process, pumps: Sequence[asyncio.Future]) -> bool:
     """Let the output drain briefly; if something still holds the pipes, stop reading them.
 
     Returns whether the pipes were dropped unread."""
@@ -320,6 +320,7 @@ async def run(
             sealing.close()  # the child holds its own copy
     containment.started(proc.pid)
 
+    assert proc.stdout is not None and proc.stderr is not None  # both are pipes (above)
     pumps = [asyncio.ensure_future(_pump(proc.stdout, out)), asyncio.ensure_future(_pump(proc.stderr, err))]
     if stdin_data is not None and proc.stdin is not None:
         proc.stdin.write(stdin_data)
@@ -354,8 +355,8 @@ async def run(
                 killed = await _kill_tree(proc, tree)
         abandoned = await _drain_or_drop(proc, pumps)
         for p in pumps:
-            if p.done() and not p.cancelled() and p.exception() is not None:
-                raise p.exception()
+            if p.done() and not p.cancelled() and (error := p.exception()) is not None:
+                raise error
     except BaseException:
         # Cancelled (the client gave up) or anything unexpected: leave no process behind.
         await asyncio.shield(_kill_tree(proc, tree))

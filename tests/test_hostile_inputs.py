@@ -430,7 +430,7 @@ def test_the_roofline_itself_refuses_what_a_csv_could_give_it():
     the tool's input model."""
     spec = load_spec("gfx950")
     for flops, bytes_ in ((float("inf"), 1e9), (float("nan"), 1e9), (1e12, float("inf")), (1e-320, 1e9)):
-        with pytest.raises(InvalidInput, match="finite|subnormal"):
+        with pytest.raises(InvalidInput, match=r"finite|subnormal"):
             roofline(spec, flops=flops, bytes=bytes_)
     assert roofline(spec, flops=0.0, bytes=1e9).floor_seconds > 0  # zero FLOPs is a count
 

@@ -135,7 +135,7 @@ def assert_slots_never_shared(timeline, slots: int) -> None:
     assert len(by_slot) <= slots, by_slot.keys()
     for slot, spans in by_slot.items():
         spans.sort()
-        for (s1, e1, n1), (s2, e2, n2) in zip(spans, spans[1:]):
+        for (_s1, e1, n1), (s2, _e2, n2) in zip(spans, spans[1:]):
             assert s2 >= e1, f"slot {slot} ran {n1} and {n2} at once"
     events = sorted([(s, 1) for _, _, s, _ in timeline] + [(e, -1) for _, _, _, e in timeline])
     running = peak = 0

@@ -154,7 +154,7 @@ async def test_the_calculators_take_a_product_and_say_whose_figures_they_used(tm
 def test_the_workspace_product_must_be_one_of_its_arch(tmp_path):
     (tmp_path / "kernel-mcp.toml").write_text('[target]\narch = "gfx942"\nproduct = "MI355X"\n')
     with pytest.raises(Exception, match="MI355X is a gfx950 product"):
-        Workspace(tmp_path).config
+        _ = Workspace(tmp_path).config
     assert arch_registry.reference_product("gfx950").label == "MI350X"
 
 

@@ -66,7 +66,7 @@ def report_page(experiment_ws) -> Path:  # noqa: F811
     return report(Workspace.open(experiment_ws), "rep")
 
 
-def test_the_page_holds_the_kept_steps_the_chart_and_the_evidence(report_page, experiment_ws):
+def test_the_page_holds_the_kept_steps_the_chart_and_the_evidence(report_page, experiment_ws):  # noqa: F811 (test_pictures' fixture)
     assert report_page == experiment_ws / ".kernel-mcp" / "reports" / "rep.html"
     html = report_page.read_text()
     page = Page()

@@ -20,7 +20,7 @@ from pydantic import BaseModel, field_validator
 
 from kernel_mcp import platforms, runner, safe_files, sandbox
 from kernel_mcp.arch_registry import product_named
-from kernel_mcp.bench.results import ClassFigures, TableFigures, figures, read_csv, shown
+from kernel_mcp.bench.results import TableFigures, figures, read_csv, shown
 from kernel_mcp.bench.stats import Comparison, compare, median, spread
 from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.gpu import gate

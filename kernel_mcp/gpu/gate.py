@@ -122,8 +122,8 @@ async def gpu_status(cfg: GateConfig, cwd: str) -> GpuStatus:
             idle, reason = judge(gpu, cfg)
             locked = _is_locked(gpu)
             states.append(GpuState(gpu=gpu, idle=idle and not locked, locked=locked, reason="locked by another kernel-mcp run" if locked else reason))
-        idle = sorted((s.gpu for s in states if s.idle), key=_rank)
-        return GpuStatus(monitor=name, gpus=states, chosen=idle[0].index if idle else None)
+        ready = sorted((s.gpu for s in states if s.idle), key=_rank)
+        return GpuStatus(monitor=name, gpus=states, chosen=ready[0].index if ready else None)
     return GpuStatus(monitor=None, gpus=[], note="no GPU monitor (nvidia-smi, amd-smi, rocm-smi) on this machine")
 
 

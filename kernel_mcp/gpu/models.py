@@ -33,7 +33,7 @@ class GpuInfo(BaseModel):
         """The product table that describes this GPU, or None (then no product figure applies to it)."""
         try:
             return arch_registry.product_for_gpu(self.vendor, self.name, self.device_id, self.compute_units, self.arch)
-        except Exception:  # noqa: BLE001 - no docs index or a broken table: the GPU is still listed, as an unknown product
+        except Exception:  # no docs index or a broken table: the GPU is still listed, as an unknown product
             return None
 
     @computed_field  # type: ignore[prop-decorator]  # pydantic's documented way to serialise a property

@@ -109,9 +109,9 @@ def parse_amd_smi_metric_samples(text: str, at: float) -> list[GpuSample]:
     "N/A" give None."""
     samples = []
     for position, entry in enumerate(gpu_entries(load_amd_smi_json(text))):
-        clock = entry.get("clock") if isinstance(entry.get("clock"), dict) else {}
-        temps = entry.get("temperature") if isinstance(entry.get("temperature"), dict) else {}
-        power = entry.get("power") if isinstance(entry.get("power"), dict) else {}
+        clock = c if isinstance(c := entry.get("clock"), dict) else {}
+        temps = t if isinstance(t := entry.get("temperature"), dict) else {}
+        power = p if isinstance(p := entry.get("power"), dict) else {}
         gfx = _engines(clock, "gfx_")
         now = [c for c in (_reading(e.get("clk")) for e in gfx) if c is not None]
         highest = [c for c in (_reading(e.get("max_clk")) for e in gfx) if c]  # 0 is no limit anyone runs at: unknown

@@ -11,7 +11,7 @@ section or a few keys at a time, each entry whole or not at all.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import PrivateAttr
 
@@ -123,7 +123,8 @@ def _entry(key: str, fig: Figure) -> str:
 
 
 def hw_spec_answer(spec: HardwareSpec, section: str | None = None, keys: list[str] | None = None) -> HwSpecAnswer:
-    head = dict(arch=spec.arch, product=spec.product, family=spec.family, figures_of=spec.whose(), products=[p.label for p in products_of(spec.arch)])
+    head: dict[str, Any] = dict(arch=spec.arch, product=spec.product, family=spec.family, figures_of=spec.whose(),
+                                products=[p.label for p in products_of(spec.arch)])
     if section is not None and keys:
         raise InvalidInput("give a section or keys, not both")
     if section is not None:

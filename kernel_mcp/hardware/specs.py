@@ -10,7 +10,7 @@ product (named in every answer), or none, when the GPU is a product no table des
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -73,7 +73,7 @@ class HardwareSpec(ArchEntry):
 _PRODUCT_KEYS = ("compute_units", "hbm_bandwidth_bytes_per_s", "hbm_bytes", "peak_engine_clock_mhz", "boost_clock_mhz")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load(path: str, product_path: str | None, by: str | None) -> HardwareSpec:
     spec = HardwareSpec.model_validate(read_table(Path(path)))
     if product_path is None:

@@ -68,7 +68,7 @@ class Ledger:
         if exp is None:
             raise InvalidInput("no experiment" + (f" tagged {tag!r}" if tag else " yet"), hint="call experiment_start first")
         self.reconcile(exp)
-        return self.store.experiment(exp.tag)
+        return self.store.existing_experiment(exp.tag)
 
     def running(self, tag: str | None) -> Experiment:
         """The running experiment, with this ledger's workspace pinned to the config frozen at its start."""
@@ -164,7 +164,7 @@ class Ledger:
                          self.git_dir, exp.protected, protected_now)
 
     def best_figures(self, exp: Experiment) -> dict[str, ClassRun]:
-        attempt = self.store.attempt(exp.best_attempt)
+        attempt = self.store.existing_attempt(exp.best_attempt)
         return {k: ClassRun.model_validate(v) for k, v in attempt.figures.items()}
 
     def reconcile(self, exp: Experiment) -> None:
@@ -181,7 +181,7 @@ class Ledger:
                 recover.clear_stale_index_lock(wt)
                 with self.store.transaction():
                     for intent in intents:
-                        if intent.action == "keep" and intent.commit_sha and gitops.branch_head(wt, exp.branch) == intent.commit_sha:
+                        if intent.action == "keep" and intent.attempt_id is not None and intent.commit_sha and gitops.branch_head(wt, exp.branch) == intent.commit_sha:
                             self.record_keep(exp, intent.attempt_id, intent.commit_sha)
                     self.store.clear_intents(exp.tag)
                 gitops.sync_index(wt)

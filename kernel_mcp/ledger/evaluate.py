@@ -35,7 +35,7 @@ def judge(ledger: Ledger, together: Together, target: str | None, prev_dir: int,
     if launch:
         return Verdict(decision="refused", reasons=["the profiler's dispatch list: " + p for p in launch], comparisons={})
     cfg = ledger.ws.config
-    verdict = decide(cand, together.comparisons, together.script, target, cfg.benchmark.noise_threshold, prev_dir, repairs,
+    verdict = decide(cand, together.comparisons, together.script, target, cfg.require_benchmark().noise_threshold, prev_dir, repairs,
                      together.gpu_time, cfg.harness.suspicious_factor)
     if ledger.keep_metric() == "profiler" and together.gpu_time is None and verdict.decision in KEEPABLE:
         # The profiler is the keep metric but measured nothing usable: never fall back silently.
@@ -85,6 +85,7 @@ def unseen_saving(together: Together, metric_seconds: float) -> str | None:
     if high is None or high >= 0:
         return None
     saw, low_saw, high_saw = mean_interval(seen)
+    assert low_saw is not None and high_saw is not None  # seen holds as many values as shortfalls: two or more
     return (f"its own figures claim at least {sum(claimed) / len(claimed) * 1e3:.3g} ms less timed work per run, but the runs' wall time as the "
             f"server measured it shrank by {saw * 1e3:.3g} ms (95% interval {low_saw * 1e3:.3g} to {high_saw * 1e3:.3g} ms), "
             f"significantly less than {CLAIMED_SHARE:.0%} of the claim")
@@ -97,15 +98,16 @@ def sealed_and_witnessed(verdict: Verdict, together: Together, allow_unsealed: b
     if verdict.decision not in KEEPABLE:
         return verdict
     if together.sealed is None and not allow_unsealed:
-        why = sandbox.available() or "a run of this evaluation was not sealed"
+        unsealed = sandbox.available() or "a run of this evaluation was not sealed"
         return verdict.model_copy(update={"decision": "refused", "reasons": verdict.reasons + [
-            f"unsealed: {why}; the candidate's processes could reach BEST and the ledger, so nothing is kept "
+            f"unsealed: {unsealed}; the candidate's processes could reach BEST and the ledger, so nothing is kept "
             "(set [harness] allow_unsealed = true to keep unsealed measurements)"]})
     if verdict.decision not in ("keep", "suspicious") or together.gpu_time is not None:
         # a split is not kept itself (its specialised kernel is evaluated, and witnessed, on its own);
         # the profiler's kernel time is measured outside the candidate's processes
         return verdict
     witness = together.witness
+    why: str | None
     if not witnessed(witness, verdict.overall.change if verdict.overall is not None else 0.0):
         seen = witness.statement() if witness is not None else "not measured"
         why = (f"the runs' wall time as the server measured it: {seen}; the benchmark's own timer is the only evidence of the gain, and the "
@@ -171,7 +173,7 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
         raise
     # Candidates of a batch are siblings, not a line of changes: "twice in a row" skips them.
     in_line = previous and previous.decision in ("discard", "keep", "suspicious") and not previous.evidence.batch
-    prev_dir = previous.evidence.direction if in_line else 0
+    prev_dir = previous.evidence.direction if previous is not None and in_line else 0
     verdict = judge(ledger, together, target, prev_dir, repairs)
     if seen.edited:
         verdict = Verdict(decision="refused", comparisons=verdict.comparisons, overall=verdict.overall,
@@ -203,4 +205,4 @@ async def _record(ledger: Ledger, exp: Experiment, run: Run, snap: str, fields: 
     gitops.pin(repo, f"refs/kernel-mcp/{exp.tag}/attempt-{attempt_id}", snap)  # the measured code stays reachable
     if count >= STOP_AFTER_REGRESSIONS:
         await ledger.stop(exp, f"{STOP_AFTER_REGRESSIONS} consecutive measured regressions")
-    return ledger.status_answer(ledger.store.experiment(exp.tag), attempt=ledger.store.attempt(attempt_id), run_id=run.id)
+    return ledger.status_answer(ledger.store.existing_experiment(exp.tag), attempt=ledger.store.attempt(attempt_id), run_id=run.id)

@@ -199,6 +199,13 @@ def check_tag(tag: str) -> str:
     return tag
 
 
+def work_tree(repo: git.Repo) -> Path:
+    """The repository's working tree: every repository the ledger works in has one."""
+    if repo.working_tree_dir is None:
+        raise WorkspaceError(f"{repo.git_dir} is a bare repository: it has no working tree")
+    return Path(repo.working_tree_dir)
+
+
 def repo_of(folder: Path) -> tuple[git.Repo, str]:
     """The repository holding the workspace, and the workspace's path inside it ('.' at the top)."""
     try:
@@ -207,7 +214,7 @@ def repo_of(folder: Path) -> tuple[git.Repo, str]:
         raise WorkspaceError(f"{folder} is not inside a git repository", hint="git init the workspace and commit the kernel first") from None
     if repo.bare or head_sha(repo) is None:
         raise WorkspaceError("the workspace's repository has no commit yet", hint="commit the kernel and its benchmark first")
-    top = Path(repo.working_tree_dir).resolve()
+    top = work_tree(repo).resolve()
     sub = folder.resolve().relative_to(top).as_posix()
     return repo, sub or "."
 
@@ -259,8 +266,8 @@ def carry_changes(repo: git.Repo, worktree: git.Repo) -> list[str]:
         worktree.git.execute(["git", "apply", "--index", "-"], istream=_Stdin(patch + "\n"))
     copied = []
     for rel in repo.git.ls_files("--others", "--exclude-standard").splitlines():
-        src = Path(repo.working_tree_dir) / rel
-        dst = Path(worktree.working_tree_dir) / rel
+        src = work_tree(repo) / rel
+        dst = work_tree(worktree) / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
         dst.write_bytes(src.read_bytes())
         copied.append(rel)
@@ -353,7 +360,7 @@ def dirty_state(wt: git.Repo) -> dict[str, tuple[int, int] | None]:
     what the run wrote, whatever happens to HEAD meanwhile (another server keeping)."""
     out = wt.git.ls_files("-z", "--cached", "--others", "--exclude-standard")
     state: dict[str, tuple[int, int] | None] = {}
-    top = Path(wt.working_tree_dir)
+    top = work_tree(wt)
     for rel in out.split("\0"):
         if not rel:
             continue

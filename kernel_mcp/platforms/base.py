@@ -50,9 +50,13 @@ class Platform(Protocol):
     name: str  # "rocm", "cuda" or "offline": the value kernel-mcp.toml's [target] platform takes
     toolkit: str  # how a person names what to install ("ROCm", "CUDA", "the offline clang")
     maker: str  # who makes its GPUs, as a person writes it ("AMD", "NVIDIA")
-    gpu_vendor: str | None  # what the monitors call this vendor's GPUs ("amd", "nvidia")
-    profiler: str | None  # the profiler executable it runs
-    outputs: tuple[str, ...]  # how the outputs its tools write are named (a summary's `source` starts so)
+    # read-only (a property here), so that a module may declare them as plain class attributes of its own narrower type
+    @property
+    def gpu_vendor(self) -> str | None: ...  # what the monitors call this vendor's GPUs ("amd", "nvidia")
+    @property
+    def profiler(self) -> str | None: ...  # the profiler executable it runs
+    @property
+    def outputs(self) -> tuple[str, ...]: ...  # how the outputs its tools write are named (a summary's `source` starts so)
     flag_dialect: str  # which compiler's flag allowlist applies ("clang" or "nvcc")
     profiler_locks_clocks: bool  # whether its profiler holds the clocks steady while measuring
 

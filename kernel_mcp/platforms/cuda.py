@@ -65,7 +65,7 @@ class CudaPlatform:
 
         from kernel_mcp.profile.summary import summarise
 
-        cfg = ws.config.benchmark
+        cfg = ws.config.require_benchmark()
         wants_counters = bool(request.counters or request.preset)
         listing = await ncu.list_metrics(request.root, ws.state_dir / "cache" / "ncu-metrics.txt") if wants_counters else None
         chosen, notes = ctr.choose(self, request.preset, request.counters, listing) if wants_counters else ([], [])
@@ -90,7 +90,7 @@ class CudaPlatform:
         tool = toolchain.find("ncu")
         if tool is None:
             raise BackendMissing("ncu not found", hint="install Nsight Compute")
-        cfg = ws.config.benchmark
+        cfg = ws.config.require_benchmark()
         request.out.mkdir(parents=True, exist_ok=True)
         report = request.out / "trace.ncu-rep"
         argv = [tool, "--set", "full", "--import-source", "yes", "-k", f"regex:{request.kernel_regex}", "-c", "1", "--target-processes", "all",

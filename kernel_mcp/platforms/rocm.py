@@ -73,7 +73,7 @@ class RocmPlatform:
 
         from kernel_mcp.profile.summary import summarise
 
-        cfg = ws.config.benchmark
+        cfg = ws.config.require_benchmark()
         out_dir = run.folder / "rocprofv3"
         fmt, why = await rocprof.output_format(request.root)
         result = await runner.run(rocprof.trace_argv(out_dir, cfg.command, request.kernel_regex, fmt=fmt), cwd=request.root, timeout_s=cfg.timeout_s * 2,
@@ -124,7 +124,7 @@ class RocmPlatform:
         tool = toolchain.find("rocprofv3")
         if tool is None:
             raise BackendMissing("rocprofv3 not found", hint="install rocprofiler-sdk with the ROCprof Trace Decoder")
-        cfg = ws.config.benchmark
+        cfg = ws.config.require_benchmark()
         options = request.options
         argv = [tool, "--att", "--kernel-include-regex", option_value(request.kernel_regex, "kernel_regex"), "-d", str(request.out)]
         if request.dispatch is not None:

@@ -55,7 +55,7 @@ def counter_rows(frame: pd.DataFrame, durations: dict[str, float], derive) -> li
 def rows_from_sums(sums: pd.DataFrame, durations: dict[str, float], derive) -> list[CounterRow]:
     """Per kernel and counter: the sum over the dispatches that carry it, divided by their number
     (passes collect different counters of the same dispatches; processes add dispatches)."""
-    rows = []
+    rows: list[CounterRow] = []
     if sums is None or sums.empty:
         return rows
     merged = sums.groupby(["kernel", "counter"], sort=False)[["value_sum", "n"]].sum().reset_index()

@@ -171,7 +171,8 @@ def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> 
     union = " UNION ALL ".join(f"SELECT name, duration FROM {schema}.kernels" for schema in schemas)
     # ...and one ordered scan, streamed, for the exact median of each kernel.
     medians: dict[str, float] = {}
-    current, index, middle = None, 0, ()
+    current, index = None, 0
+    middle: tuple[int, ...] = ()
     for name, duration in con.execute(f"SELECT name, duration FROM ({union}) ORDER BY name, duration"):
         if name != current:
             current, index = name, 0

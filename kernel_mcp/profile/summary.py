@@ -178,10 +178,10 @@ def summarise(dispatches: pd.DataFrame, source: str, target_regex: str | None, o
             targets = targets.sort_values(order, kind="stable")
         for _, d in targets.iterrows():
             key = str(d["kernel"]) + "|" + "x".join(_whole(d[c]) for c in grid_cols)
-            group = groups.setdefault(key, [])
+            kept = groups.setdefault(key, [])
             counts[key] = counts.get(key, 0) + 1
-            if len(group) < MAX_GROUP_SAMPLES:
-                group.append(float(d["duration_ns"]))
+            if len(kept) < MAX_GROUP_SAMPLES:
+                kept.append(float(d["duration_ns"]))
     return ProfileSummary(source=source, kernels=shown, kernels_total=len(rows), dispatches=len(dispatches), total_gpu_us=total / 1e3, target_regex=target_regex,
                           origins=origins or [], inputs=dispatches.attrs.get("inputs", []), target_dispatches=groups, target_calls=counts)
 

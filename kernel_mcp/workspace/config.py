@@ -6,9 +6,10 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 from kernel_mcp import arch_registry, limits, safe_files
 from kernel_mcp.errors import KernelMcpError, WorkspaceError
@@ -20,7 +21,10 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 CONFIG_NAME = "kernel-mcp.toml"
 
-Arch = arch_registry.ArchName  # the hardware tables in docs_index/hardware/
+if TYPE_CHECKING:  # a Literal built at import time is no type to a checker: it sees the str the Literal holds
+    Arch = str
+else:
+    Arch = arch_registry.ArchName  # the hardware tables in docs_index/hardware/
 Platform = Literal["auto", "rocm", "cuda", "offline"]
 
 _RULE = re.compile(r"^\s*(==|!=|<=|>=|<|>)\s*([-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)\s*$")
@@ -32,7 +36,8 @@ class _Strict(BaseModel):
 
 
 class TargetConfig(_Strict):
-    arch: Arch = Field(arch_registry.DEFAULT_ARCH, description="the GPU the kernel is tuned for")
+    # no default arch without a docs index: "" (a str, as the field says), which every arch lookup refuses naming the missing index
+    arch: Arch = Field(arch_registry.DEFAULT_ARCH or "", description="the GPU the kernel is tuned for")
     platform: Platform = Field("auto", description="which toolchain family runs it; auto picks what is installed")
     product: str | None = Field(None, min_length=1, max_length=80, description="the product of that arch it is tuned for (a product table's label or name): "
                                 "the calculators' default; a measured answer uses the GPU it ran on")
@@ -143,7 +148,7 @@ class HarnessConfig(_Strict):
                                 "or relative to the workspace); BEST's and the candidate's runs share them")
 
     @model_validator(mode="after")
-    def _pairs_in_order(self) -> "HarnessConfig":
+    def _pairs_in_order(self) -> HarnessConfig:
         if self.max_pairs < self.min_pairs:
             raise ValueError(f"max_pairs ({self.max_pairs}) must be at least min_pairs ({self.min_pairs})")
         return self
@@ -186,8 +191,14 @@ class WorkspaceConfig(_Strict):
                 raise ValueError(f"command {name!r} must be a non-empty list of non-empty words")
         return value
 
+    def require_benchmark(self) -> BenchmarkConfig:
+        """The [benchmark] table, for what cannot run without one."""
+        if self.benchmark is None:
+            raise WorkspaceError("kernel-mcp.toml has no [benchmark] table")
+        return self.benchmark
 
-def _describe(error: dict) -> str:
+
+def _describe(error: ErrorDetails) -> str:
     where = ".".join(str(part) for part in error["loc"]) or "(top level)"
     message = error["msg"]
     if error["type"] == "extra_forbidden":

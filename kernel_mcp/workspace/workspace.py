@@ -75,7 +75,7 @@ class Workspace:
         except (OSError, ValueError, git.GitError):
             top, has_commit = None, False
         if top is None:
-            return GitPlace(top=repo.git_dir, subfolder=".", has_commit=False)
+            return GitPlace(top=str(repo.git_dir), subfolder=".", has_commit=False)
         try:
             sub = self.root.relative_to(top).as_posix()
         except ValueError:  # reached through a link from outside the tree: say where the tree is
@@ -138,7 +138,7 @@ class PinnedWorkspace(Workspace):
 
     pinned: WorkspaceConfig | None = None
 
-    @property  # type: ignore[override]
+    @property
     def config(self) -> WorkspaceConfig:
         assert self.pinned is not None
         return self.pinned

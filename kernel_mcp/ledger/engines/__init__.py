@@ -8,13 +8,15 @@ node judges and records it, so the keep/discard rule and the ledger are the same
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel
 
 from kernel_mcp.ledger.paired import Together
+from kernel_mcp.ledger.state import Experiment
 from kernel_mcp.runner import ProgressFn
 
 SLOT_ENV = "KERNEL_MCP_SLOT"  # the benchmark sees which slot (GPU) of the batch runs it
@@ -60,7 +62,7 @@ class EngineBase:
 
     name = ""
 
-    def __init__(self, ledger, exp: dict[str, Any], batch: str, keep_metric: str, target: str | None) -> None:
+    def __init__(self, ledger, exp: Experiment, batch: str, keep_metric: str, target: str | None) -> None:
         self.ledger = ledger
         self.ws = ledger.ws
         self.exp = exp
@@ -87,7 +89,7 @@ class Engine(Protocol):
         ...
 
 
-def engine_for(ledger, exp: dict[str, Any], batch: str, keep_metric: str, target: str | None) -> Engine:
+def engine_for(ledger, exp: Experiment, batch: str, keep_metric: str, target: str | None) -> Engine:
     cfg = ledger.ws.config.engine
     if cfg.kind == "ray":
         from kernel_mcp.ledger.engines.on_ray import RayEngine
