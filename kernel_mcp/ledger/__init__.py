@@ -158,7 +158,7 @@ class Ledger:
         outputs, cfg = self.outputs(exp), self.ws.config.harness
 
         def protected_now() -> dict[str, str]:
-            return harness.protected_hashes(gitops.Repo(cand_tree), exp.subdir, cand_dir, cfg, skip=outputs)
+            return harness.protected_hashes(gitops.open_worktree(self.git_dir, cand_tree), exp.subdir, cand_dir, cfg, skip=outputs)
 
         return TreeGuard({"best": best_dir, "candidate": cand_dir}, {"best": self.best_path(exp, slot), "candidate": cand_tree},
                          self.git_dir, exp.protected, protected_now)

@@ -162,35 +162,62 @@ def pointer_problem(tree: Path, git_dir: Path) -> str | None:
     return None
 
 
+def worktree_record(git_dir: Path, tree: Path) -> Path | None:
+    """The repository's own record of the worktree at `tree`: the folder under `<git_dir>/worktrees`
+    whose `gitdir` (written by `git worktree add`, inside the repository, out of the judged code's
+    reach) names `tree/.git`. None when the repository has no record of the folder."""
+    records = git_dir / "worktrees"
+    wanted = tree.resolve()
+    for record in sorted(records.iterdir()) if records.is_dir() else []:
+        try:
+            named_there = Path((record / "gitdir").read_text(errors="replace").strip())
+        except OSError:
+            continue
+        named_there = named_there if named_there.is_absolute() else record / named_there
+        # the folders compared, never the `.git` entry itself: that one the judged code may replace
+        if named_there.name == ".git" and named_there.parent.resolve() == wanted:
+            return record.resolve()
+    return None
+
+
+def open_worktree(git_dir: Path, tree: Path) -> Repo:
+    """The worktree at `tree`, whose every git call names its repository itself: GIT_DIR is the
+    repository's own record of the worktree and GIT_WORK_TREE the folder, so git never reads the
+    folder's `.git` pointer (which the judged code can rewrite at any moment, even between two
+    calls of one step)."""
+    record = worktree_record(git_dir, tree)
+    if record is None:
+        raise WorkspaceError(f"the workspace's repository has no record of the ledger's worktree {tree.name}; no git command was run in it",
+                             hint="experiment_revert, or start a new experiment")
+    wt = Repo(record)  # the record's own gitdir names the folder: GitPython reads nothing in it
+    wt.git.update_environment(GIT_DIR=str(record), GIT_WORK_TREE=str(tree))
+    return wt
+
+
 def checked_worktree(tree: Path, git_dir: Path) -> Repo:
-    """The worktree at `tree`, refused unless its `.git` pointer leads to the workspace's repository."""
+    """The worktree at `tree`, refused unless its `.git` pointer leads to the workspace's repository
+    (a redirected pointer is tampering, named); its git calls never read the pointer (`open_worktree`)."""
     why = pointer_problem(tree, git_dir)
     if why:
         raise WorkspaceError(f"the ledger's worktree {tree.name}: {why}; no git command was run in it",
                              hint="experiment_revert writes the pointer again from the repository's record and resets the worktree to BEST")
-    return Repo(tree)
+    return open_worktree(git_dir, tree)
 
 
 def repair_worktree(git_dir: Path, tree: Path) -> bool:
     """Write the worktree's `.git` pointer again from the repository's own record of it (the
     record whose `gitdir` names this folder): what git itself wrote at `worktree add`. False when the
     repository has no record of the folder."""
-    records = git_dir / "worktrees"
-    wanted = (tree / ".git").absolute()
-    for record in sorted(records.iterdir()) if records.is_dir() else []:
-        try:
-            named_there = Path((record / "gitdir").read_text(errors="replace").strip())
-        except OSError:
-            continue
-        if named_there.absolute() == wanted:
-            pointer = tree / ".git"
-            if pointer.is_dir() and not pointer.is_symlink():
-                shutil.rmtree(pointer)
-            elif pointer.exists() or pointer.is_symlink():
-                pointer.unlink()
-            pointer.write_text(f"gitdir: {record.resolve()}\n")
-            return True
-    return False
+    record = worktree_record(git_dir, tree)
+    if record is None:
+        return False
+    pointer = tree / ".git"
+    if pointer.is_dir() and not pointer.is_symlink():
+        shutil.rmtree(pointer)
+    elif pointer.exists() or pointer.is_symlink():
+        pointer.unlink()
+    pointer.write_text(f"gitdir: {record}\n")
+    return True
 
 
 def check_tag(tag: str) -> str:
@@ -249,7 +276,7 @@ def add_worktree(repo: git.Repo, path: Path, branch: str, start: str) -> git.Rep
     if branch_exists(repo, branch):
         raise InvalidInput(f"branch {branch} already exists", hint="choose another run tag")
     repo.git.worktree("add", "-b", branch, "--", str(path), start)
-    return Repo(path)
+    return open_worktree(Path(repo.common_dir).resolve(), path)
 
 
 def carry_changes(repo: git.Repo, worktree: git.Repo) -> list[str]:
@@ -317,7 +344,7 @@ def resolve_commit(repo: git.Repo, name: str) -> str:
 
 def add_detached_worktree(repo: git.Repo, path: Path, commit: str) -> git.Repo:
     repo.git.worktree("add", "--detach", "--", str(path), commit)
-    return Repo(path)
+    return open_worktree(Path(repo.common_dir).resolve(), path)
 
 
 def apply_patch(wt: git.Repo, patch: str) -> None:

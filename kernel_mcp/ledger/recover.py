@@ -163,7 +163,7 @@ def remove_folder(repo: git.Repo, folder: Path, recovery: str | None = None) -> 
     for tree in _worktrees_in(folder) if recovery else []:
         if gitops.pointer_problem(tree, git_dir):
             continue  # not a worktree of this repository: nothing of it can be committed here
-        wt = gitops.Repo(tree)
+        wt = gitops.open_worktree(git_dir, tree)
         if gitops.dirty_paths(wt):
             commit = gitops.snapshot(wt, gitops.head_sha(wt) or "HEAD", set(), f"Recovered uncommitted work of {tree.relative_to(folder.parent)}\n")
             ref = f"{recovery}/{folder.name}-{tree.name}" if tree != folder else f"{recovery}/{folder.name}"
