@@ -78,3 +78,83 @@ async def test_a_pointer_flipped_during_a_call_never_moves_the_users_repository(
         await call(client, "experiment_revert")
     assert user_state(cpu_ws) == before
     assert Path(wt, "kernel.py").read_text() == KERNEL
+
+
+# ---- 2. a repository nested in the candidate's tree, with a filter in its own config ---------------
+def _nested_repo(folder: Path) -> None:
+    """A repository of its own at `folder`, one commit with a file its attributes send through a
+    filter named `evil` (defined by no config yet)."""
+    folder.mkdir(exist_ok=True)
+    git("init", "-q", cwd=folder)
+    (folder / "f.txt").write_text("x\n")
+    (folder / ".gitattributes").write_text("* filter=evil\n")
+    git("add", "f.txt", ".gitattributes", cwd=folder)
+    git("-c", "user.name=a", "-c", "user.email=a@example.invalid", "commit", "-q", "-m", "nested", cwd=folder)
+
+
+def _arm(folder: Path, marker: Path, victim: Path) -> None:
+    """The nested repository's own config defines the filter: it writes `marker` and appends to
+    `victim` wherever git runs it; its file is modified, so git runs it to compare the file."""
+    git("config", "filter.evil.clean", f"sh -c 'echo ran unsealed in $PWD >> {marker}; echo PWNED >> {victim}; cat'", cwd=folder)
+    (folder / "f.txt").write_text("y\n")
+
+
+async def test_a_nested_repository_in_the_candidate_is_refused_by_name_and_its_filter_never_runs(cpu_ws, tmp_path):
+    # An editable name as a folder holding its own repository: it was committed as a gitlink, and
+    # a later `git diff` entered it and ran its filter, unsealed, writing the user's checkout.
+    marker, victim = tmp_path / "marker", cpu_ws / "kernel.py"
+    async with Client(build_server(cpu_ws)) as client:
+        wt = (await call(client, "experiment_start", tag="nest"))["worktree"]
+        set_kernel(wt, 85.0, 170.0)  # genuinely faster
+        _nested_repo(Path(wt, "notes.txt"))
+        _arm(Path(wt, "notes.txt"), marker, victim)
+        refused = await client.call_tool("experiment_evaluate", {"hypothesis": "less work"})
+        assert refused.is_error and "ws/notes.txt/.git" in text_of(refused) and "repository of its own" in text_of(refused), text_of(refused)
+        reverted = await call(client, "experiment_revert")
+        assert "ws/notes.txt" in reverted["notes"][0], reverted["notes"]
+        set_kernel(wt, 85.0, 170.0)
+        ev = await call(client, "experiment_evaluate", hypothesis="less work, no nested repository")
+        assert ev["attempt"]["decision"] == "keep", ev["attempt"]["reasons"]
+        await call(client, "experiment_keep", why="less work")
+    assert not Path(wt, "notes.txt").exists() and not marker.exists() and victim.read_text() == KERNEL
+
+
+async def test_the_workspace_folder_made_a_repository_is_refused_and_revert_removes_it(cpu_ws, tmp_path):
+    # The candidate's own workspace folder made a repository (<worktree>/ws/.git): git itself never
+    # removes a .git inside a tracked folder, so revert left it in place without naming it.
+    marker = tmp_path / "marker"
+    async with Client(build_server(cpu_ws)) as client:
+        wt = Path((await call(client, "experiment_start", tag="wsgit"))["worktree"])
+        set_kernel(wt, 85.0, 170.0)
+        git("init", "-q", str(wt), cwd=tmp_path)
+        git("config", "filter.evil.clean", f"sh -c 'echo ran in $PWD >> {marker}; cat'", cwd=wt)
+        refused = await client.call_tool("experiment_evaluate", {"hypothesis": "nested repository at ws"})
+        assert refused.is_error and "ws/.git" in text_of(refused), text_of(refused)
+        reverted = await call(client, "experiment_revert")
+        assert "ws/.git" in reverted["notes"][0], reverted["notes"]
+        assert not (wt / ".git").exists()
+        ev = await call(client, "experiment_evaluate", hypothesis="after the revert")
+        assert ev["attempt"]["decision"] == "discard", ev["attempt"]["reasons"]
+    assert not marker.exists()
+
+
+async def test_the_servers_git_never_enters_a_submodule_of_the_users(cpu_ws, tmp_path):
+    # The user's repository has a submodule entry (a gitlink, not initialized in the worktree). The
+    # candidate checks the submodule's commit out there, with a filter in its config and a modified
+    # file: the server's git diff and status must not enter it (git runs the filter to see whether
+    # the submodule is dirty), whatever the configs say.
+    root = cpu_ws.parent
+    _nested_repo(cpu_ws / "vendor")
+    git("add", "ws/vendor", cwd=root)
+    git("-c", "user.name=a", "-c", "user.email=a@example.invalid", "commit", "-q", "-m", "a submodule entry", cwd=root)
+    git("config", "diff.ignoreSubmodules", "none", cwd=root)  # the user's config asks git to look inside
+    git("config", "status.submoduleSummary", "true", cwd=root)
+    marker, victim = tmp_path / "marker", cpu_ws / "kernel.py"
+    async with Client(build_server(cpu_ws)) as client:
+        wt = Path((await call(client, "experiment_start", tag="sub"))["worktree"])
+        assert (wt / "vendor").is_dir() and not any((wt / "vendor").iterdir())  # an entry, not a checkout
+        git("clone", "-q", str(cpu_ws / "vendor"), str(wt / "vendor"), cwd=tmp_path)  # at the entry's commit
+        _arm(wt / "vendor", marker, victim)
+        reverted = await call(client, "experiment_revert")  # git diff and status with the submodule entry in the index
+        assert "ws/vendor/.git" in reverted["notes"][0], reverted["notes"]
+    assert not marker.exists() and victim.read_text() == KERNEL

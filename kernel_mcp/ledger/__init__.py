@@ -229,11 +229,20 @@ class Ledger:
 
     def candidate(self, exp: Experiment, message: str) -> str:
         """The worktree as it is now, as a commit on BEST (the runs' outputs left out; a tracked file
-        that a run rewrote gets BEST's content back first)."""
+        that a run rewrote gets BEST's content back first). Refused while the worktree holds a git
+        repository of its own (or the commit would hold a submodule entry BEST has not): git would
+        enter it, and run what its config names."""
         wt = self.worktree(exp)
+        why = gitops.nested_problem(gitops.nested_repositories(wt), [])
+        if why:
+            raise InvalidInput(why, hint="remove it (experiment_revert discards it with the rest of the attempt)")
         outputs = self.outputs(exp)
         gitops.restore(wt, exp.best_commit, gitops.tracked_in(wt, exp.best_commit, outputs))
-        return gitops.snapshot(wt, exp.best_commit, outputs, message)
+        snap = gitops.snapshot(wt, exp.best_commit, outputs, message)
+        why = gitops.nested_problem([], gitops.new_gitlinks(wt, exp.best_commit, snap))
+        if why:
+            raise InvalidInput(why, hint="remove it (experiment_revert discards it with the rest of the attempt)")
+        return snap
 
     def advance(self, exp: Experiment, commit: str) -> None:
         """Move the experiment's branch from BEST to `commit` (refused if it moved meanwhile), and its index."""

@@ -9,7 +9,11 @@ repository's config can name programs. So every git call of the server goes thro
 clean/smudge filters, textconv and external diff off; the ledger asks git for commits and refs
 rather than GitPython's object database (which keeps `git cat-file` processes of its own); and
 before any git call in a worktree, its `.git` pointer must lead to the workspace's own repository
-(`checked_worktree`).
+(`checked_worktree`). That check names tampering, but no git call relies on it: the pointer lies in
+a folder the judged code writes and can change between two calls of one step, so every git call in
+a worktree of the ledger names its repository itself (GIT_DIR, the repository's own record of the
+worktree, and GIT_WORK_TREE: `open_worktree`), and git never reads the pointer. Submodules are
+never entered: a repository nested in a worktree has a config of its own, which names programs.
 """
 
 from __future__ import annotations
@@ -38,9 +42,13 @@ GIT_OUTPUT_CAP = 256 * 2**20  # bytes of one call's output kept; more is an erro
 # What the server's own git calls never run, whatever a config (the user's, or one a worktree's
 # pointer leads to) says: hooks, the file-system monitor, and programs named for diffs.
 HARDENED = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
-            "-c", "core.sshCommand=false", "-c", "protocol.allow=never")
+            "-c", "core.sshCommand=false", "-c", "protocol.allow=never",
+            # a repository nested in a worktree is never entered (its own config could name a filter)
+            "-c", "submodule.recurse=false", "-c", "diff.ignoreSubmodules=all", "-c", "status.submoduleSummary=false")
 NO_DIFF_PROGRAMS = ("--no-ext-diff", "--no-textconv")  # for the commands that show diffs: no external diff, no textconv
 SHOWS_DIFFS = ("diff", "log", "show")
+NO_SUBMODULES = ("--ignore-submodules=all",)  # for diff and status, whatever a config says
+COMPARES_SUBMODULES = ("diff", "status")
 # the commands that read or write the working tree, where git would run a clean/smudge filter
 RUNS_FILTERS = ("add", "apply", "checkout", "clean", "commit", "diff", "read-tree", "reset", "restore", "stash", "status", "worktree")
 _NO_FILTERS = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
@@ -82,7 +90,8 @@ class RunnerGit(git.Git):
         name = argv[1] if len(argv) > 1 else ""
         environment = {**_NO_FILTERS, **{k: v for k, v in self._environment.items() if v is not None}, **(env or {})}
         filters = self._filters(argv[0], cwd, environment) if name in RUNS_FILTERS else []
-        argv = [argv[0], *HARDENED, *filters, *argv[1:2], *(NO_DIFF_PROGRAMS if name in SHOWS_DIFFS else ()), *argv[2:]]
+        argv = [argv[0], *HARDENED, *filters, *argv[1:2], *(NO_DIFF_PROGRAMS if name in SHOWS_DIFFS else ()),
+                *(NO_SUBMODULES if name in COMPARES_SUBMODULES else ()), *argv[2:]]
         stdin = None
         if istream is not None:
             stdin = istream.read() if hasattr(istream, "read") else os.read(istream, 1 << 30)
@@ -319,9 +328,64 @@ def commit_all(wt: git.Repo, message: str) -> str:
     return head_sha(wt) or ""
 
 
-def reset_to(wt: git.Repo, commit: str) -> None:
+def reset_to(wt: git.Repo, commit: str) -> list[str]:
+    """The worktree back to `commit`: tracked files, untracked ones the attempt added (a repository
+    nested in an untracked folder with them), and a `.git` made inside a tracked folder, which git
+    itself never removes; ignored build outputs stay. Returns the nested `.git`s removed."""
     wt.git.reset("--hard", commit)
-    wt.git.clean("-fd", "--", ".")  # untracked files the attempt added; ignored build outputs stay
+    wt.git.clean("-ffd", "--", ".")  # -ff: an untracked folder holding a repository goes too
+    nested = nested_repositories(wt)
+    top = Path(wt.working_tree_dir)
+    for rel in nested:
+        path = top / rel
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+    return nested
+
+
+def nested_repositories(wt: git.Repo) -> list[str]:
+    """Every `.git` inside the worktree other than its own pointer, outside the folders git ignores
+    (a build's fetched dependency there is never part of a commit), worktree-relative. Git takes such
+    a folder for a submodule, whose own config (filters) is the judged code's."""
+    listed = wt.git.ls_files("-z", "--others", "--ignored", "--exclude-standard", "--directory")
+    ignored = {p.rstrip("/") for p in listed.split("\0") if p.endswith("/")}
+    top = Path(wt.working_tree_dir)
+    found: list[str] = []
+    for folder, dirs, files in os.walk(top):
+        rel_folder = os.path.relpath(folder, top)
+        for name in [d for d in dirs if d == ".git"] + [f for f in files if f == ".git"]:
+            if rel_folder != ".":
+                found.append(f"{rel_folder}/{name}")
+        dirs[:] = [d for d in dirs if d != ".git" and os.path.normpath(os.path.join(rel_folder, d)) not in ignored]
+    return sorted(found)
+
+
+def gitlinks(wt: git.Repo, commit: str) -> dict[str, str]:
+    """The commit's submodule entries (mode 160000): path -> the commit they name."""
+    listed = wt.git.execute(["git", "ls-tree", "-r", "-z", "--full-tree", commit], with_extended_output=False)
+    found = {}
+    for entry in listed.split("\0"):
+        meta, _, path = entry.partition("\t")
+        if meta.startswith("160000 "):
+            found[path] = meta.split(" ")[2]
+    return found
+
+
+def new_gitlinks(wt: git.Repo, base: str, commit: str) -> list[str]:
+    """Submodule entries that `commit` adds or changes against `base` (the user's own are BEST's)."""
+    before = gitlinks(wt, base)
+    return sorted(path for path, sha in gitlinks(wt, commit).items() if before.get(path) != sha)
+
+
+def nested_problem(nested: list[str], links: list[str]) -> str | None:
+    """Why a candidate holding nested repositories or new submodule entries is refused, or None."""
+    if not nested and not links:
+        return None
+    where = ", ".join((nested + [f"{p} (a submodule entry)" for p in links])[:6])
+    return (f"the candidate's tree holds a git repository of its own: {where}; git would take it for a submodule and run "
+            "what its config names, and its files are not part of any commit, so it can be neither measured nor kept")
 
 
 # ---- candidates of experiment_evaluate_many ----------------------------------------------------

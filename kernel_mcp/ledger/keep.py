@@ -153,7 +153,7 @@ async def revert(ledger: Ledger, tag: str | None) -> ExperimentAnswer:
         wt = ledger.worktree(exp)
         recover.clear_stale_index_lock(wt)
         files = gitops.changed_files(wt, exp.best_commit)
-        gitops.reset_to(wt, exp.best_commit)
+        files += gitops.reset_to(wt, exp.best_commit)  # a nested .git is discarded too, and named
         attempt = ledger.store.latest_attempt(exp.tag)
         with ledger.store.transaction():
             if attempt is not None and attempt.outcome == "pending":
