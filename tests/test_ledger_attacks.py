@@ -158,3 +158,23 @@ async def test_the_servers_git_never_enters_a_submodule_of_the_users(cpu_ws, tmp
         reverted = await call(client, "experiment_revert")  # git diff and status with the submodule entry in the index
         assert "ws/vendor/.git" in reverted["notes"][0], reverted["notes"]
     assert not marker.exists() and victim.read_text() == KERNEL
+
+
+# ---- 3. ignored files are measured, never committed -----------------------------------------------
+async def test_what_is_measured_is_the_candidates_commit_not_an_ignored_bytecode_cache(cpu_ws):
+    # The whole visible change is a comment; a forged __pycache__/kernel.*.pyc (ignored by git)
+    # whose header matches the new kernel.py's mtime and size makes the run fast. It was measured
+    # ~20% faster and kept, and the kept commit was the old, slow kernel.
+    async with Client(build_server(cpu_ws)) as client:
+        wt = Path((await call(client, "experiment_start", tag="pyc"))["worktree"])
+        source = wt / "kernel.py"
+        source.write_text(KERNEL + "# retuned\n")
+        st = source.stat()
+        fast = compile('TIME = {"small": 80.0, "large": 160.0}\nERR = 0\n', str(source), "exec")
+        pyc = Path(importlib.util.cache_from_source(str(source)))  # the benchmark's python is this one
+        pyc.parent.mkdir(exist_ok=True)
+        pyc.write_bytes(bootstrap._code_to_timestamp_pyc(fast, int(st.st_mtime), st.st_size))
+        assert git("check-ignore", str(pyc), cwd=wt)  # git never sees it
+        ev = await call(client, "experiment_evaluate", hypothesis="retune the schedule")
+    assert ev["attempt"]["decision"] not in ("keep", "suspicious"), ev["attempt"]["reasons"]
+    assert any("measured exactly the candidate's commit" in n and "ws/__pycache__/" in n for n in ev["notes"]), ev["notes"]

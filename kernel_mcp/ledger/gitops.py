@@ -491,6 +491,22 @@ def snapshot(wt: git.Repo, base: str, leave_out: set[str], message: str) -> str:
             return wt.git.commit_tree(tree, "-p", base, "-F", "-", istream=_Stdin(message))
 
 
+SERVERS_OWN = ":(exclude,glob)**/.kernel-mcp/**"  # a state folder of the server's, should one ever lie in a tree
+
+
+def match_commit(wt: git.Repo, commit: str) -> list[str]:
+    """Remove every file of the worktree that `commit` does not hold (ignored ones: bytecode and
+    build caches, what earlier runs left; untracked ones left out of the commit; nested
+    repositories), so that what runs is the commit's files and nothing else: the candidate's commit
+    is what gets kept, so it must be what gets measured. The commit's own files were taken from this
+    worktree, so they stay as they are. Returns what was removed, worktree-relative."""
+    with tempfile.TemporaryDirectory(prefix="kernel-mcp-index-") as tmp:
+        with wt.git.custom_environment(GIT_INDEX_FILE=str(Path(tmp) / "index")):
+            wt.git.read_tree(commit)  # an index of exactly the commit: all else is untracked to clean
+            out = wt.git.clean("-ffdx", "--", ".", SERVERS_OWN)
+    return [line[len("Removing "):] for line in out.splitlines() if line.startswith("Removing ")]
+
+
 def file_at(repo: git.Repo, commit: str, rel: str) -> str | None:
     """A file's text at a commit (None when the commit has no such file)."""
     try:

@@ -53,11 +53,13 @@ async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progr
         from kernel_mcp.ledger.many import check_out_candidate
 
         check_out_candidate(ledger, exp, attempt)
-    _still_evaluated(ledger, exp, attempt, "after it was evaluated")
+    snap = _still_evaluated(ledger, exp, attempt, "after it was evaluated")
     cfg = ledger.ws.config
     workdir = ledger.workdir(exp)
     evidence = attempt.evidence.model_copy(deep=True)
     with ledger.judging(exp, "experiment_keep's verification"):
+        # the verification checks the commit that is kept, and nothing the worktree holds besides
+        gitops.match_commit(ledger.worktree(exp), snap)
         async with ledger.watching(exp) as seen:
             verification = await verify(ledger.ws, run, workdir, progress)
             evidence.verification = verification
