@@ -178,3 +178,24 @@ async def test_what_is_measured_is_the_candidates_commit_not_an_ignored_bytecode
         ev = await call(client, "experiment_evaluate", hypothesis="retune the schedule")
     assert ev["attempt"]["decision"] not in ("keep", "suspicious"), ev["attempt"]["reasons"]
     assert any("measured exactly the candidate's commit" in n and "ws/__pycache__/" in n for n in ev["notes"]), ev["notes"]
+
+
+# ---- 4. a config git ignores is frozen too --------------------------------------------------------
+async def test_a_gitignored_config_is_frozen_in_the_ledger(cpu_ws):
+    # With kernel-mcp.toml ignored, the start commit had no config, and every later step read the
+    # checkout's: loosening its correctness rule got a wrong candidate kept.
+    root = cpu_ws.parent
+    (cpu_ws / ".gitignore").write_text("out/\n__pycache__/\nkernel-mcp.toml\n")
+    git("rm", "-q", "--cached", "ws/kernel-mcp.toml", cwd=root)
+    git("-c", "user.name=a", "-c", "user.email=a@example.invalid", "commit", "-qam", "the config is local", cwd=root)
+    async with Client(build_server(cpu_ws)) as client:
+        start = await call(client, "experiment_start", tag="cfg")
+        assert subprocess.run(["git", "cat-file", "-e", f"{start['best_commit']}:ws/kernel-mcp.toml"], cwd=root).returncode != 0
+        toml = cpu_ws / "kernel-mcp.toml"
+        toml.write_text(toml.read_text().replace('rule = "== 0"', 'rule = "<= 1000"'))
+        set_kernel(start["worktree"], 40.0, 80.0, err=7)  # wrong, and "faster"
+        ev = await call(client, "experiment_evaluate", hypothesis="wrong but fast")
+        refused = await client.call_tool("experiment_keep", {})
+    assert ev["attempt"]["decision"] == "repair-needed", ev["attempt"]
+    assert any("differs from the one this experiment started with" in n for n in ev["notes"]), ev["notes"]
+    assert refused.is_error

@@ -81,26 +81,42 @@ class Ledger:
         return exp
 
     def pin_config(self, exp: Experiment) -> None:
-        """Read kernel-mcp.toml from the experiment's start commit, never from the checkout: the
-        checkout can be edited while the experiment runs. A checkout whose config differs is noted."""
+        """Use the kernel-mcp.toml the experiment started with (its text is in the ledger), never the
+        checkout's: the checkout can be edited, or be ignored by git, while the experiment runs. A
+        checkout whose config differs is noted."""
+        from kernel_mcp.errors import WorkspaceError
         from kernel_mcp.workspace.config import CONFIG_NAME, parse_config
         from kernel_mcp.workspace.workspace import PinnedWorkspace
 
         if isinstance(self.ws, PinnedWorkspace):
             return
-        repo, _ = gitops.repo_of(self.ws.root)
-        rel = CONFIG_NAME if exp.subdir == "." else f"{exp.subdir.rstrip('/')}/{CONFIG_NAME}"
-        frozen = gitops.file_at(repo, exp.base_commit, rel)
+        frozen, source = exp.config, f"{CONFIG_NAME} as experiment {exp.tag} started"
+        if frozen is None:  # recorded before the ledger kept the text: the start commit's file, if it had one
+            repo, _ = gitops.repo_of(self.ws.root)
+            rel = CONFIG_NAME if exp.subdir == "." else f"{exp.subdir.rstrip('/')}/{CONFIG_NAME}"
+            frozen, source = gitops.file_at(repo, exp.base_commit, rel), f"{CONFIG_NAME} at {exp.base_commit[:10]}"
         if frozen is None:
-            return  # an experiment started before configs were frozen, or without a file: the checkout's, as then
+            raise WorkspaceError(f"experiment {exp.tag} has no frozen {CONFIG_NAME} (it started before the ledger kept one, and its start "
+                                 "commit has none): its rules would be whatever the checkout says now",
+                                 hint="end it, and start a new experiment (its config is kept in the ledger at the start)")
         try:
             current = self.ws.config_path.read_text(encoding="utf-8")
-        except OSError:
+        except (OSError, UnicodeDecodeError):
             current = None
         if current != frozen:
-            self.config_notes.append(f"{CONFIG_NAME} in the checkout differs from the one this experiment started with "
-                                     f"(commit {exp.base_commit[:10]}); the experiment keeps its own: start a new experiment to use the new one")
-        self.ws = PinnedWorkspace(self.ws.root, pinned=parse_config(frozen, f"{CONFIG_NAME} at {exp.base_commit[:10]}"))
+            self.config_notes.append(f"{CONFIG_NAME} in the checkout differs from the one this experiment started with; "
+                                     "the experiment keeps its own: start a new experiment to use the new one")
+        self.ws = PinnedWorkspace(self.ws.root, pinned=parse_config(frozen, source))
+
+    def freeze_config(self) -> str:
+        """Read the checkout's kernel-mcp.toml once, for a new experiment: this ledger's workspace is
+        pinned to it, and its text is what the experiment keeps (`pin_config`)."""
+        from kernel_mcp.workspace.config import CONFIG_NAME, parse_config, read_config_text
+        from kernel_mcp.workspace.workspace import PinnedWorkspace
+
+        text = read_config_text(self.ws.config_path)
+        self.ws = PinnedWorkspace(self.ws.root, pinned=parse_config(text, CONFIG_NAME))
+        return text
 
     @cached_property
     def git_dir(self) -> Path:

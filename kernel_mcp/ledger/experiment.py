@@ -33,6 +33,7 @@ def _discard_half_made(ledger: Ledger, exp: Experiment) -> None:
 
 async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: ProgressFn | None) -> ExperimentAnswer:
     gitops.check_tag(tag)
+    config = ledger.freeze_config()  # the rules of the whole experiment, kept in the ledger
     ws = ledger.ws
     repo, subdir = gitops.repo_of(ws.root)
     gitops.require_identity(repo)
@@ -52,7 +53,7 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
         head = gitops.head_sha(repo)
         with ledger.store.transaction():
             ledger.store.add_experiment(tag=tag, branch=branch, worktree=str(path), subdir=subdir, base_commit=head, best_commit=head, status="starting",
-                                        protected={}, owner=recover.owner_token())
+                                        protected={}, owner=recover.owner_token(), config=config)
         exp = ledger.store.experiment(tag)
         try:
             wt = gitops.add_worktree(repo, path, branch, head)
