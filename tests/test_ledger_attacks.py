@@ -199,3 +199,29 @@ async def test_a_gitignored_config_is_frozen_in_the_ledger(cpu_ws):
     assert ev["attempt"]["decision"] == "repair-needed", ev["attempt"]
     assert any("differs from the one this experiment started with" in n for n in ev["notes"]), ev["notes"]
     assert refused.is_error
+
+
+# ---- 5. the user's own worktrees are never pruned -------------------------------------------------
+async def test_a_users_worktree_whose_folder_is_away_keeps_its_record(cpu_ws, tmp_path):
+    # `git worktree prune` on the user's repository forgot a worktree of the user's whose folder was
+    # absent for a moment (an unmounted drive), with its HEAD and index.
+    root = cpu_ws.parent
+    users = tmp_path / "user-feature"
+    git("worktree", "add", "-q", "--detach", str(users), cwd=root)
+    (users / "ws" / "idea.txt").write_text("the user's work\n")
+    git("add", "ws/idea.txt", cwd=users)
+    git("-c", "user.name=a", "-c", "user.email=a@example.invalid", "commit", "-qm", "the user's detached commit", cwd=users)
+    detached = git("rev-parse", "HEAD", cwd=users)
+    away = users.with_name("user-feature.unmounted")
+    users.rename(away)
+    async with Client(build_server(cpu_ws)) as client:
+        wt = (await call(client, "experiment_start", tag="pr"))["worktree"]
+        # the server's own stale record is still forgotten: BEST's tree, gone, is made again
+        best = cpu_ws / ".kernel-mcp" / "best" / "pr" / "main"
+        shutil.rmtree(best)
+        set_kernel(wt, 110.0, 220.0)
+        ev = await call(client, "experiment_evaluate", hypothesis="slower")
+        assert ev["attempt"]["decision"] == "discard" and (best / ".git").is_file()
+    away.rename(users)
+    assert str(users) in git("worktree", "list", cwd=root)
+    assert git("rev-parse", "HEAD", cwd=users) == detached and git("status", "--porcelain", cwd=users) == ""

@@ -157,7 +157,7 @@ class Ledger:
         if path.exists() and gitops.pointer_problem(path, git_dir):
             recover.remove_folder(repo, path)
         if not (path / ".git").exists():
-            gitops.prune_worktrees(repo)
+            gitops.prune_worktrees(repo, path)
             path.parent.mkdir(parents=True, exist_ok=True)
             gitops.add_detached_worktree(repo, path, exp.best_commit)
         tree = gitops.checked_worktree(path, git_dir)

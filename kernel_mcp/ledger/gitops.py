@@ -433,8 +433,27 @@ def diff_between(wt: git.Repo, base: str, commit: str) -> str:
     return wt.git.diff("--binary", base, commit, "--", ".", NOT_THE_ATTEMPTS)
 
 
-def prune_worktrees(repo: git.Repo) -> None:
-    repo.git.worktree("prune")
+def prune_worktrees(repo: git.Repo, under: Path) -> list[str]:
+    """Forget the repository's records of the ledger's worktrees in `under` (a folder of the
+    server's own) whose folder is gone: what `git worktree prune` does, for those only. `git
+    worktree prune` itself would also forget a worktree of the user's whose folder is away for a
+    moment (an unmounted drive, a renamed folder), with its HEAD and index. Returns the records."""
+    records = Path(repo.common_dir).resolve() / "worktrees"
+    own = under.resolve()
+    forgotten = []
+    for record in sorted(records.iterdir()) if records.is_dir() else []:
+        if (record / "locked").exists():
+            continue
+        try:
+            named = Path((record / "gitdir").read_text(errors="replace").strip())
+        except OSError:
+            continue  # not a record git could use; left to the user
+        named = named if named.is_absolute() else record / named
+        folder = named.parent.resolve()
+        if (folder == own or own in folder.parents) and not named.exists():
+            shutil.rmtree(record)
+            forgotten.append(record.name)
+    return forgotten
 
 
 # ---- what runs write, and the candidate as it was before its runs ------------------------------

@@ -139,7 +139,7 @@ def _remove_worktrees(ledger: Ledger, root: Path) -> None:
     if root.exists():
         shutil.rmtree(root, ignore_errors=True)
     repo, _ = gitops.repo_of(ledger.ws.root)
-    gitops.prune_worktrees(repo)
+    gitops.prune_worktrees(repo, root)
 
 
 async def _answer(ledger: Ledger, tag: str, run: Run, batch: str, engine: str, slots: int, rows: list[CandidateRow], batch_start: float) -> ManyAnswer:

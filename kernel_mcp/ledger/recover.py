@@ -170,5 +170,5 @@ def remove_folder(repo: git.Repo, folder: Path, recovery: str | None = None) -> 
             gitops.pin(repo, ref, commit)
             saved.append(ref)
     shutil.rmtree(folder, ignore_errors=True)
-    repo.git.worktree("prune")
+    gitops.prune_worktrees(repo, folder)  # the records of what was in it, never one of the user's
     return saved
