@@ -225,3 +225,35 @@ async def test_a_users_worktree_whose_folder_is_away_keeps_its_record(cpu_ws, tm
     away.rename(users)
     assert str(users) in git("worktree", "list", cwd=root)
     assert git("rev-parse", "HEAD", cwd=users) == detached and git("status", "--porcelain", cwd=users) == ""
+
+
+# ---- 6. one judge per workspace, the baseline included --------------------------------------------
+HOLD_JUDGE = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from kernel_mcp.ledger import recover
+    with recover.judging(Path(sys.argv[1]), "experiment_evaluate of experiment a"):
+        print("held", flush=True)
+        sys.stdin.read()
+    """
+)
+
+
+async def test_a_baseline_is_not_measured_while_another_judge_measures(cpu_ws):
+    # Another server process measures in this workspace (it holds the judge lock): a start's baseline
+    # was measured at the same time, sharing the machine and the outputs.
+    holder = subprocess.Popen([PY, "-c", HOLD_JUDGE, str(cpu_ws / ".kernel-mcp")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        async with Client(build_server(cpu_ws)) as client:
+            refused = await client.call_tool("experiment_start", {"tag": "b"})
+            assert refused.is_error and f"another kernel-mcp judge is measuring in this workspace: process {holder.pid}" in text_of(refused), text_of(refused)
+            holder.stdin.close()
+            holder.wait()
+            started = await call(client, "experiment_start", tag="b")  # nothing of the refused start was left behind
+            assert started["status"] == "running"
+    finally:
+        holder.kill()
+        holder.wait()

@@ -70,9 +70,11 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
             raise
     exp = ledger.store.experiment(tag)
     try:
-        async with ledger.watching(exp):
-            crash_point("start-during-baseline")
-            bench = await run_benchmark(ws, run, "baseline", progress=progress, cwd=workdir)
+        # a measurement like any evaluation's: one judge at a time in the workspace
+        with ledger.judging(exp, "experiment_start's baseline"):
+            async with ledger.watching(exp):
+                crash_point("start-during-baseline")
+                bench = await run_benchmark(ws, run, "baseline", progress=progress, cwd=workdir)
         if not bench.all_correct or bench.impossible:
             raise KernelMcpError("the baseline is not correct (or not plausible), so nothing can be compared with it: "
                                  + bench.trouble(), hint=f"see run {run.id}")
