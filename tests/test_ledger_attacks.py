@@ -257,3 +257,28 @@ async def test_a_baseline_is_not_measured_while_another_judge_measures(cpu_ws):
     finally:
         holder.kill()
         holder.wait()
+
+
+# ---- 7. what carry_changes brings ----------------------------------------------------------------
+async def test_carry_changes_brings_a_link_as_a_link_and_refuses_a_nested_repository(cpu_ws, tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the user's private key\n")
+    os.symlink(secret, cpu_ws / "notes.txt")
+    before = user_state(cpu_ws)
+    async with Client(build_server(cpu_ws)) as client:
+        start = await call(client, "experiment_start", tag="c1", carry_changes=True)
+        carried = Path(start["worktree"], "notes.txt")
+        assert carried.is_symlink() and os.readlink(carried) == str(secret)
+        entry = git("ls-tree", start["best_commit"], "ws/notes.txt", cwd=cpu_ws.parent)
+        assert entry.startswith("120000 ")  # committed as a link: its target's name, never the key
+        assert "private key" not in git("cat-file", "-p", entry.split()[2], cwd=cpu_ws)
+        (cpu_ws / "notes.txt").unlink()
+        (cpu_ws / "vendor").mkdir()
+        git("init", "-q", cwd=cpu_ws / "vendor")
+        (cpu_ws / "vendor" / "a.txt").write_text("a")
+        for _ in range(2):  # refused by name, and nothing half-made is left to refuse the next try otherwise
+            refused = await client.call_tool("experiment_start", {"tag": "c2", "carry_changes": True})
+            assert refused.is_error and "untracked git repository of its own at ws/vendor" in text_of(refused), text_of(refused)
+    after = user_state(cpu_ws)
+    assert {k: v for k, v in after.items() if k != "status"} == {k: v for k, v in before.items() if k != "status"}
+    assert git("branch", "--list", "kernel-opt/c2", cwd=cpu_ws.parent) == ""

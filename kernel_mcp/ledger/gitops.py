@@ -23,6 +23,7 @@ import concurrent.futures
 import os
 import re
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -289,16 +290,31 @@ def add_worktree(repo: git.Repo, path: Path, branch: str, start: str) -> git.Rep
 
 
 def carry_changes(repo: git.Repo, worktree: git.Repo) -> list[str]:
-    """Bring the user's uncommitted changes (tracked diffs and untracked files) into the worktree."""
+    """Bring the user's uncommitted changes (tracked diffs and untracked files) into the worktree.
+    An untracked symbolic link is carried as the link it is (never its target's content); an
+    untracked git repository of its own, or anything but a file or a link, is refused by name."""
     patch = repo.git.diff("HEAD", "--binary")
     if patch:
         worktree.git.execute(["git", "apply", "--index", "-"], istream=_Stdin(patch + "\n"))
     copied = []
-    for rel in repo.git.ls_files("--others", "--exclude-standard").splitlines():
+    for rel in repo.git.ls_files("-z", "--others", "--exclude-standard").split("\0"):
+        if not rel:
+            continue
         src = Path(repo.working_tree_dir) / rel
         dst = Path(worktree.working_tree_dir) / rel
+        if rel.endswith("/"):  # git lists a folder holding a repository of its own as the folder
+            raise InvalidInput(f"the workspace holds an untracked git repository of its own at {rel.rstrip('/')}: carry_changes does not "
+                               "bring it into the experiment (git would take it for a submodule, whose own config names programs)",
+                               hint="commit it, add it to .gitignore (or .git/info/exclude), or move it out of the repository")
+        mode = src.lstat().st_mode
+        if not (stat.S_ISLNK(mode) or stat.S_ISREG(mode)):
+            raise InvalidInput(f"the workspace's untracked {rel} is not a file or a symbolic link: carry_changes brings only those",
+                               hint="add it to .gitignore (or .git/info/exclude), or move it away")
         dst.parent.mkdir(parents=True, exist_ok=True)
-        dst.write_bytes(src.read_bytes())
+        if stat.S_ISLNK(mode):
+            os.symlink(os.readlink(src), dst)  # as git commits a link: its target's name, never the content behind it
+        else:
+            shutil.copy2(src, dst)  # the file's bits, its executable bit included
         copied.append(rel)
     return copied
 
