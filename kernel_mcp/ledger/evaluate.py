@@ -163,6 +163,8 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
     keep_metric = ledger.keep_metric()
     try:
         with ledger.judging(exp, "experiment_evaluate"):
+            # what runs is the commit and nothing else: what is kept is the commit
+            removed = gitops.match_commit(wt, snap)
             async with ledger.watching(exp) as seen:
                 crash_point("evaluate-during-runs")
                 best_dir = ledger.best_tree(exp)
@@ -184,8 +186,18 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
         named = ", ".join(sorted({f"{t.symbol} ({t.file}:{t.line})" for t in timing}))[:400]
         verdict = verdict.model_copy(update={"reasons": verdict.reasons + [f"the change defines or wraps timing functions: {named}"]})
     fields = attempt_fields(exp, together, verdict, hypothesis, target, files, digest, repairs, run.id, keep_metric, candidate_commit=snap,
-                            timing_symbols=sorted({t.symbol for t in timing}))
-    return await _record(ledger, exp, run, snap, fields, verdict)
+                            timing_symbols=sorted({t.symbol for t in timing}), removed_before_runs=removed[:200])
+    answer = await _record(ledger, exp, run, snap, fields, verdict)
+    answer.notes.append(measured_as_committed(snap, removed))
+    return answer
+
+
+def measured_as_committed(snap: str, removed: list[str]) -> str:
+    """The answer's word on what ran: the candidate's commit, and what was removed to make it so."""
+    shown = ", ".join(removed[:8]) + (f" (and {len(removed) - 8} more)" if len(removed) > 8 else "")
+    return (f"measured exactly the candidate's commit {snap[:10]}: " +
+            (f"files it does not hold (ignored or uncommitted) were removed from the worktree first: {shown}" if removed
+             else "the worktree held no file outside it"))
 
 
 async def _record(ledger: Ledger, exp: Experiment, run: Run, snap: str, fields: dict[str, Any], verdict: Verdict | None) -> ExperimentAnswer:

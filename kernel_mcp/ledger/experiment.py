@@ -33,6 +33,7 @@ def _discard_half_made(ledger: Ledger, exp: Experiment) -> None:
 
 async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: ProgressFn | None) -> ExperimentAnswer:
     gitops.check_tag(tag)
+    config = ledger.freeze_config()  # the rules of the whole experiment, kept in the ledger
     ws = ledger.ws
     repo, subdir = gitops.repo_of(ws.root)
     gitops.require_identity(repo)
@@ -54,7 +55,7 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
             raise WorkspaceError("the workspace's repository has no commit at HEAD", hint="commit the kernel and its benchmark first")
         with ledger.store.transaction():
             ledger.store.add_experiment(tag=tag, branch=branch, worktree=str(path), subdir=subdir, base_commit=head, best_commit=head, status="starting",
-                                        protected={}, owner=recover.owner_token())
+                                         protected={}, owner=recover.owner_token(), config=config)
         exp = ledger.store.existing_experiment(tag)
         try:
             wt = gitops.add_worktree(repo, path, branch, head)
@@ -71,9 +72,11 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
             raise
     exp = ledger.store.existing_experiment(tag)
     try:
-        async with ledger.watching(exp):
-            crash_point("start-during-baseline")
-            bench = await run_benchmark(ws, run, "baseline", progress=progress, cwd=workdir)
+        # a measurement like any evaluation's: one judge at a time in the workspace
+        with ledger.judging(exp, "experiment_start's baseline"):
+            async with ledger.watching(exp):
+                crash_point("start-during-baseline")
+                bench = await run_benchmark(ws, run, "baseline", progress=progress, cwd=workdir)
         if not bench.all_correct or bench.impossible:
             raise KernelMcpError("the baseline is not correct (or not plausible), so nothing can be compared with it: "
                                  + bench.trouble(), hint=f"see run {run.id}")

@@ -56,11 +56,13 @@ async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progr
         from kernel_mcp.ledger.many import check_out_candidate
 
         check_out_candidate(ledger, exp, attempt)
-    _still_evaluated(ledger, exp, attempt, "after it was evaluated")
+    snap = _still_evaluated(ledger, exp, attempt, "after it was evaluated")
     cfg = ledger.ws.config
     workdir = ledger.workdir(exp)
     evidence = attempt.evidence.model_copy(deep=True)
     with ledger.judging(exp, "experiment_keep's verification"):
+        # the verification checks the commit that is kept, and nothing the worktree holds besides
+        gitops.match_commit(ledger.worktree(exp), snap)
         async with ledger.watching(exp) as seen:
             verification = await verify(ledger.ws, run, workdir, progress)
             evidence.verification = verification
@@ -156,7 +158,7 @@ async def revert(ledger: Ledger, tag: str | None) -> ExperimentAnswer:
         wt = ledger.worktree(exp)
         recover.clear_stale_index_lock(wt)
         files = gitops.changed_files(wt, exp.best_commit)
-        gitops.reset_to(wt, exp.best_commit)
+        files += gitops.reset_to(wt, exp.best_commit)  # a nested .git is discarded too, and named
         attempt = ledger.store.latest_attempt(exp.tag)
         with ledger.store.transaction():
             if attempt is not None and attempt.outcome == "pending":

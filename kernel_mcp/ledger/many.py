@@ -67,7 +67,8 @@ def _prepare(ledger: Ledger, exp: Experiment, batch: str, index: int, cand: Cand
     job.files = gitops.files_between(wt, best, commit)
     job.digest = gitops.tree_of(wt, commit)
     problems = harness.violations(wt, exp.subdir, job.workdir, exp.protected, ledger.ws.config.harness, job.files)
-    return job, ["the harness is frozen: " + p for p in problems]
+    nested = gitops.nested_problem([], gitops.new_gitlinks(wt, best, commit))
+    return job, ["the harness is frozen: " + p for p in problems] + ([nested] if nested else [])
 
 
 def _verdict(ledger: Ledger, exp: Experiment, m: Measurement, target: str | None) -> Verdict:
@@ -138,7 +139,7 @@ def _remove_worktrees(ledger: Ledger, root: Path) -> None:
     if root.exists():
         shutil.rmtree(root, ignore_errors=True)
     repo, _ = gitops.repo_of(ledger.ws.root)
-    gitops.prune_worktrees(repo)
+    gitops.prune_worktrees(repo, root)
 
 
 async def _answer(ledger: Ledger, tag: str, run: Run, batch: str, engine: str, slots: int, rows: list[CandidateRow], batch_start: float) -> ManyAnswer:

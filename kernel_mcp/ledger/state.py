@@ -34,6 +34,7 @@ class Experiment(BaseModel):
     created: str
     run_outputs: list[str] = Field(default_factory=list)  # repo-relative files the runs wrote: never part of a candidate
     owner: str | None = None  # the process measuring the baseline while status is "starting"
+    config: str | None = None  # the text of kernel-mcp.toml the experiment started with: its rules, whatever the checkout says
 
 
 class Evidence(BaseModel):

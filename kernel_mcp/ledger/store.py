@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS experiments (
   base_commit TEXT NOT NULL, best_commit TEXT NOT NULL, best_attempt INTEGER,
   status TEXT NOT NULL, stop_reason TEXT, consecutive_regressions INTEGER NOT NULL DEFAULT 0,
   protected TEXT NOT NULL DEFAULT '{}', created TEXT NOT NULL,
-  run_outputs TEXT NOT NULL DEFAULT '[]', owner TEXT);
+  run_outputs TEXT NOT NULL DEFAULT '[]', owner TEXT, config TEXT);
 CREATE TABLE IF NOT EXISTS attempts (
   id INTEGER PRIMARY KEY AUTOINCREMENT, tag TEXT NOT NULL REFERENCES experiments(tag),
   parent_commit TEXT NOT NULL, commit_sha TEXT, diff_hash TEXT, files TEXT NOT NULL DEFAULT '[]',
@@ -35,7 +35,7 @@ CREATE TABLE IF NOT EXISTS intents (
   tag TEXT NOT NULL, action TEXT NOT NULL, attempt_id INTEGER, started TEXT NOT NULL, commit_sha TEXT);
 """
 # Columns added after the first release: an older ledger gets them on open.
-ADDED_COLUMNS = {"experiments": {"run_outputs": "TEXT NOT NULL DEFAULT '[]'", "owner": "TEXT"}, "intents": {"commit_sha": "TEXT"}}
+ADDED_COLUMNS = {"experiments": {"run_outputs": "TEXT NOT NULL DEFAULT '[]'", "owner": "TEXT", "config": "TEXT"}, "intents": {"commit_sha": "TEXT"}}
 JSON_FIELDS = ("files", "figures", "comparisons", "reasons", "evidence", "protected", "run_outputs")
 
 

@@ -238,6 +238,11 @@ def parse_config(text: str, source: str = CONFIG_NAME) -> WorkspaceConfig:
 
 
 def load_config(path: Path) -> WorkspaceConfig:
+    return parse_config(read_config_text(path), path.name)
+
+
+def read_config_text(path: Path) -> str:
+    """The text of a workspace's kernel-mcp.toml (a regular file only), as load_config parses it."""
     if not os.path.lexists(path):
         raise WorkspaceError(
             f"no {CONFIG_NAME} in {path.parent}", hint="run `kernel-mcp init` in the workspace to write one"
@@ -250,7 +255,7 @@ def load_config(path: Path) -> WorkspaceConfig:
         raise WorkspaceError(f"cannot read {path.name}: {exc.message}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise WorkspaceError(f"cannot read {path.name}: {exc}") from None
-    return parse_config(text, path.name)
+    return text
 
 
 def example_config() -> str:
