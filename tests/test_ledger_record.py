@@ -17,7 +17,7 @@ from test_ledger import cpu_ws, set_kernel  # noqa: F401  (cpu_ws is a fixture)
 pytestmark = pytest.mark.anyio
 
 
-async def test_a_linked_performance_record_is_refused_and_never_written_through(cpu_ws, tmp_path):  # noqa: F811 (test_ledger's fixture)
+async def test_a_linked_performance_record_is_refused_and_never_written_through(cpu_ws, tmp_path):
     outside = tmp_path / "outside" / "planted.pth"
     outside.parent.mkdir()
     async with Client(build_server(cpu_ws)) as client:

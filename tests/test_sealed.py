@@ -135,7 +135,7 @@ def _hostile_kernel(worktree: str, body: str, small: float = 100.0, large: float
     Path(worktree, "kernel.py").write_text(f'TIME = {{"small": {small}, "large": {large}}}\nERR = 0\nimport os, pathlib\n' + textwrap.dedent(body))
 
 
-async def test_a_candidate_cannot_rewrite_best_during_the_pairs(cpu_ws):  # noqa: F811 (test_ledger's fixture, imported above)
+async def test_a_candidate_cannot_rewrite_best_during_the_pairs(cpu_ws):
     async with Client(build_server(cpu_ws)) as client:
         wt = (await call(client, "experiment_start", tag="rw"))["worktree"]
         best_kernel = cpu_ws / ".kernel-mcp" / "best" / "rw" / "main" / "ws" / "kernel.py"
@@ -155,7 +155,7 @@ async def test_a_candidate_cannot_rewrite_best_during_the_pairs(cpu_ws):  # noqa
     assert ev["attempt"]["decision"] not in ("keep", "suspicious"), ev["attempt"]
 
 
-async def test_a_redirected_git_pointer_is_refused_and_repaired_by_revert(cpu_ws):  # noqa: F811 (test_ledger's fixture, imported above)
+async def test_a_redirected_git_pointer_is_refused_and_repaired_by_revert(cpu_ws):
     import git
 
     user = git.Repo(cpu_ws.parent)
@@ -180,7 +180,7 @@ async def test_a_redirected_git_pointer_is_refused_and_repaired_by_revert(cpu_ws
     assert user.head.commit.hexsha == branch_before and len(user.git.reflog().splitlines()) == reflog_before
 
 
-async def test_the_checkout_config_cannot_change_a_running_experiment(cpu_ws):  # noqa: F811 (test_ledger's fixture, imported above)
+async def test_the_checkout_config_cannot_change_a_running_experiment(cpu_ws):
     async with Client(build_server(cpu_ws)) as client:
         wt = (await call(client, "experiment_start", tag="cfg"))["worktree"]
         toml = cpu_ws / "kernel-mcp.toml"
@@ -191,7 +191,7 @@ async def test_the_checkout_config_cannot_change_a_running_experiment(cpu_ws):  
     assert any("differs from the one this experiment started with" in n for n in ev["notes"]), ev["notes"]
 
 
-async def test_tags_are_exact_names(cpu_ws):  # noqa: F811 (test_ledger's fixture, imported above)
+async def test_tags_are_exact_names(cpu_ws):
     async with Client(build_server(cpu_ws)) as client:
         t_bx = (await call(client, "experiment_start", tag="t.bx"))["worktree"]
         Path(t_bx, "scratch.txt").write_text("uncommitted work of t.bx")
@@ -203,7 +203,7 @@ async def test_tags_are_exact_names(cpu_ws):  # noqa: F811 (test_ledger's fixtur
     assert Path(best_like["worktree"]).is_dir() and (cpu_ws / ".kernel-mcp" / "best" / "t" / "main").is_dir()
 
 
-async def test_a_timer_the_candidate_reaches_is_not_corroborated(cpu_ws):  # noqa: F811 (test_ledger's fixture, imported above)
+async def test_a_timer_the_candidate_reaches_is_not_corroborated(cpu_ws):
     async with Client(build_server(cpu_ws)) as client:
         wt = (await call(client, "experiment_start", tag="clock"))["worktree"]
         # reports a tenth of the time, and spends the rest at import: the wall time does not move
