@@ -1,0 +1,120 @@
+"""More hostile data through the real server (the SDK's Client in memory, real workspaces, real
+files and processes): backtracking patterns over names a workspace's files give, file names and
+arguments that try to forge lines of an error answer, a state folder linked out of the workspace,
+structured content that would outgrow its bound, figures at the edge of the floating-point range,
+invisible characters, and arguments the tool does not take.
+
+A pattern that backtracks without end under Python's `re` holds the GIL and with it the whole
+server: those calls are made by a server in a child process, which the test gives up on after
+`FROZEN_S`, so that a regression fails the test instead of freezing the suite.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+from mcp import Client
+
+from kernel_mcp.server import build_server
+
+from conftest import BASIC_TOML, PY, REPO, data, fixture, text_of, write_toml
+from rocpd_builder import build as build_rocpd
+
+pytestmark = pytest.mark.anyio
+FROZEN_S = 240  # generous: the bounded search gives up after about a second; `re` on these takes years
+# Nested alternatives that the `regex` module backtracks on too (it sees through `^(a+)+$`): the
+# time bound itself is what ends the search.
+BACKTRACKING = "(a|aa)+$"
+LONG_AS = "a" * 80 + "!"
+
+
+def serve_in_a_process(ws: Path, calls: list[tuple[str, dict]]) -> list[dict]:
+    """The calls made in order by a real server in a child process: per call, is_error and text."""
+    script = textwrap.dedent(
+        """
+        import asyncio, json, sys
+        from mcp import Client
+        from kernel_mcp.server import build_server
+
+        async def main():
+            async with Client(build_server(sys.argv[1])) as client:
+                for name, arguments in json.loads(sys.argv[2]):
+                    result = await client.call_tool(name, arguments)
+                    text = "\\n".join(getattr(block, "text", "") for block in result.content)
+                    print(json.dumps({"is_error": result.is_error, "text": text}), flush=True)
+
+        asyncio.run(main())
+        """
+    )
+    try:
+        done = subprocess.run([PY, "-c", script, str(ws), json.dumps(calls)], capture_output=True, text=True, timeout=FROZEN_S, cwd=REPO)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the server did not answer {[name for name, _ in calls]} within {FROZEN_S} s: a pattern search without a time bound")
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [json.loads(line) for line in done.stdout.splitlines()]
+
+
+# ------------------------------------------------------------------------------- 1. ReDoS ----
+def test_a_backtracking_kernel_pattern_is_cut_off_and_the_server_goes_on(tmp_path):
+    """thread_trace_import(kernel=...) searches the kernel names the trace gives with the caller's
+    pattern: a nested alternative against a long name is refused after its time budget, by name."""
+    write_toml(tmp_path, BASIC_TOML)
+    dispatch = tmp_path / "tr" / "ui_output_agent_14705_dispatch_25"
+    shutil.copytree(data("rocm/att-gfx950/vec_add/att_viewer/big/ui_output_agent_14705_dispatch_25"), dispatch)
+    code = json.loads((dispatch / "code.json").read_text())
+    code["code"][0][0] = "; " + LONG_AS  # the trace's first line names the kernel
+    (dispatch / "code.json").write_text(json.dumps(code))
+    plain, hostile, after = serve_in_a_process(tmp_path, [("thread_trace_import", {"path": "tr"}),
+                                                          ("thread_trace_import", {"path": "tr", "kernel": BACKTRACKING}),
+                                                          ("hw_spec", {"arch": "gfx950", "section": "lds"})])
+    assert not plain["is_error"] and LONG_AS in plain["text"], plain
+    assert hostile["is_error"] and hostile["text"].startswith(f"invalid input: kernel= /{BACKTRACKING}/ took longer than 1 s"), hostile
+    assert "nested repetition" in hostile["text"], hostile
+    assert not after["is_error"], after
+
+
+def _profile_with_kernel_names(ws: Path, name: str) -> None:
+    rows = list(csv.reader(io.StringIO(fixture("rocm/sdk2508-kernel_trace.csv").read_text())))
+    column = rows[0].index("Kernel_Name")
+    for row in filter(None, rows[1:]):
+        row[column] = name
+    (ws / "p").mkdir()
+    with (ws / "p" / "kernel_trace.csv").open("w", newline="") as handle:
+        csv.writer(handle, quoting=csv.QUOTE_ALL).writerows(rows)
+    (ws / "db").mkdir()
+    build_rocpd(ws / "db" / "run.db", fixture("rocm/rocpd-schema"), [{"name": name, "start": 1000 * i, "end": 1000 * i + 500} for i in range(3)])
+
+
+def test_a_backtracking_target_kernel_is_cut_off_in_csv_and_rocpd_imports(tmp_path):
+    """The workspace's [benchmark] target_kernel is searched over every kernel name of an imported
+    profile (CSV and rocpd alike): the search ends at its time budget with an error naming the key."""
+    write_toml(tmp_path, BASIC_TOML.replace('target_kernel = "k_main"', f'target_kernel = "{BACKTRACKING}"'))
+    _profile_with_kernel_names(tmp_path, LONG_AS)
+    from_csv, from_rocpd, after = serve_in_a_process(tmp_path, [("profile_import", {"paths": ["p/kernel_trace.csv"]}),
+                                                                ("profile_import", {"paths": ["db/run.db"]}),
+                                                                ("workspace_info", {})])
+    for answer in (from_csv, from_rocpd):
+        assert answer["is_error"], answer
+        assert answer["text"].startswith(f"invalid input: [benchmark] target_kernel /{BACKTRACKING}/ took longer than 1 s to search the profile's kernel names"), answer
+    assert not after["is_error"], after
+
+
+async def test_a_plain_target_kernel_still_marks_the_target_in_both_imports(tmp_path):
+    """The bounded search keeps the verdicts: the target is marked and its dispatches are handed on."""
+    write_toml(tmp_path, BASIC_TOML.replace('target_kernel = "k_main"', 'target_kernel = "^a+!$"'))
+    _profile_with_kernel_names(tmp_path, LONG_AS)
+    async with Client(build_server(tmp_path)) as client:
+        for path in ("p/kernel_trace.csv", "db/run.db"):
+            result = await client.call_tool("profile_import", {"paths": [path]})
+            assert not result.is_error, text_of(result)
+            kernels = result.structured_content["kernels"]
+            assert [k["target"] for k in kernels] == [True], kernels
+            handed_on = json.loads((tmp_path / ".kernel-mcp" / "runs" / result.structured_content["run_id"] / "target_dispatches.json").read_text())
+            assert sum(len(times) for times in handed_on.values()) == kernels[0]["calls"], handed_on
