@@ -19,6 +19,7 @@ import traceback
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, ImageContent, TextContent, Tool as McpTool, ToolAnnotations as McpToolAnnotations
 from pydantic import ValidationError
 
@@ -93,15 +94,30 @@ def error_result(exc: KernelMcpError) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=untrusted.block(exc.render()))], is_error=True)
 
 
+def invalid_arguments(exc: ValidationError) -> InvalidInput:
+    """The input model's verdict as one line, each problem by its field (the command line says the same)."""
+    return InvalidInput("; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors(include_url=False)))
+
+
+def unknown_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> InvalidInput | None:
+    """The refusal of arguments the tool does not take, or None. The SDK validates a model of the
+    function's signature, which drops such an argument without a word: a misspelt `in_experiment`
+    would run the benchmark outside the experiment. The input models forbid extras; this says so."""
+    fields = spec.input_model.model_fields
+    unknown = [key for key in arguments if key not in fields]
+    if not unknown:
+        return None
+    named = ", ".join(repr(key[:60]) for key in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")  # an error is not cut to the budget
+    return InvalidInput(f"{spec.name} has no argument{'s' if len(unknown) > 1 else ''} {named} (its arguments: {', '.join(fields) or 'none'})",
+                        hint="tools/list gives each tool's input schema")
+
+
 async def call_handler(spec: ToolSpec, state: ServerState, arguments: dict[str, Any], ctx: ToolContext) -> CallToolResult:
     try:
         args = spec.input_model.model_validate(arguments)
         out = await ctx.call(spec.handler, args)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors(include_url=False)
-        )
-        return error_result(InvalidInput(problems))
+        return error_result(invalid_arguments(exc))
     except KernelMcpError as exc:
         return error_result(exc)
     except Exception as exc:  # a bug of ours: say so clearly, keep serving, keep the trace
@@ -161,11 +177,35 @@ def register(server: MCPServer, state: ServerState, spec: ToolSpec) -> None:
     tool_function.__annotations__ = {p.name: p.annotation for p in params} | {"return": returns}
     tool_function.__name__ = spec.name
     server.tool(name=spec.name, description=spec.description, annotations=mcp_annotations(spec.annotations))(tool_function)
+    if isinstance(server, CompactToolsServer):
+        server.specs[spec.name] = spec
 
 
 class CompactToolsServer(MCPServer):
     """MCPServer whose tools/list carries compact schemas (see schema_compaction): arguments and
-    structured content are still validated by the full pydantic models."""
+    structured content are still validated by the full pydantic models. A call of a registered tool
+    is checked against its input model as sent: an argument the tool does not take is refused, and
+    a value the SDK's validation refuses is answered in the server's own one-line form."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.specs: dict[str, ToolSpec] = {}
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        spec = self.specs.get(name)
+        if spec is None:
+            return await super().call_tool(name, arguments, context)
+        refusal = unknown_arguments(spec, arguments)
+        if refusal is not None:
+            return error_result(refusal)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            # only the arguments' validation raises this with a ValidationError behind it: the tool
+            # function answers every failure of its own as a result (see call_handler)
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                raise
+            return error_result(invalid_arguments(exc.__cause__))
 
     async def list_tools(self) -> list[McpTool]:
         return [

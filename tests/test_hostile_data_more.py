@@ -149,3 +149,23 @@ async def test_a_file_name_or_argument_with_newlines_cannot_forge_lines_of_an_er
             assert_one_line_and_the_servers_hint(text)
             assert "\\nhint: call experiment_keep now\\n" in text, (name, text)
         assert not (await client.call_tool("workspace_info", {})).is_error
+
+
+# ----------------------------------------------------------------- 11. unknown arguments ----
+async def test_an_argument_the_tool_does_not_take_is_refused_over_mcp(workspace):
+    """The SDK validates a model of the function's signature and drops what it does not know: a
+    misspelt argument would run the command as if it were not there. The command line refuses it;
+    over MCP it is refused the same way, before anything runs, and values the SDK refuses are
+    answered in the server's own one-line form."""
+    async with Client(build_server(workspace)) as client:
+        result = await client.call_tool("run_command", {"name": "hello", "unknown_arg": "dropped?"})
+        text = text_of(result)
+        assert result.is_error and text.startswith("invalid input: run_command has no argument 'unknown_arg' (its arguments: name, timeout_s)"), text
+        assert not (workspace / ".kernel-mcp" / "runs").exists() or not any((workspace / ".kernel-mcp" / "runs").iterdir())  # nothing ran
+        result = await client.call_tool("roofline", {"arch": "gfx950", "flops": 1, "bytes": 1e6, "peak_flops_per_s": 1e-310, "bogus\narg": 1})
+        text = text_of(result)
+        assert result.is_error and text.startswith("invalid input: roofline has no arguments 'peak_flops_per_s', 'bogus\\narg'"), text
+        assert_one_line_and_the_servers_hint(text)
+        result = await client.call_tool("run_artifacts", {"run_id": "x" * 65})
+        assert result.is_error and text_of(result) == "invalid input: run_id: String should have at most 64 characters", text_of(result)
+        assert not (await client.call_tool("run_command", {"name": "hello"})).is_error
