@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from kernel_mcp.untrusted import inline
+
 if TYPE_CHECKING:
     from kernel_mcp.ledger.state import Attempt, Experiment
 
@@ -63,7 +65,7 @@ def append_stop(folder: Path, reason: str, exp: Experiment, recent: list[Attempt
     lines = [
         "\n## Stop summary\n",
         f"- stopped: {time.strftime('%Y-%m-%d %H:%M')}",
-        f"- reason: {reason}",
+        f"- reason: {inline(reason)}",  # the agent's words: a newline in them would write lines of the summary
         f"- BEST commit: {exp.best_commit}",
         f"- kept: {len(kept or [])} attempt(s) including the baseline",
         "",
