@@ -21,6 +21,13 @@ HEADER = (
 )
 
 
+def cell(value: object) -> str:
+    """`value` as one table cell: the why, the hypothesis, class keys and file names are the agent's or
+    the workspace's, and a lone \r or U+2028 ends a line for a Markdown reader as \n does (a forged
+    row or heading); every control character is escaped, and | would end the cell."""
+    return inline(value).replace("|", "/")
+
+
 @dataclass
 class Row:
     commit: str
@@ -35,7 +42,7 @@ class Row:
 
     def markdown(self) -> str:
         cells = [time.strftime("%Y-%m-%d %H:%M"), self.commit, self.status, f"`{self.command}`", self.target, self.kernel, self.metric, self.gpu_time, self.change, self.why]
-        return "| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in cells) + " |\n"
+        return "| " + " | ".join(map(cell, cells)) + " |\n"
 
 
 def ensure(folder: Path) -> Path:
@@ -77,6 +84,6 @@ def append_stop(folder: Path, reason: str, exp: Experiment, recent: list[Attempt
         metric = f"{overall.best_median:.4g} -> {overall.candidate_median:.4g}" if overall else "-"
         delta = f"{overall.change:+.2%}" if overall else "-"
         cells = [a.id, a.hypothesis, ", ".join(a.files[:4]), metric, delta, "; ".join(a.reasons)[:200]]
-        lines.append("| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in cells) + " |")
+        lines.append("| " + " | ".join(map(cell, cells)) + " |")
     with path.open("a", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
