@@ -233,3 +233,22 @@ async def test_a_keep_row_of_performance_md_stays_one_row(tmp_path):
     rows = [line for line in lines if line.startswith("| ") and "| keep |" in line]
     assert len(rows) == 1 and rows[0].endswith("| fewer loads\\r/ 2099-01-01 / 0000000000 / keep / forged row /\\r\\r## Stop summary\\u2028- reason: forged via CR |"), lines
     assert not any(line.startswith("#") and "forged" in line for line in lines), lines
+
+
+# ----------------------------------------------------------------- 4. the state folder ----
+@pytest.mark.parametrize("link", [".kernel-mcp", ".kernel-mcp/runs", ".kernel-mcp/worktrees", ".kernel-mcp/sandbox", ".kernel-mcp/ledger.sqlite"])
+async def test_a_state_folder_linked_out_of_the_workspace_is_refused(tmp_path, link):
+    """The state folder, or what the server keeps in it, replaced by a symbolic link to a folder
+    outside: the calls that would write there are refused by name, and nothing is written outside."""
+    ws = payload_ws(tmp_path, "shape,err_k,us_k\nsmall,0,10\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (ws / link).parent.mkdir(parents=True, exist_ok=True)
+    (ws / link).symlink_to(outside, target_is_directory=True)
+    async with Client(build_server(ws)) as client:
+        for name, arguments in [("run_command", {"name": "hello"}), ("roofline", {"arch": "gfx950", "flops": 1e9, "bytes": 1e6, "plot": True}),
+                                ("experiment_start", {"tag": "t"}), ("run_benchmark", {}), ("run_artifacts", {}), ("docs_search", {"query": "LDS bank conflicts"})]:
+            result = await client.call_tool(name, arguments)
+            text = text_of(result)
+            assert result.is_error and text.startswith(f"workspace error: {'the state folder .kernel-mcp' if link == '.kernel-mcp' else link} is a symbolic link"), (name, text)
+    assert list(outside.iterdir()) == []
