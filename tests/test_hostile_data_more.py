@@ -252,3 +252,70 @@ async def test_a_state_folder_linked_out_of_the_workspace_is_refused(tmp_path, l
             text = text_of(result)
             assert result.is_error and text.startswith(f"workspace error: {'the state folder .kernel-mcp' if link == '.kernel-mcp' else link} is a symbolic link"), (name, text)
     assert list(outside.iterdir()) == []
+
+
+# ------------------------------------------------------ 5. structured content's bound ----
+STRUCTURED_BOUND = 16 * 4096  # the default text budget, times the structured content's share
+
+
+def compact_size(value) -> int:
+    return len(json.dumps(value, separators=(",", ":")))
+
+
+COUNTER_HEAD = ('"Correlation_Id","Dispatch_Id","Agent_Id","Queue_Id","Process_Id","Thread_Id","Grid_Size","Kernel_Id","Kernel_Name","Workgroup_Size",'
+                '"LDS_Block_Size","Scratch_Size","VGPR_Count","Accum_VGPR_Count","SGPR_Count","Counter_Name","Counter_Value","Start_Timestamp","End_Timestamp"\n')
+
+
+async def test_a_mapping_of_20000_counters_is_cut_to_the_bound(tmp_path):
+    """One dispatch with 20,000 counters of 100-character names: the counters mapping of the answer
+    (2.2 MB) loses its later entries, not its shape, and the answer says what was cut."""
+    write_toml(tmp_path, BASIC_TOML)
+    names = [f"C{n:05d}_{'Q' * 94}" for n in range(20_000)]
+    rows = [f'1,1,"Agent 1",1,15606,15606,1048576,17,"k_main",64,0,0,8,0,16,"{name}",{n}.0,3200098838431081,3200098838483232\n' for n, name in enumerate(names)]
+    (tmp_path / "counter_collection.csv").write_text(COUNTER_HEAD + "".join(rows))
+    async with Client(build_server(tmp_path)) as client:  # the SDK's client checks the content against the output schema
+        result = await client.call_tool("profile_import", {"paths": ["counter_collection.csv"]})
+    text, content = text_of(result), result.structured_content
+    assert not result.is_error, text
+    assert compact_size(content) <= STRUCTURED_BOUND, compact_size(content)
+    counters = content["counters"][0]["counters"]
+    assert 100 < len(counters) < 20_000 and list(counters) == names[:len(counters)] and counters[names[1]] == 1.0
+    assert f"[structured content cut to fit {STRUCTURED_BOUND} bytes: counters[].counters: cut to {len(counters)} entries" in text, text
+
+
+async def test_a_130_kb_kernel_name_is_cut_to_the_bound(tmp_path):
+    """Kernel names under the CSV module's field limit but far over the bound: each string is cut
+    and says by how much; the kernels stay, each with its own name's start."""
+    write_toml(tmp_path, BASIC_TOML)
+    rows = list(csv.reader(io.StringIO(fixture("rocm/sdk2508-kernel_trace.csv").read_text())))
+    column = rows[0].index("Kernel_Name")
+    for n, row in enumerate(filter(None, rows[1:])):
+        row[column] = f"k{n}_" + "X" * 130_000
+    with (tmp_path / "kernel_trace.csv").open("w", newline="") as handle:
+        csv.writer(handle, quoting=csv.QUOTE_ALL).writerows(rows)
+    async with Client(build_server(tmp_path)) as client:
+        result = await client.call_tool("profile_import", {"paths": ["kernel_trace.csv"]})
+    text, content = text_of(result), result.structured_content
+    assert not result.is_error, text
+    assert compact_size(content) <= STRUCTURED_BOUND, compact_size(content)
+    names = [k["name"] for k in content["kernels"]]
+    assert sorted(name.split("_")[0] for name in names) == sorted(f"k{n}" for n in range(len(rows) - 1)), names
+    assert all(name == name[:4096] + f"... [{len(name[:4096].split('_')[0]) + 1 + 130_000 - 4096} more characters cut]" for name in names), names
+    assert "kernels[].name: strings cut to 4096 characters" in text, text
+
+
+async def test_a_mapping_of_2000_long_class_keys_is_cut_to_the_bound(tmp_path):
+    """2,000 classes (the most a CSV may have) with 1,000-character keys, compared against BEST in an
+    experiment: the comparisons mapping and the list of classes are cut, in the order they came."""
+    keys = [f"{n:04d}" + "Z" * 996 for n in range(2000)]
+    ws = payload_ws(tmp_path, "shape,err_k,us_k\n" + "".join(f"{key},0,0.01\n" for key in keys))
+    async with Client(build_server(ws)) as client:
+        start = await client.call_tool("experiment_start", {"tag": "big"})
+        assert not start.is_error, text_of(start)
+        result = await client.call_tool("run_benchmark", {"in_experiment": True})
+    text, content = text_of(result), result.structured_content
+    assert not result.is_error, text
+    assert compact_size(content) <= STRUCTURED_BOUND, compact_size(content)
+    comparisons = content["comparisons"]
+    assert 0 < len(comparisons) < 2000 and list(comparisons) == [f"shape={key}" for key in keys[:len(comparisons)]]
+    assert f"comparisons: cut to {len(comparisons)} entries" in text and "bench.classes: cut to" in text, text
