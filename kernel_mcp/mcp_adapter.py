@@ -193,14 +193,19 @@ async def call_handler(spec: ToolSpec, state: ServerState, arguments: dict[str, 
         return error_result(KernelMcpError(f"internal error in {spec.name}: {type(exc).__name__}: {exc}"))
     # Workspace text is escaped where each answer shows it (see untrusted); this catches the control
     # characters of any it missed (a carriage return, an ANSI escape), newlines and tabs aside.
-    text = fit_budget(untrusted.block(out.render()), state.budget(), ctx.runs_made)
-    structured, cuts = fit_structured(out.model_dump(mode="json"), STRUCTURED_PER_TEXT * state.budget(), out)
+    budget = state.budget()
+    structured, cuts = fit_structured(out.model_dump(mode="json"), STRUCTURED_PER_TEXT * budget, out)
+    notes = []
     if cuts:
-        text += f"\n[structured content cut to fit {STRUCTURED_PER_TEXT * state.budget()} bytes: {'; '.join(cuts[:6])}; the run's files hold everything]"
+        notes.append(f"[structured content cut to fit {STRUCTURED_PER_TEXT * budget} bytes: {'; '.join(cuts[:6])}; the run's files hold everything]")
     pictures = [image_content(i) for i in out.images() if len(i.data) <= IMAGE_LIMIT]
     too_big = [i.uri or str(i.path) for i in out.images() if len(i.data) > IMAGE_LIMIT]
     if too_big:
-        text += f"\n[picture(s) over {IMAGE_LIMIT} bytes not sent: {', '.join(too_big)}]"
+        notes.append(f"[picture(s) over {IMAGE_LIMIT} bytes not sent: {', '.join(too_big)}]")
+    # the notes' room is taken from the budget before the answer is cut to it: added after the cut,
+    # they made a 4,185-byte answer of a 4,096-byte budget
+    tail = "".join("\n" + note for note in notes).encode("utf-8")[: budget // 2].decode("utf-8", errors="ignore")
+    text = fit_budget(untrusted.block(out.render()), budget - len(tail.encode("utf-8")), ctx.runs_made) + tail
     return CallToolResult(
         content=[TextContent(type="text", text=text), *pictures],
         structured_content=structured,

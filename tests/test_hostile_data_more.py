@@ -319,3 +319,19 @@ async def test_a_mapping_of_2000_long_class_keys_is_cut_to_the_bound(tmp_path):
     comparisons = content["comparisons"]
     assert 0 < len(comparisons) < 2000 and list(comparisons) == [f"shape={key}" for key in keys[:len(comparisons)]]
     assert f"comparisons: cut to {len(comparisons)} entries" in text and "bench.classes: cut to" in text, text
+
+
+# ------------------------------------------------------------------- 8. the text's budget ----
+async def test_the_note_of_cut_structured_content_fits_in_the_text_budget(workspace):
+    """200 classes of 1,000-character keys: the text is cut to its budget and the structured content
+    to its bound, and the note saying so is inside the 4,096 bytes, not after them."""
+    shapes = [f"{n:04d}" + "Z" * 990 for n in range(200)]
+    (workspace / "bench.py").write_text("import csv, os\nos.makedirs('out', exist_ok=True)\n"
+                                        "with open('out/bench.csv', 'w', newline='') as f:\n    w = csv.writer(f)\n    w.writerow(['shape', 'err_k', 'us_k'])\n"
+                                        f"    w.writerows([shape, 0, 10.0] for shape in {shapes!r})\n")
+    async with Client(build_server(workspace)) as client:
+        result = await client.call_tool("run_benchmark", {"repeats": 1})
+    text = text_of(result)
+    assert not result.is_error, text
+    assert len(text.encode("utf-8")) <= 4096, len(text.encode("utf-8"))
+    assert "... [answer cut at" in text and text.endswith("bench.classes: cut to 50 items; the run's files hold everything]"), text[-400:]
