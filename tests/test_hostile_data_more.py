@@ -335,3 +335,21 @@ async def test_the_note_of_cut_structured_content_fits_in_the_text_budget(worksp
     assert not result.is_error, text
     assert len(text.encode("utf-8")) <= 4096, len(text.encode("utf-8"))
     assert "... [answer cut at" in text and text.endswith("bench.classes: cut to 50 items; the run's files hold everything]"), text[-400:]
+
+
+# ---------------------------------------------------------------------- 9. the roofline ----
+async def test_a_roofline_of_no_flops_is_answered_and_drawn(tmp_path):
+    """flops=0 is a copy kernel (the input model allows it): with a measured time the answer has no
+    fraction of an attainable FLOP rate to give, and its plot has no intensity to place on a log axis."""
+    write_toml(tmp_path, BASIC_TOML)
+    async with Client(build_server(tmp_path)) as client:
+        for flops in (0, -0.0):
+            result = await client.call_tool("roofline", {"arch": "gfx950", "flops": flops, "bytes": 1e6, "seconds": 1e-3})
+            text = text_of(result)
+            assert not result.is_error, text
+            assert text.startswith("gfx950 fp32/vector: AI 0.00 FLOP/B") and "memory-bound" in text and "(no FLOPs: against the memory floor only)" in text, text
+            assert result.structured_content["roofline"]["fraction_of_attainable"] is None, result.structured_content
+        for flops, size in ((0, 1e6), (1e-300, 1e300)):  # the second: an intensity that underflows to 0
+            result = await client.call_tool("roofline", {"arch": "gfx950", "flops": flops, "bytes": size, "seconds": 1.0, "plot": True})
+            assert not result.is_error, text_of(result)
+            assert [block.type for block in result.content] == ["text", "image"], result.content
