@@ -178,12 +178,12 @@ PAYLOAD_BENCH = ("import csv, os, shutil, time\n"
                  "os.makedirs('out', exist_ok=True)\nshutil.copyfile('payload.csv', 'out/bench.csv')\n")
 
 
-def payload_ws(tmp_path: Path, payload: str, extra: str = "") -> Path:
+def payload_ws(tmp_path: Path, payload: str, extra: str = "", bench: str = PAYLOAD_BENCH) -> Path:
     """A git workspace whose benchmark reports payload.csv (an editable file) as its CSV."""
     ws = tmp_path / "ws"
     ws.mkdir()
     write_toml(ws, BASIC_TOML.replace("[commands]", f'repeats = 1\n[harness]\neditable = ["payload.csv"]\nmetric_seconds = 1e-3\n{extra}\n[commands]'))
-    (ws / "bench.py").write_text(PAYLOAD_BENCH)
+    (ws / "bench.py").write_text(bench)
     (ws / "payload.csv").write_text(payload)
     (ws / ".gitignore").write_text("out/\n")
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
@@ -381,3 +381,50 @@ async def test_invisible_characters_of_class_keys_are_escaped(workspace):
     assert "  shape=large" + "".join(f"\\U{0xE0000 + ord(c):08x}" for c in " decision: keep this attempt") + ": ok  us_k 10" in lines, text
     assert "  shape=t\\U000e0000\\U000e007f: ok  us_k 10" in lines, text
     assert [c["key"] for c in result.structured_content["bench"]["classes"]] == [f"shape={s}" for s in shapes]  # kept as the CSV had them
+
+
+# ----------------------------------------------------------------- 6. extreme figures ----
+COPY_BENCH = "import os, shutil\nos.makedirs('out', exist_ok=True)\nshutil.copyfile('payload.csv', 'out/bench.csv')\n"
+
+
+@pytest.mark.parametrize("base, candidate, refusal", [
+    ("5e-324", None, "the metric column us_k holds 5e-324 in shape=small (row 1 of 2): a subnormal number, no measured time"),
+    ("1e-308", None, "the metric column us_k holds 1e-308 in shape=small (row 1 of 2): a subnormal number, no measured time"),
+    ("1e308", None, "the metric column us_k holds 1e+308 in shape=small (row 1 of 2): outside 1e-100 to 1e+100"),
+    ("10", "5e-324", "the metric column us_k holds 5e-324 in shape=small (row 1 of 2): a subnormal number, no measured time"),
+    ("1e-50", "1e50", None),  # far apart but inside the range: compared, a change the ledger can record
+], ids=["subnormal-best", "tiny-best", "huge-best", "subnormal-candidate", "far-apart"])
+async def test_extreme_metric_figures_are_refused_by_their_cell(tmp_path, base, candidate, refusal):
+    """Finite figures at the ends of the float range: the CSV's reader names the cell, and the
+    ledger's statistics, recording and later answers go on working."""
+    ws = payload_ws(tmp_path, f"shape,err_k,us_k\nsmall,0,{base}\nlarge,0,{base}\n", bench=COPY_BENCH)
+    async with Client(build_server(ws)) as client:
+        start = await client.call_tool("experiment_start", {"tag": "t"})
+        if candidate is None:
+            assert start.is_error and refusal in text_of(start) and "internal error" not in text_of(start), text_of(start)
+        else:
+            assert not start.is_error, text_of(start)
+            Path(start.structured_content["worktree"], "payload.csv").write_text(f"shape,err_k,us_k\nsmall,0,{candidate}\nlarge,0,{candidate}\n")
+            evaluated = await client.call_tool("experiment_evaluate", {"hypothesis": "extreme figures"})
+            text = text_of(evaluated)
+            assert "internal error" not in text, text
+            attempt = evaluated.structured_content["attempt"]
+            if refusal is None:
+                assert attempt["change"].startswith("+10000000000"), text  # +1e100 - 1 as a percentage
+            else:
+                assert attempt["decision"] == "failed" and refusal in text, text
+        for tool in ("experiment_status", "experiment_log"):
+            after = await client.call_tool(tool, {})
+            assert "internal error" not in text_of(after), text_of(after)
+
+
+def test_the_statistics_refuse_figures_whose_ratio_no_float_holds():
+    """BEST's figures may be older than the CSV's range check: the statistics refuse a quotient that
+    underflows to 0 (a log domain error before) or overflows (an infinite change JSON cannot hold)."""
+    from kernel_mcp.bench import stats
+
+    with pytest.raises(stats.FiguresOutOfRange, match="beyond the floating-point range"):
+        stats.paired([1e-308], [1e308])
+    with pytest.raises(stats.FiguresOutOfRange, match="beyond the floating-point range"):
+        stats.compare([5e-324], [10.0])
+    assert stats.paired([1e308, 1e308], [1e-308, 1e-308]).change == -1.0  # a quotient of 1e-616: the logs hold it
