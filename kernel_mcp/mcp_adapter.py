@@ -184,6 +184,7 @@ async def call_handler(spec: ToolSpec, state: ServerState, arguments: dict[str, 
     try:
         args = spec.input_model.model_validate(arguments)
         out = await ctx.call(spec.handler, args)
+        rendered = out.render()  # inside: a rendering bug (a None formatted as a number) is ours to name, not the SDK's bare "Error executing tool"
     except ValidationError as exc:
         return error_result(invalid_arguments(exc))
     except KernelMcpError as exc:
@@ -205,7 +206,7 @@ async def call_handler(spec: ToolSpec, state: ServerState, arguments: dict[str, 
     # the notes' room is taken from the budget before the answer is cut to it: added after the cut,
     # they made a 4,185-byte answer of a 4,096-byte budget
     tail = "".join("\n" + note for note in notes).encode("utf-8")[: budget // 2].decode("utf-8", errors="ignore")
-    text = fit_budget(untrusted.block(out.render()), budget - len(tail.encode("utf-8")), ctx.runs_made) + tail
+    text = fit_budget(untrusted.block(rendered), budget - len(tail.encode("utf-8")), ctx.runs_made) + tail
     return CallToolResult(
         content=[TextContent(type="text", text=text), *pictures],
         structured_content=structured,
