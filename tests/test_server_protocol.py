@@ -234,6 +234,6 @@ async def test_structured_content_is_held_to_a_size_bound_like_the_text(workspac
     async with Client(build_server(workspace)) as client:
         result = await client.call_tool("run_benchmark", {"repeats": 2})
     assert not result.is_error, text_of(result)
-    assert len(text_of(result).encode()) <= 4096 + 200 and "structured content: long lists cut" in text_of(result)
+    assert len(text_of(result).encode()) <= 4096 and "[structured content cut to fit 65536 bytes: bench.classes: cut to" in text_of(result)
     assert len(json.dumps(result.structured_content, separators=(",", ":"))) <= 16 * 4096
     assert 1 <= len(result.structured_content["bench"]["classes"]) < 1500

@@ -284,6 +284,7 @@ class BenchmarkFailed(CommandFailed):
     result that only says FAILED in its text, naming the run whose logs and CSVs are kept."""
 
     kind = "benchmark failed"
+    lines_escaped = True  # the failure and the class lines escape what they quote from the CSV and the output (see `of`)
     CLASS_LINES = 10  # of the repeats that completed before the failure; the run keeps the rest
     MAX_BYTES = 3000  # the error text is not cut to the answer budget afterwards, so it stays under it here
 

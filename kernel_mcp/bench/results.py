@@ -4,9 +4,10 @@ Rows are never collapsed into one average: they are grouped into config classes 
 config columns, or columns inferred from the table, saying which), and each class keeps its own
 correctness and metric.
 
-A metric cell that is not a finite positive number (NaN, an empty cell, inf, -inf, 0, text) is not
-a measurement: the table is refused with the column, the row's class and the value named, never
-averaged into a NaN figure (one NaN in the ledger made every later answer fail its schema).
+A metric cell that is not a finite positive number (NaN, an empty cell, inf, -inf, 0, text), or that
+no time is (a subnormal, 1e308: see limits.BENCH_METRIC_RANGE), is not a measurement: the table is
+refused with the column, the row's class and the value named, never averaged into a NaN figure (one
+NaN in the ledger made every later answer fail its schema).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import math
 import operator
 import re
+import sys
 import warnings
 from pathlib import Path
 
@@ -167,13 +169,17 @@ def unusable_metric(frame: pd.DataFrame, metric: pd.Series, cfg: BenchmarkConfig
     """Why the metric column cannot be read as times, naming the first bad row; None when it can.
     Rows are taken by position: labels of a hand-made CSV need not be unique."""
     values = metric.to_numpy()
-    bad = [pos for pos, v in enumerate(values) if not (math.isfinite(v) and v > 0)]
+    low, high = limits.BENCH_METRIC_RANGE
+    bad = [pos for pos, v in enumerate(values) if not (math.isfinite(v) and low <= v <= high)]
     if not bad:
         return None
     first = bad[0]
     raw = frame[cfg.metric].iloc[first]
-    value = shown(raw) if not math.isfinite(values[first]) else shown(values[first])
-    kind = "not a finite number" if not math.isfinite(values[first]) else "not a positive time"
+    v = values[first]
+    value = shown(raw) if not math.isfinite(v) or 0 < abs(v) < sys.float_info.min else shown(v)  # a subnormal as the CSV wrote it
+    kind = ("not a finite number" if not math.isfinite(v) else "not a positive time" if v <= 0
+            else "a subnormal number, no measured time" if v < sys.float_info.min
+            else f"outside {low:g} to {high:g}, no time in any unit (the ratios of such figures leave the floating-point range)")
     where = f"{_class_label(frame.iloc[first], columns)} (row {first + 1} of {len(frame)})"
     text = f"the metric column {cfg.metric} holds {value} in {where}: {kind}, so no figure can be made of it"
     if not ok.iloc[first]:

@@ -10,6 +10,7 @@ from kernel_mcp import docs
 from kernel_mcp.tooling import READ_ONLY, ToolContext, ToolInput, ToolSpec
 from kernel_mcp import arch_registry
 from kernel_mcp.workspace.config import Arch  # the one definition of the targets, shared with kernel-mcp.toml
+from kernel_mcp.workspace.workspace import state_folder
 
 if TYPE_CHECKING:  # a Literal built at import time is no type to a checker: it sees the str the Literal holds
     AmdArch = str
@@ -39,7 +40,7 @@ class IsaLookupInput(ToolInput):
 
 def _docs_store(ctx: ToolContext) -> docs.DocsStore:
     ws_dir = ctx.state.workspace_dir
-    state_dir = (ws_dir / ".kernel-mcp") if ws_dir is not None and ws_dir.is_dir() else None
+    state_dir = state_folder(ws_dir) if ws_dir is not None and ws_dir.is_dir() else None  # the index is written there: no link out
     return docs.open_store(state_dir)
 
 

@@ -101,7 +101,7 @@ class ExperimentAnswer(ToolOutput):
     def render(self) -> str:
         # Class keys are the benchmark CSV's cells, reasons quote failures (the benchmark's output),
         # file names are the workspace's: each stays on its own line.
-        lines = [f"experiment {self.tag} [{self.status}{': ' + self.stop_reason if self.stop_reason else ''}] branch {self.branch}",
+        lines = [f"experiment {self.tag} [{self.status}{': ' + inline(self.stop_reason) if self.stop_reason else ''}] branch {self.branch}",
                  f"edit here: {self.worktree}", f"BEST {self.best_commit[:10]}; consecutive regressions {self.consecutive_regressions}/5"]
         if self.attempt:
             a = self.attempt

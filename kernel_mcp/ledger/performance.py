@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernel_mcp.errors import WorkspaceError
+from kernel_mcp.untrusted import inline
 
 if TYPE_CHECKING:
     from kernel_mcp.ledger.state import Attempt, Experiment
@@ -21,6 +22,13 @@ HEADER = (
     "| date | commit | status | command | target class / dispatch | kernel | metric | GPU time | change vs best | why |\n"
     "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n"
 )
+
+
+def cell(value: object) -> str:
+    """`value` as one table cell: the why, the hypothesis, class keys and file names are the agent's or
+    the workspace's, and a lone \r or U+2028 ends a line for a Markdown reader as \n does (a forged
+    row or heading); every control character is escaped, and | would end the cell."""
+    return inline(value).replace("|", "/")
 
 
 @dataclass
@@ -37,7 +45,7 @@ class Row:
 
     def markdown(self) -> str:
         cells = [time.strftime("%Y-%m-%d %H:%M"), self.commit, self.status, f"`{self.command}`", self.target, self.kernel, self.metric, self.gpu_time, self.change, self.why]
-        return "| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in cells) + " |\n"
+        return "| " + " | ".join(map(cell, cells)) + " |\n"
 
 
 # The server writes this file itself, outside any boundary: it must never follow a link a candidate
@@ -99,7 +107,7 @@ def append_stop(folder: Path, reason: str, exp: Experiment, recent: list[Attempt
     lines = [
         "\n## Stop summary\n",
         f"- stopped: {time.strftime('%Y-%m-%d %H:%M')}",
-        f"- reason: {reason}",
+        f"- reason: {inline(reason)}",  # the agent's words: a newline in them would write lines of the summary
         f"- BEST commit: {exp.best_commit}",
         f"- kept: {len(kept or [])} attempt(s) including the baseline",
         "",
@@ -111,5 +119,5 @@ def append_stop(folder: Path, reason: str, exp: Experiment, recent: list[Attempt
         metric = f"{overall.best_median:.4g} -> {overall.candidate_median:.4g}" if overall else "-"
         delta = f"{overall.change:+.2%}" if overall else "-"
         cells = [a.id, a.hypothesis, ", ".join(a.files[:4]), metric, delta, "; ".join(a.reasons)[:200]]
-        lines.append("| " + " | ".join(str(c).replace("|", "/").replace("\n", " ") for c in cells) + " |")
+        lines.append("| " + " | ".join(map(cell, cells)) + " |")
     _write(path, "\n".join(lines) + "\n", append=True)

@@ -13,6 +13,7 @@ from pydantic_core import ErrorDetails
 
 from kernel_mcp import arch_registry, limits, safe_files
 from kernel_mcp.errors import KernelMcpError, WorkspaceError
+from kernel_mcp.patterns import AgentPattern
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -87,10 +88,10 @@ class BenchmarkConfig(_Strict):
     @field_validator("target_kernel")
     @classmethod
     def _valid_regex(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression: {exc}") from None
+        try:  # compiled as it is searched (see patterns): a file the search would refuse is refused here, by its key
+            AgentPattern(value)
+        except KernelMcpError as exc:
+            raise ValueError(f"not a valid regular expression: {exc.message}") from None
         return value
 
     @field_validator("command", "build_command")
