@@ -349,7 +349,7 @@ async def test_a_roofline_of_no_flops_is_answered_and_drawn(tmp_path):
             result = await client.call_tool("roofline", {"arch": "gfx950", "flops": flops, "bytes": 1e6, "seconds": 1e-3})
             text = text_of(result)
             assert not result.is_error, text
-            assert text.startswith("gfx950 fp32/vector: AI 0.00 FLOP/B") and "memory-bound" in text and "(no FLOPs: against the memory floor only)" in text, text
+            assert text.startswith("MI350X (gfx950, the arch's reference product) fp32/vector: AI 0.00 FLOP/B") and "memory-bound" in text and "(no FLOPs: against the memory floor only)" in text, text
             assert result.structured_content["roofline"]["fraction_of_attainable"] is None, result.structured_content
         for flops, size in ((0, 1e6), (1e-300, 1e300)):  # the second: an intensity that underflows to 0
             result = await client.call_tool("roofline", {"arch": "gfx950", "flops": flops, "bytes": size, "seconds": 1.0, "plot": True})
