@@ -410,7 +410,7 @@ def _check_startable(executable: str, name: str, sealing: sandbox.Sealing) -> No
     problem = None
     if not os.path.exists(executable):
         problem = os.strerror(errno.ENOENT)
-    elif os.path.isdir(executable) or not os.access(executable, os.X_OK):
+    elif os.path.isdir(executable) or not os.access(executable, os.X_OK, effective_ids=True):
         problem = os.strerror(errno.EACCES)
     if problem is not None:
         sealing.close()
