@@ -20,8 +20,8 @@ def host_pid(text: str) -> int | None:
     if text.isdigit():
         return int(text)
     namespace, pid = text.split()
-    if namespace == os.readlink("/proc/self/ns/pid"):
-        return int(pid)
+    if namespace == os.readlink("/proc/self/ns/pid"):  # a run without a namespace of its own
+        return int(pid) if os.path.exists(f"/proc/{pid}") else None
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
