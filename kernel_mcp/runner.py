@@ -305,7 +305,7 @@ async def run(
     spawn = [executable, *argv[1:]]
     if sealing is not None:
         if namespaced:
-            _check_startable(executable, argv[0], sealing)
+            _check_startable(os.path.join(os.fspath(cwd), executable), argv[0], sealing)  # a relative path: from cwd, as exec takes it
         spawn = sealing.argv(executable, argv[1:])
     started = time.monotonic()
     containment.spawning()

@@ -436,9 +436,14 @@ async def test_a_signal_a_timeout_and_a_missing_program_end_a_sealed_command_as_
             timed = await runner.run([PY, str(sleeper), str(tmp_path / "pid"), str(tmp_path / "never")], cwd=tmp_path, timeout_s=2, boundary=boundary)
         with pytest.raises(CommandFailed, match="could not start"):
             await runner.run([str(tmp_path / "no-such-program")], cwd=tmp_path, timeout_s=GUARD_S, boundary=boundary)
+        script = tmp_path / "relative.sh"
+        script.write_text("#!/bin/sh\necho relative ran\n")
+        script.chmod(0o755)
+        relative = await runner.run(["./relative.sh"], cwd=tmp_path, timeout_s=GUARD_S, boundary=boundary)  # from cwd, not the server's
     assert killed.returncode == -signal.SIGUSR1 and killed.status() == f"killed by signal {int(signal.SIGUSR1)}"
     assert not list(tmp_path.glob("core*"))  # the seal's own re-raise dumps no core
     assert timed.timed_out and "timed out" in timed.status()
+    assert relative.ok and "relative ran" in relative.stdout.tail, (relative.status(), relative.stderr.tail)
     assert host_pid((tmp_path / "pid").read_text()) is None
 
 
