@@ -288,7 +288,7 @@ def _reaper() -> None:
     while True:
         try:
             killed, reaped = sweep()
-        except Exception:  # never let the reaper die of one odd /proc entry
+        except (OSError, ValueError, psutil.Error):  # never let the reaper die of one odd /proc entry
             killed, reaped = [], 0
         _wake.wait(REAP_BUSY_S if killed or reaped else REAP_IDLE_S)
         _wake.clear()

@@ -147,7 +147,7 @@ def _probe() -> tuple[Isolation | None, str | None]:
     if not sys.executable or LIBC is None:
         return None, "no Python executable or C library to start a run's first process with"
     try:
-        done = subprocess.run(_seal_argv("probe"), capture_output=True, text=True, timeout=30, cwd="/",
+        done = subprocess.run(_seal_argv("probe"), capture_output=True, text=True, timeout=30, cwd="/", check=False,
                               env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
         answer = json.loads(done.stdout.strip().splitlines()[-1])
     except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:

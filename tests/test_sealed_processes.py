@@ -24,12 +24,11 @@ from pathlib import Path
 import anyio
 import psutil
 import pytest
+from conftest import PY
+from run_pids import host_pid
 
 from kernel_mcp import containment, runner, sandbox
 from kernel_mcp.errors import CommandFailed
-
-from conftest import PY
-from run_pids import host_pid
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(sandbox.available() is not None, reason=f"no Landlock here: {sandbox.available()}")]
 
@@ -152,7 +151,7 @@ async def test_without_namespaces_the_reaper_ends_a_reforking_escapee(tmp_path, 
     with anyio.move_on_after(GUARD_S):
         while _adopted() or _generation(tmp_path)[1] is not None:
             await anyio.sleep(0.1)
-    namespace, newest, n = _generation(tmp_path)
+    _namespace, newest, n = _generation(tmp_path)
     assert newest is None, f"generation {n} of the fork-runner outlived its sealed run (pid {newest})"
     assert _adopted() == [], "escapees (or their zombies) stay with the server"
 
@@ -295,7 +294,7 @@ UNPRIVILEGED = textwrap.dedent(
 )
 
 
-async def test_an_unprivileged_server_gets_a_user_namespace_mapped_to_itself(tmp_path):
+def test_an_unprivileged_server_gets_a_user_namespace_mapped_to_itself(tmp_path):
     # A server without privileges (here a uid nobody else uses) makes the run's namespaces inside a
     # user namespace of its own; the uid and gid are mapped to themselves, so files made inside are
     # its own, and setpriority(PRIO_USER) renices only the run's own processes.
@@ -318,7 +317,7 @@ async def test_an_unprivileged_server_gets_a_user_namespace_mapped_to_itself(tmp
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(Path(sandbox.__file__).parent.parent), "HOME": str(tree)}
         answer = None
         for extra in ([], reader):
-            done = subprocess.run([*base, *extra, PY, str(script), str(tree)], capture_output=True, text=True, env=env, cwd=tree, timeout=GUARD_S)
+            done = subprocess.run([*base, *extra, PY, str(script), str(tree)], capture_output=True, text=True, env=env, cwd=tree, timeout=GUARD_S, check=False)
             if done.returncode == 0:
                 answer = json.loads(done.stdout.strip().splitlines()[-1])
                 break
@@ -453,7 +452,7 @@ def test_a_seal_that_cannot_enter_its_domain_runs_nothing(tmp_path):
     marker = tmp_path / "ran"
     argv = [sys.executable, "-I", "-S", "-B", str(sandbox.SEAL_PROGRAM), "run", "0", "2", "1" if isolation.user else "0",
             "1" if isolation.proc else "0", shutil.which("touch") or "/usr/bin/touch", str(marker)]
-    done = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=GUARD_S)
+    done = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=GUARD_S, check=False)
     assert done.returncode == sandbox.EXIT_NOT_SEALED and "could not seal" in done.stderr, (done.returncode, done.stderr)
     assert not marker.exists()
 
@@ -461,9 +460,9 @@ def test_a_seal_that_cannot_enter_its_domain_runs_nothing(tmp_path):
 # ---- what the answers say ----------------------------------------------------------------------------
 
 async def test_without_namespaces_the_runs_and_doctor_say_what_is_missing(workspace, no_namespaces):
+    from conftest import call
     from mcp import Client
 
-    from conftest import call
     from kernel_mcp.server import build_server
 
     tree = workspace.parent / "tree"
