@@ -46,7 +46,7 @@ class DoctorResult(ToolOutput):
     executables: list[ExecutableInfo]
     gpus: list[GpuInfo]
     tools: list[ToolLiveness]
-    boundary: str  # how runs of workspace code are sealed here ("Landlock ABI 7 ..."), or "unsealed: why"
+    boundary: str  # how runs of workspace code are sealed here ("Landlock ABI 7 ...; own PID and mount namespaces"), or "unsealed: why"
     notes: list[str] = []
 
     def render(self) -> str:
@@ -125,6 +125,15 @@ async def diagnose(state: ServerState, tools: Iterable[tuple[str, tuple[str, ...
 
         fmt, why = await rocprof.output_format(Path(cwd))
         notes.append(f"rocprofv3 output format in use: {fmt} ({why})")
+    if sandbox.available() is None:
+        isolated, missing = sandbox.isolation()
+        if isolated is None:
+            notes.append(f"runs of workspace code get no namespaces of their own ({missing}): Landlock still keeps their "
+                         "writes in, but a run can prlimit, renice or signal other processes of this user, the server and "
+                         "BEST's runs included, and what it leaves running is only swept by the server after it ends")
+        elif not isolated.proc:
+            notes.append(f"runs of workspace code see the machine's /proc ({isolated.proc_why}): every process is "
+                         "visible to them, and some entries of this user's processes (autogroup nice, oom_score_adj) writable")
     resolution = platforms.resolve(configured, arch)
     platform, reason = resolution.name, resolution.reason
     return DoctorResult(
