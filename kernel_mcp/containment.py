@@ -272,7 +272,8 @@ def sweep() -> tuple[list[int], int]:
 
 def _kill_family(pid: int) -> list[int]:
     """SIGKILL `pid` and its descendants (found through the children lists)."""
-    killed, todo = [], [pid]
+    killed: list[int] = []
+    todo = [pid]
     while todo and len(killed) < 100_000:
         current = todo.pop()
         try:

@@ -232,7 +232,7 @@ def probe() -> dict:
     child = os.fork()
     if child == 0:
         os.close(r)
-        answer = {"pid": os.getpid()}
+        answer: dict[str, int | str] = {"pid": os.getpid()}
         try:
             mount_proc()
             answer["proc_self"] = os.readlink("/proc/self")
