@@ -87,7 +87,8 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
                 attempt_id = ledger.store.add_attempt(
                     tag=tag, parent_commit=base, commit_sha=base, hypothesis="baseline", figures=figures_of(bench), decision="baseline", outcome="kept",
                     evidence={"seeds": bench.seeds, "run": run.id, "carried": carried, "protected_digest": harness.hashes_digest(protected),
-                              "keep_metric": ledger.keep_metric(), "candidate_commit": base}, closed=now())
+                              "keep_metric": ledger.keep_metric(), "candidate_commit": base,
+                              "gpu": bench.gpu, "floor_of": bench.floor_of, "floor_note": bench.floor_note}, closed=now())
             cfg = ws.config.require_benchmark()
             performance.append_row(workdir, performance.Row(
                 commit=base[:10], status="baseline", command=" ".join(cfg.command), target="all", kernel=cfg.target_kernel,
