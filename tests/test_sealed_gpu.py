@@ -12,13 +12,11 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import shutil
-import subprocess
-import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
+import unprivileged
 from conftest import PY
 
 from kernel_mcp import runner, sandbox
@@ -156,29 +154,12 @@ UNPRIVILEGED = textwrap.dedent(
 
 
 def test_cuda_runs_inside_the_user_namespace_of_an_unprivileged_server():
-    if os.getuid() != 0 or shutil.which("setpriv") is None:
-        pytest.skip("run as root with setpriv to start an unprivileged server here")
-    uid = 54321
-    tree = Path(tempfile.mkdtemp(prefix="kmcp-gpu-", dir="/tmp"))
-    try:
-        os.chown(tree, uid, uid)
-        tree.chmod(0o755)
+    with unprivileged.tree("kmcp-gpu-") as tree:
         (tree / "server.py").write_text(UNPRIVILEGED)
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tree),
                "PYTHONPATH": os.pathsep.join([str(Path(sandbox.__file__).parent.parent), str(Path(__file__).parent)])}
-        base = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
-        reader = ["--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]  # to read this Python where it lies
-        answer, done = None, None
-        for extra in ([], reader):
-            done = subprocess.run([*base, *extra, PY, str(tree / "server.py"), str(tree), "", str(Path(__file__).parent)],
-                                  capture_output=True, text=True, env=env, cwd=tree, timeout=600, check=False)
-            if done.returncode == 0:
-                answer = json.loads(done.stdout.strip().splitlines()[-1])
-                break
-        if answer is None:
-            pytest.skip(f"uid {uid} cannot run this Python and kernel_mcp: {done.stderr[-500:]}")
-    finally:
-        shutil.rmtree(tree, ignore_errors=True)
+        answer = unprivileged.run_json([PY, str(tree / "server.py"), str(tree), "", str(Path(__file__).parent)], tree, env, 600)
+    uid = unprivileged.UID
     print(f"\nsealed: {answer['sealed']}\ninside: {answer['seen']}")
     seen = answer["seen"]
     if not (answer["unsealed_ok"] and answer["unsealed"].get("kernel_ok")):

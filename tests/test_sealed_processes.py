@@ -17,13 +17,13 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import textwrap
 from pathlib import Path
 
 import anyio
 import psutil
 import pytest
+import unprivileged
 from conftest import PY
 from run_pids import host_pid
 
@@ -301,30 +301,14 @@ def test_an_unprivileged_server_gets_a_user_namespace_mapped_to_itself(tmp_path)
     _namespaces()
     if os.getuid() != 0:
         pytest.skip("the rest of this suite already runs as an unprivileged user")
-    if shutil.which("setpriv") is None:
-        pytest.skip("no setpriv to start a server as another user")
-    uid = 54321
-    tree = Path(tempfile.mkdtemp(prefix="kmcp-unpriv-", dir="/tmp"))
-    try:
-        os.chown(tree, uid, uid)
-        tree.chmod(0o755)
+    with unprivileged.tree("kmcp-unpriv-") as tree:
         script = tree / "server.py"
         script.write_text(UNPRIVILEGED)
-        base = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
-        # only the right to read this Python where it lies (under /root, say) is kept: the server
+        # only the right to read this Python where it lies (under /root, say) may be kept: the server
         # cannot make namespaces without a user namespace, and its commands get no capability
-        reader = ["--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(Path(sandbox.__file__).parent.parent), "HOME": str(tree)}
-        answer = None
-        for extra in ([], reader):
-            done = subprocess.run([*base, *extra, PY, str(script), str(tree)], capture_output=True, text=True, env=env, cwd=tree, timeout=GUARD_S, check=False)
-            if done.returncode == 0:
-                answer = json.loads(done.stdout.strip().splitlines()[-1])
-                break
-        if answer is None:
-            pytest.skip(f"uid {uid} cannot run this Python and kernel_mcp: {done.stderr[-500:]}")
-    finally:
-        shutil.rmtree(tree, ignore_errors=True)
+        answer = unprivileged.run_json([PY, str(script), str(tree)], tree, env, GUARD_S)
+    uid = unprivileged.UID
     assert answer["ok"], answer
     assert "own user, PID and mount namespaces" in answer["sealed"], answer["sealed"]
     inside = answer["inside"]
