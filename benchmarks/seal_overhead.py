@@ -21,7 +21,7 @@ from pathlib import Path
 import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from kernel_mcp import runner, sandbox  # noqa: E402
+from kernel_mcp import runner, sandbox
 
 
 async def main(runs: int) -> None:
