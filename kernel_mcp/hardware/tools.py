@@ -16,10 +16,8 @@ from kernel_mcp.workspace.config import Arch  # the one definition of the target
 
 PLOT = "roofline.png"
 
-PRODUCT = Field(default=None, min_length=1, max_length=80, description=(
-    "the product, as people or monitors name it (" + ", ".join(p.label for p in arch_registry.products().values()) + "); "
-    "its counts, clocks, memory and peaks. Default: the workspace's [target] product, else the arch's reference product"))
-ARCH = Field(default=None, description=arch_registry.describe() + "; default: the product's, else the workspace's target")
+PRODUCT = Field(default=None, min_length=1, max_length=80, description="product, as gpu_status names it")  # default: the workspace's, else the arch's reference
+ARCH = Field(default=None)  # default: the product's arch, else the workspace's target
 
 
 def _defaults(ctx: ToolContext) -> dict:
@@ -88,21 +86,20 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "hw_spec",
         f"Hardware figures of a product ({', '.join(p.label for p in arch_registry.products().values())}) or an arch "
-        f"({arch_registry.describe()}), each with its primary source: "
-        "CUs, SIMDs, wave size, clocks, LDS, register files and granules, caches, HBM bandwidth, peak FLOP/s. "
-        "Without section or keys: every value, grouped by section; with one: those figures' notes, sources and disagreements.",
+        f"({arch_registry.describe()}), each with its primary source: counts, clocks, LDS, registers, caches, bandwidth, peaks. "
+        "Without section or keys: every value by section; with one: notes, sources, disagreements.",
         HwSpecInput, hardware.HwSpecAnswer, _hw_spec, READ_ONLY,
     ),
     ToolSpec(
         "occupancy",
-        "Waves per SIMD (warps per SM sub-partition on NVIDIA) for given registers, LDS and block size, "
-        "which resource limits it, and the arithmetic behind it with sources.",
+        "Waves per SIMD (warps per SM sub-partition on NVIDIA) for given registers, LDS and block size: "
+        "the limiting resource and the arithmetic, with sources.",
         OccupancyInput, hardware.OccupancyAnswer, _occupancy, READ_ONLY,
     ),
     ToolSpec(
         "roofline",
-        "Roofline bound of a kernel from its FLOPs and bytes: arithmetic intensity, ridge point, memory- or "
-        "compute-bound, the time floor, and (given a measured time) how far it is from the floor; plot=true adds the picture.",
+        "Roofline of a kernel from its FLOPs and bytes: intensity, ridge point, memory- or compute-bound, the time floor, "
+        "and (given a measured time) its distance from the floor; plot=true draws it.",
         RooflineInput, hardware.RooflineAnswer, _roofline, READ_ONLY,
     ),
 ]
