@@ -131,6 +131,7 @@ class ProductEntry(BaseModel):
     names: list[str]  # as monitors and people write it, compared whole without the maker's words
     device_ids: list[str] = []  # PCI device ids ("0x2335"): the surest match where a monitor reports one
     compute_units: int | None = None  # its figures' CU/SM count, which a monitor's count must agree with
+    keys: set[str] = set()  # its slug, label and names as product_key() writes them, filled in by the registry
 
 
 # Words a monitor or a person may put around a product's name that do not tell products apart.
@@ -186,12 +187,13 @@ def _products_in(folder: str) -> tuple[ProductEntry, ...]:
         marked = [e.slug for e in entries if e.arch == arch and e.reference]
         if len(marked) > 1:
             raise KernelMcpError(f"more than one product of {arch} sets reference = true: {', '.join(marked)}")
-    keys: dict[str, str] = {}
     for entry in entries:
-        for name in (entry.slug, entry.label, *entry.names):
-            key = product_key(name)
-            if keys.setdefault(key, entry.slug) != entry.slug:
-                raise KernelMcpError(f"product name {name!r} is claimed by both {keys[key]} and {entry.slug}")
+        entry.keys = {product_key(name) for name in (entry.slug, entry.label, *entry.names)}
+    claimed: dict[str, str] = {}
+    for entry in entries:
+        for key in entry.keys:
+            if claimed.setdefault(key, entry.slug) != entry.slug:
+                raise KernelMcpError(f"product name {key!r} is claimed by both {claimed[key]} and {entry.slug}")
     return tuple(entries)
 
 
@@ -213,7 +215,7 @@ def product_named(name: str) -> ProductEntry:
     """The product a person or a tool argument names: "NVIDIA H200", "MI355X", "h100-pcie"."""
     key = product_key(name)
     for entry in products().values():
-        if key in {product_key(n) for n in (entry.slug, entry.label, *entry.names)}:
+        if key in entry.keys:
             return entry
     known = ", ".join(p.label for p in products().values())
     raise InvalidInput(f"unknown product {name!r}", hint=f"known: {known}; a product no table describes gets no product figure")
@@ -234,7 +236,7 @@ def product_for_gpu(vendor: str | None, name: str | None, device_id: object = No
         candidates = [p for p in candidates if wanted in p.device_ids]
     else:
         key = product_key(name or "")
-        candidates = [p for p in candidates if key and key in {product_key(n) for n in (p.label, *p.names)}]
+        candidates = [p for p in candidates if key and key in p.keys]
     if compute_units:
         candidates = [p for p in candidates if p.compute_units in (None, compute_units)]
     return candidates[0] if len(candidates) == 1 else None

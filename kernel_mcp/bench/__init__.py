@@ -152,7 +152,6 @@ def merge(tables: list[TableFigures]) -> list[ClassRun]:
     return list(merged.values())
 
 
-
 async def run_benchmark(
     ws: Workspace, run: Run, label: str | None = None, repeats: int | None = None,
     progress: ProgressFn | None = None, cwd: Path | None = None, extra_env: dict[str, str] | None = None,
@@ -229,10 +228,11 @@ def floor_for(ws: Workspace, gpu: GpuInfo | None) -> tuple[Callable[[float, floa
     harness = ws.config.harness
     if not harness.flops_column or not harness.bytes_column:
         return None, None, None
-    from kernel_mcp.hardware import load_spec, roofline
+    from kernel_mcp.hardware import load_spec, roofline, spec_for
 
     if harness.floor_product:
-        spec = load_spec(product_named(harness.floor_product).arch, harness.floor_product, by="[harness] floor_product")
+        named = product_named(harness.floor_product)
+        spec = load_spec(named.arch, named, by="[harness] floor_product")
     elif gpu is not None:
         entry = gpu.product_entry()
         if entry is None or (harness.floor_arch and entry.arch != harness.floor_arch):
@@ -242,9 +242,7 @@ def floor_for(ws: Workspace, gpu: GpuInfo | None) -> tuple[Callable[[float, floa
         spec = load_spec(entry.arch, entry, by="this GPU")
     else:
         target = ws.config.target
-        arch = harness.floor_arch or target.arch
-        product = target.product if target.product and product_named(target.product).arch == arch else None
-        spec = load_spec(arch, product, by="the workspace's product" if product else None)
+        spec = spec_for(None, None, default_arch=harness.floor_arch or target.arch, default_product=target.product)
 
     def floor(flops: float, nbytes: float) -> float:
         return roofline(spec, flops=flops, bytes=max(nbytes, 1.0), dtype=harness.floor_dtype, engine=harness.floor_engine).floor_seconds

@@ -99,8 +99,3 @@ def load_spec(arch: str, product: str | ProductEntry | None = None, *, reference
         return _load(str(path), None, None)
     return _load(str(path), str(folder / "products" / f"{entry.slug}.toml"), by or "named")
 
-
-def spec_for_product(product: str | ProductEntry) -> HardwareSpec:
-    """A product's figures over its own arch's facts."""
-    entry = product_named(product) if isinstance(product, str) else product
-    return load_spec(entry.arch, entry)
