@@ -151,7 +151,8 @@ SWEEP_AFTER_S = 2.0
 REAP_BUSY_S, REAP_IDLE_S = 0.01, 0.25  # the reaper's pause after a round that found escapees / none
 _lock = threading.Lock()
 _live: dict[int, bool] = {}  # direct children of commands still running -> whether sealed without namespaces
-_spawning = 0  # commands between fork and `started`: their child is not in _live yet, so no round then
+_spawning = 0  # sealed commands between fork and `started`: their child (no_new_privs already) is not in
+# _live yet and would look like an escapee, so no round then (an unsealed child never has no_new_privs)
 _sweep_until = 0.0
 _subreaper = False
 _wake = threading.Event()
@@ -212,18 +213,18 @@ def become_subreaper() -> bool:
     return _subreaper
 
 
-def spawning() -> None:
+def spawning(sealed: bool = True) -> None:
     global _spawning
     with _lock:
-        _spawning += 1
+        _spawning += sealed
 
 
-def started(pid: int | None, escapable: bool = False) -> None:
+def started(pid: int | None, escapable: bool = False, sealed: bool = True) -> None:
     """The command's direct child is `pid` (None: it never started); `escapable`: a sealed command
-    without namespaces, whose escapees the server adopts."""
+    without namespaces, whose escapees the server adopts; `sealed` as told to `spawning`."""
     global _spawning
     with _lock:
-        _spawning -= 1
+        _spawning -= sealed
         if pid is not None:
             _live[pid] = escapable
 

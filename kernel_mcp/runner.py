@@ -308,7 +308,7 @@ async def run(
             _check_startable(os.path.join(os.fspath(cwd), executable), argv[0], sealing)  # a relative path: from cwd, as exec takes it
         spawn = sealing.argv(executable, argv[1:])
     started = time.monotonic()
-    containment.spawning()
+    containment.spawning(sealing is not None)
     try:
         proc = await asyncio.create_subprocess_exec(
             *spawn,
@@ -322,14 +322,14 @@ async def run(
             pass_fds=(sealing.fd,) if sealing else (),
         )
     except BaseException as exc:
-        containment.started(None)
+        containment.started(None, sealed=sealing is not None)
         if isinstance(exc, OSError):
             raise CommandFailed(f"could not start {argv[0]}: {exc.strerror or exc}") from exc
         raise
     finally:
         if sealing is not None:
             sealing.close()  # the child holds its own copy
-    containment.started(proc.pid, escapable)
+    containment.started(proc.pid, escapable, sealed=sealing is not None)
 
     assert proc.stdout is not None and proc.stderr is not None  # both are pipes (above)
     pumps = [asyncio.ensure_future(_pump(proc.stdout, out)), asyncio.ensure_future(_pump(proc.stderr, err))]

@@ -21,12 +21,11 @@ fails the command does not run: exit 126 and a line on stderr, never an unsealed
 Only the standard library (imported from the server's own Python): the package may be anywhere.
 """
 
+import _signal as signal  # the C module: `signal` would import enum, and every run pays for its start
 import ctypes
 import errno
-import json
 import os
 import select
-import signal
 import sys
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
@@ -211,6 +210,8 @@ def run(ruleset: int, rights: int, user: bool, proc: bool, argv: list[str]) -> N
 
 
 def probe() -> dict:
+    import json
+
     """What this machine allows (run once per server, without Landlock): which namespaces a run
     gets, whether its own /proc can be mounted, or why not."""
     # (no no_new_privs here: the server's reaper takes a child with it for a sealed run's escapee)
@@ -252,6 +253,8 @@ def probe() -> dict:
 
 def main(args: list[str]) -> None:
     if args[:1] == ["probe"]:
+        import json
+
         print(json.dumps(probe()), flush=True)
         return
     if len(args) < 6 or args[0] != "run":
