@@ -253,7 +253,7 @@ def probe() -> dict:
     child = os.fork()
     if child == 0:
         os.close(r)
-        answer: dict[str, int | str] = {"pid": os.getpid()}
+        answer: dict[str, int | str | None] = {"pid": os.getpid()}
         try:
             private_mounts()
             mount_proc()
