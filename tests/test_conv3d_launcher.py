@@ -9,21 +9,31 @@ project's sourced hardware tables (what cudaGetDeviceProperties / hipGetDevicePr
   it (recorded in tests/data/conv3d/fast-choices-h100.txt), except where the device's real 233472 B
   of shared memory per SM (the old code counted 232448 B, the per-block opt-in limit) fits one more
   block of the new choice.
+- gfx950: fast.hip compiled through compile_kernel with the real offline clang; every kernel
+  instance the launcher can pick compiles without spills, within the registers the plan counts on,
+  at the occupancy it plans, and each benchmark shape's plan fits the compiled kernel (registers
+  and LDS, by kernel-mcp's occupancy calculator).
 """
 
 from __future__ import annotations
 
+import math
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from mcp import Client
 
-from kernel_mcp.hardware import spec_for
+from kernel_mcp.hardware import occupancy, spec_for
+from kernel_mcp.hardware.llvm_amdgpu import unified_vgprs
+from kernel_mcp.server import build_server
 
 from conftest import REPO, data
 
+pytestmark = pytest.mark.anyio
 EXAMPLE = REPO / "kernels" / "conv3d_depthwise"
 
 # Reads the limits from argv, then answers stdin lines: "choose N C D H W" and "instances".
@@ -189,3 +199,46 @@ def test_h100_plans_with_the_device_figures(planner):
             assert line[-1] == smem_sm // (smem + reserved), (shape, line)  # shared memory sets its residency
     assert changed == H100_CHANGED
     assert not any(shape in changed for shape, _ in recorded[:13])  # bench.py's and check.py's shapes
+
+
+def kernels_by_name(compiled: dict) -> dict[str, dict]:
+    return {k["name"]: k for k in compiled["kernels"]}
+
+
+@pytest.mark.parametrize(("arch", "product"), [("gfx950", "MI350X"), ("gfx942", "MI300X")])
+async def test_amd_instances_compile_without_spills_at_the_planned_occupancy(planner, tmp_path, arch, product):
+    root = tmp_path / "ws"
+    shutil.copytree(EXAMPLE / "src", root / "src")
+    (root / "kernel-mcp.toml").write_text(f'[target]\narch = "{arch}"\nplatform = "offline"\n')
+    async with Client(build_server(root)) as client:
+        result = await client.call_tool("compile_kernel", {"source": "src/fast.hip", "arch": arch})
+    assert not result.is_error
+    compiled = result.structured_content
+    assert compiled["ok"] and compiled["backend"] == "offline-clang", compiled
+    kernels = kernels_by_name(compiled)
+    limits = device_limits(arch, product)
+    lines = run_plan(planner, limits, ["instances"])
+    assert lines[-1] == "end"
+    planned = {}
+    for line in lines[:-1]:
+        rh, minb, regs, waves = map(int, line.split())
+        planned[f"conv3d_fast_kernel<{rh}, {minb}>"] = (regs, waves)
+    # Every instance the launcher can pick is in the build, and nothing else is.
+    assert set(kernels) == set(planned)
+    spec = spec_for(arch, product)
+    for name, (regs, waves) in planned.items():
+        k = kernels[name]
+        assert k["vgpr_spills"] == 0 and k["sgpr_spills"] == 0 and k["scratch_bytes"] == 0, (name, k)
+        assert unified_vgprs(k["vgprs"], k["agprs"], int(spec.value("agpr_offset_granule"))) <= regs, (name, k, regs)
+        assert k["compiler_occupancy"] >= waves and k["occupancy"]["waves"] >= waves, (name, k["occupancy"], waves)
+    # Each benchmark and check.py shape's plan: the compiled kernel it launches holds the blocks the
+    # plan counts on, with its registers and the plan's shared memory (kernel-mcp's calculator).
+    shapes = [shape for shape, _ in recorded_h100()[:13]]
+    simds, wave = int(spec.value("simds_per_cu")), int(spec.value("wave_size"))
+    for line in choices(planner, limits, shapes):
+        _, _, _, _, _, code, segs, hch, td, groups, threads, smem, minb, resident = line
+        rh = code % 100
+        k = kernels[f"conv3d_fast_kernel<{rh}, {minb}>"]
+        assert smem <= int(spec.value("max_lds_per_workgroup_bytes"))
+        occ = occupancy(spec, vgprs=k["vgprs"], agprs=k["agprs"], sgprs=k["sgprs"], lds_bytes=smem, block_size=threads)
+        assert occ.waves >= math.ceil(resident * math.ceil(threads / wave) / simds), (line, occ.explanation)

@@ -27,11 +27,12 @@
 //    per window. Accumulators acc[RH][4] use compile-time indices (fully
 //    unrolled), so they stay in registers; results leave as 8-byte stores.
 //    About 80 registers per thread let three 256-thread blocks share an H100
-//    SM, so one block's fill overlaps the others' arithmetic. Every RH is
-//    also built for 64 registers (four blocks): a few more instructions,
+//    SM, so one block's fill overlaps the others' arithmetic. On CUDA every RH
+//    is also built for 64 registers (four blocks): a few more instructions,
 //    but where shared memory lets a fourth block in, more fill latency is
-//    hidden (x3d_res2/res4, mnet3d_late: 3-9% faster on the H100). What the
-//    launch bound means on each platform: fast_plan.h.
+//    hidden (x3d_res2/res4, mnet3d_late: 3-9% faster on the H100). The AMD
+//    build has one instance per RH, at the most waves per SIMD its loop fits
+//    without spilling (fast_plan.h explains the two lists).
 // Every runtime division (block index, table rows, thread roles) is a
 // multiply-high by a reciprocal the host computes (FastDiv): the generic
 // integer divisions they replace cost ~20 instructions each, and v3's block

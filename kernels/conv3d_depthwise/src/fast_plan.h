@@ -37,11 +37,17 @@
 //     allows it, for a few more instructions (the cost model weighs both).
 //   * HIP (amdgpu_waves_per_eu): at least MINB waves on each SIMD, so the VGPR
 //     file per SIMD lane / MINB VGPRs per lane, rounded down to 8: 512 / 3 ->
-//     168, 512 / 4 -> 128 on gfx950. HIP builds the same list as CUDA.
+//     168, 512 / 4 -> 128 on gfx950. The AMD compiler keeps more values live
+//     than nvcc here (108 VGPRs for RH = 4, 144 for 6, 166 for 7, 182 for 8),
+//     so each RH gets the one bound its loop fits without spilling: RH = 4 at
+//     4 waves, 6 and 7 at 3, 8 at 2. (Built with the CUDA list, RH = 6, 7 and 8
+//     spilled 15, 53 and 116 VGPRs at 4 waves, and RH = 8 spilled 16 at 3. A
+//     256-thread block is one wave per SIMD, so a fourth wave is a fourth block,
+//     which LDS admits only for boxes of at most 40 KiB on gfx950.)
 // Order matters: on equal cost the first instance wins, and plain RH in
 // launch_conv3d_fast_with's cfg[0] means RH's first instance.
 #define FAST_INSTANCES_CUDA(X) X(4, 3) X(6, 3) X(7, 3) X(8, 3) X(4, 4) X(6, 4) X(7, 4) X(8, 4)
-#define FAST_INSTANCES_HIP(X) FAST_INSTANCES_CUDA(X)
+#define FAST_INSTANCES_HIP(X) X(4, 4) X(6, 3) X(7, 3) X(8, 2)
 // The two CUDA budgets by name (the cost model has terms measured for each).
 #define FAST_MINB_80 3
 #define FAST_MINB_64 4
@@ -255,6 +261,7 @@ inline double fast_plan(const FastLimits& lim, int N, int C, int D, int H, int W
     // per round of 12 rows, ~1 per slot). RH = 4 issues the same count, but
     // ran ~5% slower than the 80-register instance at equal residency
     // (seg3d, 6 blocks either way): less room to load windows ahead.
+    // (No AMD instance is held below what its loop needs: no such terms.)
     compute += rh >= 6 ? 3 * 21.0 : 0.05 * compute;
     if (mode == FAST_FILL_16B) per_slot += 1.0;
   }
