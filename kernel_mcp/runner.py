@@ -87,6 +87,7 @@ class RunResult:
     killed_pids: list[int] = field(default_factory=list)
     pipes_abandoned: bool = False  # a process out of reach kept the output open; reading stopped
     sealed: str | None = None  # the boundary it ran in ("Landlock ABI 7"), None when it ran unsealed
+    limit_s: float | None = None  # the time limit it ran under
 
     @property
     def ok(self) -> bool:
@@ -95,7 +96,8 @@ class RunResult:
     def status(self) -> str:
         dropped = "; output pipes closed unread (a process out of reach held them)" if self.pipes_abandoned else ""
         if self.timed_out:
-            return "timed out (process tree killed)" + dropped
+            limit = f" at its {self.limit_s:g} s limit" if self.limit_s is not None else ""
+            return f"timed out{limit} (process tree killed)" + dropped
         if self.returncode is None:
             return "no exit status" + dropped
         if self.returncode < 0:
@@ -392,6 +394,7 @@ async def run(
         killed_pids=killed,
         pipes_abandoned=abandoned,
         sealed=sandbox.mechanism() if sealing is not None else None,
+        limit_s=timeout_s,
     )
 
 

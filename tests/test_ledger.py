@@ -187,11 +187,15 @@ async def test_dirty_workspace_is_refused_unless_carried(cpu_ws):
 
 
 async def test_hung_benchmark_is_killed_and_recorded_as_failed(cpu_ws):
+    # a limit of 4 s, not the fixture's 20: the hang is killed at it (a run takes well under a second)
+    config = cpu_ws / "kernel-mcp.toml"
+    config.write_text(config.read_text().replace("timeout_s = 20", "timeout_s = 4"))
+    git.Repo(cpu_ws.parent).git.commit("-am", "a shorter limit", "--author", "t <t@example.invalid>")
     async with Client(build_server(cpu_ws)) as client:
         wt = (await call(client, "experiment_start", tag="t9"))["worktree"]
         set_kernel(wt, 90.0, 180.0, hang=True)
         ev = await call(client, "experiment_evaluate", hypothesis="hangs")
-        assert ev["attempt"]["decision"] == "failed" and "timed out" in ev["attempt"]["reasons"][0]
+        assert ev["attempt"]["decision"] == "failed" and "timed out at its 4 s limit" in ev["attempt"]["reasons"][0], ev["attempt"]["reasons"]
         assert ev["consecutive_regressions"] == 0
 
 
