@@ -18,15 +18,16 @@ import pytest
 
 from kernel_mcp import platforms
 from kernel_mcp.compile import amdgpu_asm, nvidia
-from kernel_mcp.compile.models import KernelFacts
+from kernel_mcp.models.compile import KernelFacts
 from kernel_mcp.errors import InvalidInput, WorkspaceError
 from kernel_mcp.gpu import cuda as nvidia_smi
 from kernel_mcp.gpu import rocm as amd_smi
-from kernel_mcp.gpu.models import GpuInfo, GpuSample
+from kernel_mcp.models.gpu import GpuInfo, GpuSample
+from kernel_mcp.models.profile import ProfileSummary
 from kernel_mcp.platforms.base import Platform
 from kernel_mcp.profile import cuda as ncu
 from kernel_mcp.profile import parsers, rocpd
-from kernel_mcp.profile.summary import ProfileSummary, summarise
+from kernel_mcp.profile.summary import summarise
 from kernel_mcp.trace.analysis import CATEGORIES, TraceSummary
 from kernel_mcp.trace.analysis import summarise as summarise_trace
 from kernel_mcp.trace.ncu_source import read_ncu_source

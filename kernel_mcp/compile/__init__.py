@@ -15,10 +15,9 @@ from kernel_mcp import platforms
 from kernel_mcp.compile import dynamic_lds
 from kernel_mcp.compile.diagnostics import parse_diagnostics
 from kernel_mcp.compile.flags import check_defines, check_flags
-from kernel_mcp.compile.job import BackendOutput, CompileJob
-from kernel_mcp.compile.models import Diagnostic, KernelFacts, merged_notes
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.hardware import load_spec, occupancy
+from kernel_mcp.models.compile import BackendOutput, CompileJob, Diagnostic, KernelFacts, merged_notes
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.workspace import Run, Workspace

@@ -6,8 +6,8 @@ from __future__ import annotations
 from kernel_mcp import runner, toolchain
 from kernel_mcp.errors import BackendMissing, CommandFailed
 from kernel_mcp.gpu.cuda import QUERY_ARGS, parse_nvidia_smi_xml
-from kernel_mcp.gpu.models import GpuInfo, GpuProcess, GpuSample
 from kernel_mcp.gpu.rocm import STATIC_ARGS, parse_amd_smi_static
+from kernel_mcp.models.gpu import GpuInfo, GpuProcess, GpuSample
 
 __all__ = ["GpuInfo", "GpuProcess", "GpuSample", "list_gpus", "lock_clocks", "sample", "unlock_clocks"]
 

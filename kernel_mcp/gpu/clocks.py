@@ -19,7 +19,7 @@ On NVIDIA nothing is attempted: ncu locks clocks to base itself while profiling 
 from __future__ import annotations
 
 from kernel_mcp import runner, toolchain
-from kernel_mcp.gpu.models import GpuInfo
+from kernel_mcp.models.gpu import GpuInfo
 
 CONTROL_TIMEOUT_S = 30.0
 DETERMINISM = "DETERMINISM"

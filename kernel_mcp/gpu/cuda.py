@@ -6,7 +6,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from kernel_mcp.errors import CommandFailed
-from kernel_mcp.gpu.models import GpuInfo, GpuProcess, GpuSample
+from kernel_mcp.models.gpu import GpuInfo, GpuProcess, GpuSample
 
 QUERY_ARGS = ("-q", "-x")
 

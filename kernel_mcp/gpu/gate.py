@@ -23,8 +23,8 @@ from pydantic import BaseModel
 from kernel_mcp import runner, toolchain
 from kernel_mcp.errors import CommandFailed, KernelMcpError
 from kernel_mcp.gpu.cuda import QUERY_ARGS, parse_nvidia_smi_xml
-from kernel_mcp.gpu.models import GpuInfo
 from kernel_mcp.gpu.usage import AMD_METRIC_ARGS, ROCM_SMI_ARGS, parse_amd_smi_metric, parse_rocm_smi
+from kernel_mcp.models.gpu import GpuInfo
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.workspace.config import GateConfig

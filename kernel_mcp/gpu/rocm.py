@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from kernel_mcp.errors import CommandFailed
-from kernel_mcp.gpu.models import GpuInfo, GpuSample
+from kernel_mcp.models.gpu import GpuInfo, GpuSample
 
 STATIC_ARGS = ("static", "--json")
 _MIB_PER = {"B": 1 / 2**20, "KB": 1 / 1024, "MB": 1.0, "MIB": 1.0, "GB": 1024.0, "GIB": 1024.0}

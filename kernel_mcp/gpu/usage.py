@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from kernel_mcp.gpu.models import GpuInfo
 from kernel_mcp.gpu.rocm import gpu_entries, load_amd_smi_json, quantity_mib
+from kernel_mcp.models.gpu import GpuInfo
 
 AMD_METRIC_ARGS = ("metric", "--json")
 ROCM_SMI_ARGS = ("-u", "--showmemuse", "--showmeminfo", "vram", "--json")

@@ -17,34 +17,10 @@ from __future__ import annotations
 
 import math
 
-from pydantic import BaseModel, Field
-
+import kernel_mcp.hardware.llvm_amdgpu as llvm  # the module itself, not the package's namespace (which imports this one)
 from kernel_mcp.errors import InvalidInput
-from kernel_mcp.hardware import llvm_amdgpu as llvm
 from kernel_mcp.hardware.specs import HardwareSpec
-
-
-class OccupancyLimit(BaseModel):
-    resource: str
-    waves: int  # per SIMD (AMD) / per SM sub-partition (NVIDIA)
-    detail: str
-
-
-class Occupancy(BaseModel):
-    arch: str
-    unit: str
-    waves: int
-    max_waves: int
-    limiter: list[str]
-    limits: list[OccupancyLimit]
-    explanation: list[str]
-    sources: list[str]
-    disagreements: list[str] = []
-    waves_min: int | None = Field(None, description="fewest waves on a SIMD when a CU's waves do not divide evenly over its SIMDs")
-    notes: list[str] = Field(default_factory=list, description="inputs a wave cannot have as given, and how they were read")
-
-    def short(self) -> str:
-        return f"{self.waves}/{self.max_waves} {self.unit} (limited by {', '.join(self.limiter)})"
+from kernel_mcp.models.occupancy import Occupancy, OccupancyLimit
 
 
 def _round_up(value: int, granule: int) -> int:

@@ -37,9 +37,9 @@ from kernel_mcp.bench import BenchRun, run_benchmark, worse
 from kernel_mcp.bench.stats import Comparison, clear_of, geomean, median, paired
 from kernel_mcp.errors import CommandFailed, KernelMcpError
 from kernel_mcp.gpu import gate
-from kernel_mcp.gpu.models import GpuSample
 from kernel_mcp.ledger.decide import matches
 from kernel_mcp.ledger.guard import TreeGuard
+from kernel_mcp.models.gpu import GpuSample
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.untrusted import inline
 from kernel_mcp.workspace import Run, Workspace

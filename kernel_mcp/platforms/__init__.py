@@ -18,7 +18,7 @@ from kernel_mcp.platforms import cuda, offline, rocm
 from kernel_mcp.platforms.base import PLATFORM_NAMES, Platform, ProfileRequest, TraceRequest
 
 if TYPE_CHECKING:
-    from kernel_mcp.gpu.models import GpuInfo
+    from kernel_mcp.models.gpu import GpuInfo
     from kernel_mcp.workspace import Workspace
 
 __all__ = ["PLATFORM_NAMES", "Platform", "ProfileRequest", "Resolution", "TraceRequest", "compiler_for", "for_gpu", "for_vendor",

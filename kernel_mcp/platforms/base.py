@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # types only: importing a platform must stay cheap
-    from kernel_mcp.compile.job import BackendOutput, CompileJob
-    from kernel_mcp.gpu.models import GpuInfo, GpuSample
+    from kernel_mcp.models.compile import BackendOutput, CompileJob
+    from kernel_mcp.models.gpu import GpuInfo, GpuSample
     from kernel_mcp.profile.summary import ProfileSummary
     from kernel_mcp.runner import ProgressFn, RunResult
     from kernel_mcp.sandbox import Boundary

@@ -20,9 +20,10 @@ from kernel_mcp import limits, platforms, safe_files, sandbox
 from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
 from kernel_mcp.gpu import gate
 from kernel_mcp.hardware import load_spec
+from kernel_mcp.models.profile import CounterRow, ProfileSummary
 from kernel_mcp.profile import counters as ctr
 from kernel_mcp.profile import gather, tables
-from kernel_mcp.profile.summary import CounterRow, ProfileComparison, ProfileSummary, compare_summaries, summarise, summarise_stats
+from kernel_mcp.profile.summary import ProfileComparison, compare_summaries, summarise, summarise_stats
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run, Workspace
 

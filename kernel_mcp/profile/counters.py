@@ -13,7 +13,7 @@ import difflib
 from collections.abc import Callable
 
 from kernel_mcp.errors import InvalidInput
-from kernel_mcp.profile.summary import DerivedMetric
+from kernel_mcp.models.profile import DerivedMetric
 
 PRESETS: dict[str, dict[str, list[str]]] = {
     "rocm": {

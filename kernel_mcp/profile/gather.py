@@ -26,9 +26,9 @@ import pandas as pd
 
 from kernel_mcp import limits, safe_files
 from kernel_mcp.errors import InvalidInput, KernelMcpError
+from kernel_mcp.models.profile import InputFile
 from kernel_mcp.profile import sniff as fmt
 from kernel_mcp.profile import tables, workload
-from kernel_mcp.profile.summary import InputFile
 
 MAX_FILES = 10_000  # a thread-trace folder holds a few thousand; a whole home folder is refused
 NO_KERNEL_FIGURES = {

@@ -17,8 +17,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from kernel_mcp.errors import InvalidInput
+from kernel_mcp.models.profile import CounterRow, KernelRow, ProfileSummary
 from kernel_mcp.profile import counters as ctr
-from kernel_mcp.profile.summary import MAX_GROUP_SAMPLES, MAX_KERNELS, CounterRow, KernelRow, ProfileSummary
+from kernel_mcp.profile.summary import MAX_GROUP_SAMPLES, MAX_KERNELS
 
 KNOWN_SCHEMA_VERSIONS = {"3"}
 NEEDED = {
