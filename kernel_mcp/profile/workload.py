@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pandas as pd
 
+# the package's modules by their full names: the package imports this one (see test_architecture.py)
+import kernel_mcp.profile.sniff as fmt
+import kernel_mcp.profile.tables as tables
 from kernel_mcp import limits
 from kernel_mcp.errors import InvalidInput
-from kernel_mcp.profile import sniff as fmt
-from kernel_mcp.profile import tables
 
 MERGED = "pmc_perf.csv"
 SYSINFO = "sysinfo.csv"
