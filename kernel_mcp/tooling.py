@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -18,6 +18,9 @@ from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.models.output import Image, ToolOutput  # noqa: F401  (offered here with the rest of a tool's vocabulary)
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run, Workspace
+
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
 DEFAULT_BUDGET = 4096
 
@@ -46,6 +49,7 @@ class ServerState:
     """What the server was started with; everything else is read afresh on each call."""
 
     workspace_dir: Path | None
+    vendors: Vendors  # the platforms' registry (kernel_mcp.platforms.VENDORS): capability code gets it from here, never by import
     tools: tuple[ToolSpec, ...] = ()  # the tools it publishes, for doctor's liveness table
 
     def workspace(self) -> Workspace:
@@ -71,6 +75,10 @@ class ToolContext:
 
     def workspace(self) -> Workspace:
         return self.state.workspace()
+
+    @property
+    def vendors(self) -> Vendors:
+        return self.state.vendors
 
     def new_run(self, arguments: dict[str, Any] | None = None) -> Run:
         run = self.workspace().runs.create(self.tool, arguments)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.hardware.occupancy import Occupancy, occupancy
@@ -10,6 +11,9 @@ from kernel_mcp.hardware.roofline import Roofline, plot_png, roofline
 from kernel_mcp.hardware.spec_view import HwSpecAnswer, hw_spec_answer
 from kernel_mcp.hardware.specs import KNOWN_ARCHS, Figure, HardwareSpec, arch_for_gpu, docs_index_dir, load_spec
 from kernel_mcp.tooling import ToolOutput
+
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
 __all__ = [
     "KNOWN_ARCHS", "Figure", "arch_for_gpu", "HardwareSpec", "HwSpecAnswer", "Occupancy", "OccupancyAnswer", "Roofline",
@@ -35,18 +39,18 @@ class OccupancyAnswer(ToolOutput):
         return "\n".join(lines)
 
 
-def resource_notes(arch: str, *, vgprs: int, agprs: int = 0, sgprs: int = 0, lds_bytes: int = 0, block_size: int = 64) -> list[str]:
+def resource_notes(arch: str, *, vgprs: int, agprs: int = 0, sgprs: int = 0, lds_bytes: int = 0, block_size: int = 64, vendors: Vendors) -> list[str]:
     """What is wrong or doubtful about one kernel's resource counts (read from a profiler
     database, say), as sentences; never raises. Empty when the counts are ones a wave can have."""
     try:
-        return occupancy(load_spec(arch), vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds_bytes, block_size=block_size).notes
+        return occupancy(load_spec(arch), vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds_bytes, block_size=block_size, vendors=vendors).notes
     except InvalidInput as exc:
         return [f"not a possible kernel on {arch}: {exc.message}"]
 
 
-def occupancy_answer(arch: str, vgprs: int, agprs: int, sgprs: int, lds_bytes: int, block_size: int) -> OccupancyAnswer:
+def occupancy_answer(arch: str, vgprs: int, agprs: int, sgprs: int, lds_bytes: int, block_size: int, vendors: Vendors) -> OccupancyAnswer:
     spec = load_spec(arch)
-    return OccupancyAnswer(occupancy=occupancy(spec, vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds_bytes, block_size=block_size))
+    return OccupancyAnswer(occupancy=occupancy(spec, vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds_bytes, block_size=block_size, vendors=vendors))
 
 
 class RooflineAnswer(ToolOutput):

@@ -19,7 +19,6 @@ import pandas as pd
 
 from kernel_mcp import limits
 from kernel_mcp.errors import InvalidInput
-from kernel_mcp.profile.parsers import _malformed
 
 # canonical name -> the lower-cased spellings the tools use, first match wins
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -47,6 +46,23 @@ NUMERIC = ("grid_x", "grid_y", "grid_z", "grid_total", "wg_x", "wg_y", "wg_z", "
 KD_SUFFIX = re.compile(r"(\s*\[clone \.kd\]|\s*\(\.kd\)|\.kd)$")
 TIME_COLUMNS = set(ALIASES["start"] + ALIASES["end"])
 EXPONENT = re.compile(r"^\s*[-+]?(\d*)\.?(\d*)[eE]([-+]?\d+)\s*$")
+
+
+def _malformed(what: str, name: str):
+    """Turns the value errors of a column of the wrong kind (text in a count, a timestamp past
+    int64, infinity) into invalid input naming the file, never an internal error."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def guard():
+        try:
+            yield
+        except InvalidInput:
+            raise
+        except (ValueError, TypeError, OverflowError, KeyError, IndexError, AttributeError) as exc:
+            raise InvalidInput(f"{what}: {name} holds a value of the wrong kind: {type(exc).__name__}: {str(exc)[:200]}") from None
+
+    return guard()
 
 
 def resolve(columns: list[str]) -> dict[str, str]:

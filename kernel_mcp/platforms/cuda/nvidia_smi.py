@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+import time
 import xml.etree.ElementTree as ET
 
+from kernel_mcp import toolchain
 from kernel_mcp.errors import CommandFailed
 from kernel_mcp.models.gpu import GpuInfo, GpuProcess, GpuSample
 
@@ -128,3 +130,15 @@ def parse_nvidia_smi_samples(text: str, at: float) -> list[GpuSample]:
             throttle=reasons,
         ))
     return samples
+
+
+async def sample(gpu: GpuInfo, cwd: str) -> GpuSample | None:
+    """The GPU's clocks, temperature and power now, from `nvidia-smi -q -x` for that GPU only; None
+    without nvidia-smi (gpu.sample_by turns any failure into None as well)."""
+    from kernel_mcp.gpu import SAMPLE_TIMEOUT_S, monitor_output, pick  # read at each call: a test shortens the timeout
+
+    if toolchain.find("nvidia-smi") is None:
+        return None
+    started = time.time()
+    text = await monitor_output("nvidia-smi", sample_args(gpu), cwd, SAMPLE_TIMEOUT_S)
+    return pick(parse_nvidia_smi_samples(text, (started + time.time()) / 2), gpu)
