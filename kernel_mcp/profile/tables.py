@@ -10,9 +10,11 @@ row count from limits.py; every value error becomes InvalidInput naming the file
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -65,6 +67,15 @@ def _malformed(what: str, name: str):
     return guard()
 
 
+@contextlib.contextmanager
+def _readable(what: str, name: str) -> Iterator[None]:
+    """The csv module's own refusals (a field over its 131,072-character limit) as invalid input naming the file."""
+    try:
+        yield
+    except csv.Error as exc:
+        raise InvalidInput(f"{what}: {name} is not a readable CSV: {str(exc)[:200]}") from None
+
+
 def resolve(columns: list[str]) -> dict[str, str]:
     """canonical name -> the file's own column name."""
     by_lower = {}
@@ -82,6 +93,10 @@ def resolve(columns: list[str]) -> dict[str, str]:
 def header(path: Path, what: str) -> list[str]:
     if limits.check_size(path, limits.PROFILE_CSV_MAX_BYTES, what) == 0:
         raise InvalidInput(f"{what}: {path.name} is empty")
+    with path.open("rb") as handle:  # counted before pandas parses it: a header of 150,000 columns took it 13 s
+        width = handle.readline(4 * 2**20).count(b",") + 1
+    if width > limits.PROFILE_CSV_MAX_COLUMNS:
+        raise InvalidInput(f"{what}: {path.name} has {width:,} header fields, more than any profiler table (at most {limits.PROFILE_CSV_MAX_COLUMNS:,} are read)")
     try:
         return [str(c) for c in pd.read_csv(path, nrows=0).columns]
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError, csv.Error) as exc:
@@ -254,7 +269,7 @@ def read_stats(path: Path, what: str, origin: str) -> pd.DataFrame:
     csv module: old rocprof wrote kernel names unquoted, commas and all, so a row has more cells than
     the header and the name is all cells but the trailing figures."""
     text = limits.read_text(path, limits.PROFILE_CSV_MAX_BYTES, what)
-    with _malformed(what, path.name):
+    with _malformed(what, path.name), _readable(what, path.name):
         reader = csv.reader(io.StringIO(text))
         head = [c.strip().lower() for c in next(reader, [])]
         for needed in ("name", "calls", "totaldurationns"):
