@@ -20,7 +20,7 @@ from mcp import Client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kernel_mcp.server import build_server  # noqa: E402
+from kernel_mcp.server import build_server
 
 
 def size(value) -> int:

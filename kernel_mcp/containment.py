@@ -136,85 +136,161 @@ def ensure_watchdog() -> None:
         _watchdog = (proc, write_end)
 
 
-# ---- sealed runs' escaped processes ---------------------------------------------------------
-# A sealed command runs with no_new_privs, which it and everything it starts keep for good, and
-# the server becomes a child subreaper: a process that double-forks and clears its environment
-# (out of the token's reach) is re-parented to the server, not to init. So after a sealed command
-# ends, any child of the server with no_new_privs that is not a command still running is such an
-# escapee, and is killed with what it started.
-_live: set[int] = set()  # direct children of commands still running
-_spawning = 0  # commands between fork and `started`: their child is not in _live yet, so no sweep then
+# ---- sealed runs' escaped processes, where runs get no namespaces -----------------------------
+# A run with namespaces of its own (sandbox.isolation) leaves nothing: its PID namespace dies with
+# its command. Without them: a sealed command runs with no_new_privs, which it and everything it
+# starts keep for good, and the server becomes a child subreaper, so a process that double-forks and
+# clears its environment (out of the token's reach) is re-parented to the server, not to init. Any
+# child of the server with no_new_privs that is not a command still running is such an escapee.
+# A reaper thread reaps those that end as they end (a fork-runner that re-forks every few ms leaves
+# a zombie each time: they never pile up for the event loop to wade through), and kills the live
+# ones, with all they started, whenever no sealed command runs, and for SWEEP_AFTER_S after each
+# sealed command's end even while others run (rounds: a fork-runner's newest copy is found by the
+# next round). It reads only the server's own children lists and each child's status: no /proc scan.
+SWEEP_AFTER_S = 2.0
+REAP_BUSY_S, REAP_IDLE_S = 0.01, 0.25  # the reaper's pause after a round that found escapees / none
+_lock = threading.Lock()
+_live: dict[int, bool] = {}  # direct children of commands still running -> whether sealed without namespaces
+_spawning = 0  # sealed commands between fork and `started`: their child (no_new_privs already) is not in
+# _live yet and would look like an escapee, so no round then (an unsealed child never has no_new_privs)
+_sweep_until = 0.0
 _subreaper = False
+_wake = threading.Event()
+
+
+def _status(pid: int | str) -> tuple[str, bool]:
+    """A process's state letter ('Z': a zombie) and whether it has no_new_privs; ('', False) if gone."""
+    state, nnp = "", False
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("State:"):
+                    state = line.split()[1]
+                elif line.startswith("NoNewPrivs:"):
+                    nnp = line.split()[1] == "1"
+                    break
+    except OSError:
+        pass
+    return state, nnp
 
 
 def _no_new_privs(pid: int | str) -> bool:
+    return _status(pid)[1]
+
+
+def _children(pid: int | str) -> list[int]:
+    """Direct children of `pid`, from its threads' children lists (no scan of every process)."""
     try:
-        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as status:
-            return any(line.startswith("NoNewPrivs:") and line.split()[1] == "1" for line in status)
+        tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
-        return False
+        return []
+    found: list[int] = []
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as f:
+                found += [int(c) for c in f.read().split()]
+        except FileNotFoundError:
+            if not os.path.exists(f"/proc/{pid}/task/{tid}"):
+                continue  # the thread ended meanwhile
+            try:  # a kernel without the children lists
+                return [c.pid for c in psutil.Process(int(pid)).children()]
+            except psutil.Error:
+                return []
+        except (OSError, ValueError):
+            continue
+    return found
 
 
 def become_subreaper() -> bool:
-    """Make the server adopt its commands' orphans (once; a no-op where the server itself already
-    runs with no_new_privs, since then no child could be told apart)."""
+    """Make the server adopt its commands' orphans, and start the reaper (once; a no-op where the
+    server itself already runs with no_new_privs, since then no child could be told apart)."""
     global _subreaper
-    if not _subreaper and _prctl is not None and not _no_new_privs("self"):
-        _subreaper = _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    with _lock:
+        if not _subreaper and _prctl is not None and not _no_new_privs("self"):
+            _subreaper = _prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+            if _subreaper:
+                threading.Thread(target=_reaper, name="kernel-mcp-reaper", daemon=True).start()
     return _subreaper
 
 
-def spawning() -> None:
+def spawning(sealed: bool = True) -> None:
     global _spawning
-    _spawning += 1
+    with _lock:
+        _spawning += sealed
 
 
-def started(pid: int | None) -> None:
-    """The command's direct child is `pid` (None: it never started)."""
+def started(pid: int | None, escapable: bool = False, sealed: bool = True) -> None:
+    """The command's direct child is `pid` (None: it never started); `escapable`: a sealed command
+    without namespaces, whose escapees the server adopts; `sealed` as told to `spawning`."""
     global _spawning
-    _spawning -= 1
-    if pid is not None:
-        _live.add(pid)
+    with _lock:
+        _spawning -= sealed
+        if pid is not None:
+            _live[pid] = escapable
 
 
-def ended(pid: int, sealed: bool) -> list[int]:
-    """The command `pid` ended: after a sealed one, kill and reap the sealed escapees now adopted by
-    the server (only a sealed command can leave one, so the server's own commands skip the scan)."""
-    _live.discard(pid)
-    if not sealed or not _subreaper or _spawning:
-        return []  # a child forked but not yet known would look like an escapee: the next command's end sweeps
-    watchdog = _watchdog[0].pid if _watchdog is not None else None
-    killed = []
-    try:
-        children = psutil.Process().children()
-    except psutil.Error:
-        return []
-    for child in children:
-        if child.pid in _live or child.pid == watchdog or not _no_new_privs(child.pid):
-            continue
-        try:
-            family = [child, *child.children(recursive=True)]
-        except psutil.Error:
-            family = [child]
-        for proc in family:
-            try:
-                proc.kill()
-                killed.append(proc.pid)
-            except psutil.Error:
-                pass
-        _reap(child.pid)
+def ended(pid: int, escapable: bool) -> list[int]:
+    """The command `pid` ended: after a sealed one without namespaces, kill its escapees now adopted
+    by the server (one round here, more by the reaper), and return their pids."""
+    global _sweep_until
+    with _lock:
+        _live.pop(pid, None)
+        if not escapable or not _subreaper:
+            return []
+        _sweep_until = time.monotonic() + SWEEP_AFTER_S
+    killed, _ = sweep()
+    _wake.set()
     return killed
 
 
-def _reap(pid: int, wait_s: float = 1.0) -> None:
-    """The server is the killed escapee's parent now: reap it, or it stays a zombie (briefly polled:
-    a process stuck in the kernel is left, never waited on)."""
-    deadline = time.monotonic() + wait_s
+def sweep() -> tuple[list[int], int]:
+    """One round: reap the escapees that ended; kill the live ones (and what they started) when no
+    sealed command without namespaces runs, or just after one ended. Returns (killed, reaped)."""
+    killed: list[int] = []
+    reaped = 0
+    with _lock:
+        if not _subreaper or _spawning:
+            return killed, reaped  # a child forked but not yet known would look like an escapee
+        kill = time.monotonic() < _sweep_until or not any(_live.values())
+        watchdog = _watchdog[0].pid if _watchdog is not None else None
+        for child in _children("self"):
+            if child in _live or child == watchdog:
+                continue
+            state, nnp = _status(child)
+            if not nnp:
+                continue
+            if state != "Z" and kill:
+                killed += _kill_family(child)
+                state = _status(child)[0]
+            if state == "Z":
+                try:
+                    if os.waitpid(child, os.WNOHANG)[0]:
+                        reaped += 1
+                except ChildProcessError:
+                    pass
+    return killed, reaped
+
+
+def _kill_family(pid: int) -> list[int]:
+    """SIGKILL `pid` and its descendants (found through the children lists)."""
+    killed: list[int] = []
+    todo = [pid]
+    while todo and len(killed) < 100_000:
+        current = todo.pop()
+        try:
+            os.kill(current, signal.SIGKILL)
+            killed.append(current)
+        except (ProcessLookupError, PermissionError):
+            continue
+        todo += _children(current)
+    return killed
+
+
+def _reaper() -> None:
     while True:
         try:
-            done, _ = os.waitpid(pid, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if done or time.monotonic() > deadline:
-            return
-        time.sleep(0.01)
+            killed, reaped = sweep()
+        except (OSError, ValueError, psutil.Error):  # never let the reaper die of one odd /proc entry
+            killed, reaped = [], 0
+        _wake.wait(REAP_BUSY_S if killed or reaped else REAP_IDLE_S)
+        _wake.clear()

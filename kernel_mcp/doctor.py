@@ -46,7 +46,7 @@ class DoctorResult(ToolOutput):
     executables: list[ExecutableInfo]
     gpus: list[GpuInfo]
     tools: list[ToolLiveness]
-    boundary: str  # how runs of workspace code are sealed here ("Landlock ABI 7 ..."), or "unsealed: why"
+    boundary: str  # how runs of workspace code are sealed here ("Landlock ABI 7 ...; own PID and mount namespaces"), or "unsealed: why"
     notes: list[str] = []
 
     def render(self) -> str:
@@ -63,7 +63,8 @@ class DoctorResult(ToolOutput):
         lines.append(f"gpus: {len(self.gpus)}")
         for g in self.gpus:
             mem = f"{g.memory_total_mib / 1024:.0f} GiB" if g.memory_total_mib else "? GiB"
-            lines.append(f"  [{g.index}] {g.vendor} {g.name} {g.arch or ''} {mem}")
+            product = f"product {g.product}" if g.product else "product unknown: no floors or peaks for it"
+            lines.append(f"  [{g.index}] {g.vendor} {g.name} {g.arch or ''} {mem}; {product}" + (f" (device {g.device_id})" if g.device_id else ""))
         live = [t.tool for t in self.tools if t.live]
         lines.append(f"live tools: {', '.join(live) or '-'}")
         for t in self.tools:
@@ -119,6 +120,15 @@ async def diagnose(state: ServerState, tools: Iterable[tuple[str, tuple[str, ...
     exes = await toolchain.probe_all(cwd)
     gpus, notes = await gpu.list_gpus(cwd, vendors=state.vendors)
     notes = notes_first + notes + await state.vendors.tool_notes(Path(cwd))
+    if sandbox.available() is None:
+        isolated, missing = sandbox.isolation()
+        if isolated is None:
+            notes.append(f"runs of workspace code get no namespaces of their own ({missing}): Landlock still keeps their "
+                         "writes in, but a run can prlimit, renice or signal other processes of this user, the server and "
+                         "BEST's runs included, and what it leaves running is only swept by the server after it ends")
+        elif not isolated.proc:
+            notes.append(f"runs of workspace code see the machine's /proc ({isolated.proc_why}): every process is "
+                         "visible to them, and some entries of this user's processes (autogroup nice, oom_score_adj) writable")
     resolution = state.vendors.resolve(configured, arch)
     platform, reason = resolution.name, resolution.reason
     return DoctorResult(

@@ -13,6 +13,10 @@ class KernelMcpError(Exception):
     """Base of the errors that carry a message meant for the user (or agent) and a hint."""
 
     kind = "error"
+    # A message is one line: it often names a workspace file or quotes an argument, and a newline in
+    # one would start a line that reads as the server's (a forged "hint:"). An error whose message is
+    # lines of its own, each escaping what it quotes, says so here.
+    lines_escaped = False
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         super().__init__(message)
@@ -20,7 +24,7 @@ class KernelMcpError(Exception):
         self.hint = hint
 
     def render(self) -> str:
-        text = f"{self.kind}: {self.message}"
+        text = f"{self.kind}: {self.message if self.lines_escaped else untrusted.inline(self.message)}"
         if self.hint:
             # one line: a hint often quotes what a command printed, whose lines must not pass for ours
             text += f"\nhint: {untrusted.inline(self.hint)}"

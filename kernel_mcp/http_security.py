@@ -22,6 +22,7 @@ import psutil
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AnyHttpUrl
 
 from kernel_mcp.errors import InvalidInput
 
@@ -91,7 +92,7 @@ class HttpPolicy:
         """The SDK's auth settings and verifier for `MCPServer`; none when no token is required."""
         if self.token is None:
             return None, None
-        return AuthSettings(issuer_url=self.url, resource_server_url=None), StaticToken(self.token)
+        return AuthSettings(issuer_url=AnyHttpUrl(self.url), resource_server_url=None), StaticToken(self.token)
 
 
 def read_token(token_file: str | None) -> str | None:

@@ -37,6 +37,10 @@ BENCH_CSV_MAX_BYTES = 64 * 2**20
 BENCH_CSV_MAX_ROWS = 200_000
 BENCH_MAX_CLASSES = 2_000
 BENCH_MAX_CELL_CHARS = 1_000  # a config value (a shape, a dtype) is short; it is part of a class key
+# A metric figure is a time (or a rate) in some unit: 1e-100 to 1e100 holds every one, and the ratio
+# or product of two such figures stays a normal float. A subnormal (5e-324) or a figure near the
+# float's end (1e308 against 1e-308) made the ledger's statistics divide to 0 or infinity.
+BENCH_METRIC_RANGE = (1e-100, 1e100)
 
 # kernel-mcp.toml nests 2 or 3 levels ([benchmark] correctness = {...}); tomllib recurses per level.
 TOML_MAX_DEPTH = 32

@@ -19,6 +19,7 @@ import traceback
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, ImageContent, TextContent, Tool as McpTool, ToolAnnotations as McpToolAnnotations
 from pydantic import ValidationError
 
@@ -46,33 +47,101 @@ def fit_budget(text: str, budget: int, runs: list[Run]) -> str:
 STRUCTURED_PER_TEXT = 16  # structured content may be this many times the text budget
 
 
-def fit_structured(data: Any, limit: int) -> tuple[Any, bool]:
-    """Halve the longest list in `data` until its JSON fits `limit` bytes (the text's budget has a
-    twin here: 40,000 config classes made 4.9 MB of structured content). Lists only shrink, so the
-    result still matches the output schema."""
-    def size(value: Any) -> int:
-        return len(json.dumps(value, separators=(",", ":"), default=str))
+STRING_FLOOR = 64  # characters a string of structured content keeps however much else is cut
 
-    trimmed = False
-    while size(data) > limit:
-        lists: list[list] = []
 
-        def collect(value: Any) -> None:
-            if isinstance(value, list):
-                lists.append(value)
-                for item in value:
-                    collect(item)
-            elif isinstance(value, dict):
-                for item in value.values():
-                    collect(item)
+def _json_size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), default=str))
 
-        collect(data)
-        longest = max((v for v in lists if len(v) > 1), key=size, default=None)
-        if longest is None:
-            break  # nothing left to cut: one huge value; the text budget still holds
-        del longest[len(longest) // 2:]
-        trimmed = True
-    return data, trimmed
+
+class _Parts:
+    """What of dumped structured content may shrink and still match the output schema, found by
+    walking the data beside the model it was dumped from: lists (a fixed-length tuple never), the
+    entries of mappings (a `dict` field; a model's own fields never, they are the schema's required
+    properties), and strings (values, and the keys of mappings). Each part carries its path
+    (`kernels[].name`) for the note of what was cut."""
+
+    def __init__(self, data: Any, model: Any) -> None:
+        self.containers: list[tuple[str, list | dict]] = []
+        self.strings: list[tuple[str, list | dict, Any]] = []  # (path, parent, index or key)
+        self.keys: list[tuple[str, dict]] = []  # mappings whose keys are strings that may be cut
+        self._walk(data, model, "")
+
+    def _walk(self, data: Any, model: Any, path: str) -> None:
+        if isinstance(data, list):
+            if not isinstance(model, tuple):
+                self.containers.append((path, data))
+            models = model if isinstance(model, (list, tuple)) and len(model) == len(data) else [None] * len(data)
+            for index, (item, item_model) in enumerate(zip(data, models)):
+                self._child(data, index, item, item_model, path + "[]")
+        elif isinstance(data, dict):
+            mapping = isinstance(model, dict)
+            if mapping:
+                self.containers.append((path, data))
+                self.keys.append((path, data))
+                models = list(model.values()) if len(model) == len(data) else [None] * len(data)
+            else:  # a model's fields (or what is not known to be a mapping): kept whole
+                models = [getattr(model, key, None) if model is not None else None for key in data]
+            for (key, item), item_model in zip(list(data.items()), models):
+                self._child(data, key, item, item_model, path if mapping else f"{path}.{key}" if path else str(key))
+
+    def _child(self, parent: list | dict, key: Any, item: Any, model: Any, path: str) -> None:
+        if isinstance(item, str):
+            self.strings.append((path, parent, key))
+        else:
+            self._walk(item, model, path)
+
+
+def _cut_string(text: str, cap: int) -> str:
+    return text[:cap] + f"... [{len(text) - cap} more characters cut]"
+
+
+def fit_structured(data: Any, limit: int, model: Any = None) -> tuple[Any, list[str]]:
+    """Cut `data` (`model` dumped as JSON) until its JSON fits `limit` bytes: the text's budget has a
+    twin here (40,000 config classes made 4.9 MB of structured content, a mapping of 2,000 class
+    keys of 1,000 characters 2.4 MB, one kernel name 130 KB). Strings over a cap are cut first, then
+    the largest list or mapping is halved, again and again; with nothing left to halve the cap
+    halves. Only what keeps the output schema shrinks (see _Parts). Returns the data and, per path,
+    what was cut, for the answer's note."""
+    if _json_size(data) <= limit:
+        return data, []
+    cuts: dict[str, str] = {}
+    cap = max(STRING_FLOOR, limit // 16)
+    while _json_size(data) > limit:
+        parts = _Parts(data, model)
+        shortened = False
+        for path, parent, key in parts.strings:
+            if len(parent[key]) > cap:
+                parent[key] = _cut_string(parent[key], cap)
+                cuts[path], shortened = f"{path or 'the answer'}: strings cut to {cap} characters", True
+        for path, mapping in parts.keys:
+            if any(len(key) > cap for key in mapping):
+                items = list(mapping.items())
+                mapping.clear()
+                for key, value in items:
+                    key = _cut_string(key, cap) if len(key) > cap else key
+                    while key in mapping:  # two keys alike in their first `cap` characters stay two entries
+                        key += "'"
+                    mapping[key] = value
+                cuts[path + " keys"], shortened = f"{path} keys: cut to {cap} characters", True
+        if shortened:
+            continue
+        largest = max((c for c in parts.containers if len(c[1]) > 1), key=lambda c: _json_size(c[1]), default=None)
+        if largest is not None:
+            path, container = largest
+            if isinstance(container, list):
+                del container[len(container) // 2:]
+            else:
+                for key in list(container)[len(container) // 2:]:
+                    del container[key]
+            kind = "items" if isinstance(container, list) else "entries"
+            cuts[path] = f"{path or 'the answer'}: cut to {len(container)} {kind}"
+            continue
+        if cap > STRING_FLOOR:
+            cap = max(STRING_FLOOR, cap // 2)
+            continue
+        break  # nothing left to cut: the text's budget still holds
+    return data, list(cuts.values())
 
 
 # A picture larger than this is not sent (the answer says where the file is): our plots are tens of
@@ -93,15 +162,31 @@ def error_result(exc: KernelMcpError) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=untrusted.block(exc.render()))], is_error=True)
 
 
+def invalid_arguments(exc: ValidationError) -> InvalidInput:
+    """The input model's verdict as one line, each problem by its field (the command line says the same)."""
+    return InvalidInput("; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors(include_url=False)))
+
+
+def unknown_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> InvalidInput | None:
+    """The refusal of arguments the tool does not take, or None. The SDK validates a model of the
+    function's signature, which drops such an argument without a word: a misspelt `in_experiment`
+    would run the benchmark outside the experiment. The input models forbid extras; this says so."""
+    fields = spec.input_model.model_fields
+    unknown = [key for key in arguments if key not in fields]
+    if not unknown:
+        return None
+    named = ", ".join(repr(key[:60]) for key in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")  # an error is not cut to the budget
+    return InvalidInput(f"{spec.name} has no argument{'s' if len(unknown) > 1 else ''} {named} (its arguments: {', '.join(fields) or 'none'})",
+                        hint="tools/list gives each tool's input schema")
+
+
 async def call_handler(spec: ToolSpec, state: ServerState, arguments: dict[str, Any], ctx: ToolContext) -> CallToolResult:
     try:
         args = spec.input_model.model_validate(arguments)
         out = await ctx.call(spec.handler, args)
+        rendered = out.render()  # inside: a rendering bug (a None formatted as a number) is ours to name, not the SDK's bare "Error executing tool"
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors(include_url=False)
-        )
-        return error_result(InvalidInput(problems))
+        return error_result(invalid_arguments(exc))
     except KernelMcpError as exc:
         return error_result(exc)
     except Exception as exc:  # a bug of ours: say so clearly, keep serving, keep the trace
@@ -109,14 +194,19 @@ async def call_handler(spec: ToolSpec, state: ServerState, arguments: dict[str, 
         return error_result(KernelMcpError(f"internal error in {spec.name}: {type(exc).__name__}: {exc}"))
     # Workspace text is escaped where each answer shows it (see untrusted); this catches the control
     # characters of any it missed (a carriage return, an ANSI escape), newlines and tabs aside.
-    text = fit_budget(untrusted.block(out.render()), state.budget(), ctx.runs_made)
-    structured, trimmed = fit_structured(out.model_dump(mode="json"), STRUCTURED_PER_TEXT * state.budget())
-    if trimmed:
-        text += f"\n[structured content: long lists cut to fit {STRUCTURED_PER_TEXT * state.budget()} bytes; the run's files hold everything]"
+    budget = state.budget()
+    structured, cuts = fit_structured(out.model_dump(mode="json"), STRUCTURED_PER_TEXT * budget, out)
+    notes = []
+    if cuts:
+        notes.append(f"[structured content cut to fit {STRUCTURED_PER_TEXT * budget} bytes: {'; '.join(cuts[:6])}; the run's files hold everything]")
     pictures = [image_content(i) for i in out.images() if len(i.data) <= IMAGE_LIMIT]
     too_big = [i.uri or str(i.path) for i in out.images() if len(i.data) > IMAGE_LIMIT]
     if too_big:
-        text += f"\n[picture(s) over {IMAGE_LIMIT} bytes not sent: {', '.join(too_big)}]"
+        notes.append(f"[picture(s) over {IMAGE_LIMIT} bytes not sent: {', '.join(too_big)}]")
+    # the notes' room is taken from the budget before the answer is cut to it: added after the cut,
+    # they made a 4,185-byte answer of a 4,096-byte budget
+    tail = "".join("\n" + note for note in notes).encode("utf-8")[: budget // 2].decode("utf-8", errors="ignore")
+    text = fit_budget(untrusted.block(rendered), budget - len(tail.encode("utf-8")), ctx.runs_made) + tail
     return CallToolResult(
         content=[TextContent(type="text", text=text), *pictures],
         structured_content=structured,
@@ -161,11 +251,35 @@ def register(server: MCPServer, state: ServerState, spec: ToolSpec) -> None:
     tool_function.__annotations__ = {p.name: p.annotation for p in params} | {"return": returns}
     tool_function.__name__ = spec.name
     server.tool(name=spec.name, description=spec.description, annotations=mcp_annotations(spec.annotations))(tool_function)
+    if isinstance(server, CompactToolsServer):
+        server.specs[spec.name] = spec
 
 
 class CompactToolsServer(MCPServer):
     """MCPServer whose tools/list carries compact schemas (see schema_compaction): arguments and
-    structured content are still validated by the full pydantic models."""
+    structured content are still validated by the full pydantic models. A call of a registered tool
+    is checked against its input model as sent: an argument the tool does not take is refused, and
+    a value the SDK's validation refuses is answered in the server's own one-line form."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.specs: dict[str, ToolSpec] = {}
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        spec = self.specs.get(name)
+        if spec is None:
+            return await super().call_tool(name, arguments, context)
+        refusal = unknown_arguments(spec, arguments)
+        if refusal is not None:
+            return error_result(refusal)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            # only the arguments' validation raises this with a ValidationError behind it: the tool
+            # function answers every failure of its own as a result (see call_handler)
+            if isinstance(exc, UnexpectedToolError) or not isinstance(exc.__cause__, ValidationError):
+                raise
+            return error_result(invalid_arguments(exc.__cause__))
 
     async def list_tools(self) -> list[McpTool]:
         return [

@@ -38,7 +38,7 @@ class _Typed:
     meta: dict[str, Any] | None
 
     def __new__(cls, value, mime_type: str, meta: dict[str, Any] | None = None):
-        typed = super().__new__(cls, value)
+        typed = super().__new__(cls, value)  # type: ignore[call-arg]  # mixed in before str or bytes: super() is theirs, not object's
         typed.mime_type, typed.meta = mime_type, meta
         return typed
 

@@ -12,11 +12,16 @@ killed too, so a double-forked `setsid` daemon cannot outlive its command. After
 runner waits on the pipes only briefly: a process out of reach that still holds them gets the
 pipes closed under it, and the answer says so. Commands die with the server (PR_SET_PDEATHSIG for
 the direct child, and a watchdog that sweeps the server's tokens when the server goes).
+
+A sealed command (workspace code, `boundary`) runs inside namespaces of its own where the kernel
+allows them (sandbox.py, seal.py): the process the runner starts is seal.py, and when the command
+ends its PID namespace ends with it, so nothing of it is left for the token sweep to find.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import shutil
 import signal
@@ -217,7 +222,7 @@ async def _kill_tree(proc: asyncio.subprocess.Process, tree: _Tree) -> list[int]
     return pids
 
 
-async def _drain_or_drop(proc: asyncio.subprocess.Process, pumps: list[asyncio.Future]) -> bool:
+async def _drain_or_drop(proc: asyncio.subprocess.Process, pumps: Sequence[asyncio.Future]) -> bool:
     """Let the output drain briefly; if something still holds the pipes, stop reading them.
 
     Returns whether the pipes were dropped unread."""
@@ -293,14 +298,20 @@ async def run(
     full_env[containment.TOKEN_ENV] = token
     containment.ensure_watchdog()
     sealing = _sealing(boundary)
-    if sealing is not None:
+    namespaced = sealing is not None and sealing.isolation is not None
+    escapable = sealing is not None and not namespaced  # its escapees are the server's to find
+    if escapable:
         containment.become_subreaper()
+    spawn = [executable, *argv[1:]]
+    if sealing is not None:
+        if namespaced:
+            _check_startable(os.path.join(os.fspath(cwd), executable), argv[0], sealing)  # a relative path: from cwd, as exec takes it
+        spawn = sealing.argv(executable, argv[1:])
     started = time.monotonic()
-    containment.spawning()
+    containment.spawning(sealing is not None)
     try:
         proc = await asyncio.create_subprocess_exec(
-            executable,
-            *argv[1:],
+            *spawn,
             cwd=os.fspath(cwd),
             env=full_env,
             stdin=asyncio.subprocess.PIPE if stdin_data is not None else asyncio.subprocess.DEVNULL,
@@ -311,15 +322,16 @@ async def run(
             pass_fds=(sealing.fd,) if sealing else (),
         )
     except BaseException as exc:
-        containment.started(None)
+        containment.started(None, sealed=sealing is not None)
         if isinstance(exc, OSError):
             raise CommandFailed(f"could not start {argv[0]}: {exc.strerror or exc}") from exc
         raise
     finally:
         if sealing is not None:
             sealing.close()  # the child holds its own copy
-    containment.started(proc.pid)
+    containment.started(proc.pid, escapable, sealed=sealing is not None)
 
+    assert proc.stdout is not None and proc.stderr is not None  # both are pipes (above)
     pumps = [asyncio.ensure_future(_pump(proc.stdout, out)), asyncio.ensure_future(_pump(proc.stderr, err))]
     if stdin_data is not None and proc.stdin is not None:
         proc.stdin.write(stdin_data)
@@ -327,7 +339,7 @@ async def run(
     timed_out = False
     abandoned = False
     killed: list[int] = []
-    tree = _Tree(proc.pid, token, sweep)
+    tree = _Tree(proc.pid, token, sweep and not namespaced)  # a namespace's processes end with it: no scan
     try:
         deadline = started + timeout_s
         next_progress = started + progress_every_s
@@ -354,8 +366,8 @@ async def run(
                 killed = await _kill_tree(proc, tree)
         abandoned = await _drain_or_drop(proc, pumps)
         for p in pumps:
-            if p.done() and not p.cancelled() and p.exception() is not None:
-                raise p.exception()
+            if p.done() and not p.cancelled() and (error := p.exception()) is not None:
+                raise error
     except BaseException:
         # Cancelled (the client gave up) or anything unexpected: leave no process behind.
         await asyncio.shield(_kill_tree(proc, tree))
@@ -367,7 +379,7 @@ async def run(
         for p in pumps:
             if not p.done():
                 p.cancel()
-        escaped = containment.ended(proc.pid, sealing is not None)
+        escaped = containment.ended(proc.pid, escapable)
     killed += [pid for pid in escaped if pid not in killed]
     return RunResult(
         argv=argv,
@@ -391,6 +403,19 @@ def _sealing(boundary: sandbox.Boundary | None) -> sandbox.Sealing | None:
         return sandbox.Sealing(boundary)
     except OSError as exc:
         raise CommandFailed(f"could not seal the run: {exc.strerror or exc}", hint="a folder the run may write is missing or unreadable") from exc
+
+
+def _check_startable(executable: str, name: str, sealing: sandbox.Sealing) -> None:
+    """seal.py starts the command, so a command that cannot start is refused here, as the kernel
+    would refuse it to the runner without seal.py (else it would end as exit 127 of the run)."""
+    problem = None
+    if not os.path.exists(executable):
+        problem = os.strerror(errno.ENOENT)
+    elif os.path.isdir(executable) or not os.access(executable, os.X_OK, effective_ids=True):
+        problem = os.strerror(errno.EACCES)
+    if problem is not None:
+        sealing.close()
+        raise CommandFailed(f"could not start {name}: {problem}")
 
 
 def run_sync(argv: Sequence[str], **kwargs) -> RunResult:

@@ -9,9 +9,19 @@ Python environments and the profilers work unchanged. Where the kernel has ABI 6
 also scoped: it cannot signal a process outside it (BEST's run, the server). Landlock already keeps
 ptrace and `/proc/<pid>/mem` of outside processes out of its reach.
 
-The ruleset is built in the server (paths opened, rules added) and only `landlock_restrict_self`
-runs in the forked child, before exec: the child inherits the ruleset's descriptor and the domain
-passes to every process it starts, a double-forked daemon included, and cannot be left.
+The ruleset is built in the server (paths opened, rules added); the domain is entered by the run's
+first process and passes to every process it starts, a double-forked daemon included, and cannot
+be left.
+
+Landlock does not cover processes: a run of the same uid could prlimit, renice or kill the server
+or BEST's run, and a daemon it left could outlive it. So each run also gets namespaces of its own
+(`seal.py`, the program the runner starts in its place): a PID namespace, whose init exits with the
+command and so has the kernel kill all the run left behind; a mount namespace with its own /proc, so
+that the run sees no process but its own; and, for a user without the privilege to make those, a
+user namespace that maps the uid and gid to themselves (files are reached as before). The Landlock
+domain is entered inside, after the mount. Where the kernel allows no namespaces (`isolation()`
+says why; `KERNEL_MCP_SEAL_NAMESPACES=off` turns them off), the forked child enters the domain
+before exec as it always did, and the server's containment sweeps what the run left.
 
 Where the kernel offers no Landlock (an old kernel, gVisor), `available()` says why, and every run
 goes unsealed: the ledger says so in each decision and keeps only when the user opted in.
@@ -22,8 +32,11 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import functools
+import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -44,6 +57,8 @@ _TRUNCATE = 1 << 14  # ABI 3
 _SCOPE_SIGNAL = 1 << 1  # ABI 6
 
 SEAL_ENV = "KERNEL_MCP_SEAL"  # "off" in the server's own environment: runs go unsealed (to measure what sealing costs)
+NAMESPACES_ENV = "KERNEL_MCP_SEAL_NAMESPACES"  # "off": Landlock only, no namespaces of a run's own
+SEAL_PROGRAM = Path(__file__).with_name("seal.py")  # a run's first process (see seal.py)
 MIN_ABI = 2  # ABI 1 refuses every rename across folders, which compilers and pip-style tools do
 EXIT_NOT_SEALED = 126  # the child exits so, and says why, if the domain could not be entered
 
@@ -105,11 +120,62 @@ def available() -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class Isolation:
+    """The namespaces a sealed run gets here."""
+
+    user: bool  # a user namespace of its own too (the server's user may not make the others without one)
+    proc: bool  # its own /proc (else the machine's: every process visible, some entries writable)
+    proc_why: str | None = None  # why not
+
+    def describe(self) -> str:
+        text = "own user, PID and mount namespaces" if self.user else "own PID and mount namespaces"
+        if self.proc:
+            return text + " and /proc"
+        return (text + f"; /proc is the machine's ({self.proc_why}): the run sees every process there and can write "
+                "some entries of this user's (autogroup nice, oom_score_adj)")
+
+
+def _seal_argv(*args: str) -> list[str]:
+    # isolated (-I: no PYTHON* variables, nothing imported from the run's folder), no site, no bytecode written
+    return [sys.executable, "-I", "-S", "-B", str(SEAL_PROGRAM), *args]
+
+
+@functools.lru_cache(maxsize=1)
+def _probe() -> tuple[Isolation | None, str | None]:
+    """Once per server: a throwaway process tries what each run's first process will do."""
+    if not sys.executable or LIBC is None:
+        return None, "no Python executable or C library to start a run's first process with"
+    try:
+        done = subprocess.run(_seal_argv("probe"), capture_output=True, text=True, timeout=30, cwd="/", check=False,
+                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+        answer = json.loads(done.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
+        return None, f"the namespace probe failed: {exc}"
+    if not answer.get("ok"):
+        return None, f"the kernel refused them: {answer.get('why')}"
+    return Isolation(user=bool(answer["user"]), proc=bool(answer["proc"]), proc_why=answer.get("proc_why")), None
+
+
+def isolation() -> tuple[Isolation | None, str | None]:
+    """The namespaces each sealed run gets here, or None and why it gets none."""
+    if os.environ.get(NAMESPACES_ENV, "").lower() == "off":
+        return None, f"turned off ({NAMESPACES_ENV}=off in the server's environment)"
+    return _probe()
+
+
 def mechanism() -> str:
-    """How runs are sealed here, as the answers say it."""
+    """How runs are sealed here, as the answers (and every decision) say it."""
     abi = landlock_abi()
     why = available()
-    return f"unsealed: {why}" if why else f"Landlock ABI {abi}" + (" (signals scoped)" if abi >= 6 else "")
+    if why:
+        return f"unsealed: {why}"
+    text = f"Landlock ABI {abi}" + (" (signals scoped)" if abi >= 6 else "")
+    iso, missing = isolation()
+    if iso is None:
+        return text + (f"; NO namespaces of its own ({missing}): a run can reach other processes of this user "
+                       "(prlimit, setpriority, /proc) and what it leaves is killed by the server after it ends")
+    return text + "; " + iso.describe()
 
 
 def _write_rights(abi: int) -> int:
@@ -136,6 +202,8 @@ class Boundary:
 # Always writable: the GPU's device files (/dev/nvidia*, /dev/kfd, /dev/dri), /dev/null and /dev/shm;
 # and /proc, which the NVIDIA driver writes while cuInit runs (without it: error 304, seen on an H200
 # node). /proc/<pid>/mem of a process outside the domain stays out of reach: Landlock scopes ptrace.
+# A run with namespaces gets a /proc of its own (seal.py adds it to the ruleset), which shows only its
+# processes; this rule then covers only the machine's /proc, which the run cannot reach by that path.
 ALWAYS_WRITABLE = (Path("/dev"), Path("/proc"))
 
 
@@ -151,13 +219,16 @@ def private_boundary(tree: Path, private: Path, extra: Iterable[Path] = ()) -> B
 
 
 class Sealing:
-    """A ruleset made in the server for one command: `fd` goes to the child, `hook` enters it there."""
+    """A ruleset made in the server for one command: `fd` goes to the child. With namespaces
+    (`isolation`), `argv` starts seal.py in the command's place, which enters the domain inside them;
+    without, `hook` enters it in the forked child."""
 
     def __init__(self, boundary: Boundary) -> None:
         if LIBC is None:
             raise OSError(errno.ENOSYS, "no C library to reach Landlock")
+        self.isolation, _ = isolation()
         abi = landlock_abi()
-        rights = _write_rights(abi)
+        self.rights = rights = _write_rights(abi)
         attr = _RulesetAttr(handled_access_fs=rights, handled_access_net=0, scoped=_SCOPE_SIGNAL if abi >= 6 else 0)
         size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else 8  # older kernels know only the first field
         fd = LIBC.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
@@ -180,11 +251,27 @@ class Sealing:
         finally:
             os.close(path_fd)
 
+    def argv(self, executable: str, args: list[str]) -> list[str]:
+        """What the runner starts: the command itself, or seal.py with it where runs get namespaces."""
+        if self.isolation is None:
+            return [executable, *args]
+        flags = ("1" if self.isolation.user else "0", "1" if self.isolation.proc else "0")
+        return _seal_argv("run", str(self.fd), str(self.rights), *flags, executable, *args)
+
     def hook(self) -> Callable[[], None]:
-        """Runs in the forked child, before exec: no new privileges, then the domain. A child that
-        cannot enter it exits at once: a run is never silently unsealed."""
+        """Runs in the forked child, before exec: no new privileges, then the domain (where seal.py
+        enters it, later, only the first). A child that cannot exits at once: a run is never
+        silently unsealed."""
         libc, fd = LIBC, self.fd
         message = b"kernel-mcp: could not enter the run's Landlock domain; the command did not run\n"
+        if self.isolation is not None:
+
+            def no_new_privs() -> None:
+                if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+                    os.write(2, message)
+                    os._exit(EXIT_NOT_SEALED)
+
+            return no_new_privs
 
         def enter() -> None:
             if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_SYS_RESTRICT_SELF, ctypes.c_int(fd), ctypes.c_uint32(0)) != 0:

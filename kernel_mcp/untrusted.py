@@ -3,12 +3,16 @@ output, what a command printed) shown in an answer: it stays data.
 
 An answer is lines an agent reads as the server's. A newline in a class key would start a line that
 reads as one of them ("ok", "KEEP"); a carriage return or an ANSI escape hides on a terminal what
-came before it; a Unicode line separator breaks the line for some readers. So every control
-character of such text is written as its escape (`\\n`, `\\x1b`, `\\u2028`), and output of several
-lines is fenced and labelled as the workspace's, behind a fence that no line of it can close.
+came before it; a Unicode line separator breaks the line for some readers; an invisible character
+(a zero-width space, a bidirectional mark, a Unicode tag character, which a model reads and a person
+does not see) makes two different keys print alike or carries hidden words. So every control and
+format character of such text is written as its escape (`\\n`, `\\x1b`, `\\u2028`, `\\u200b`,
+`\\U000e0041`), and output of several lines is fenced and labelled as the workspace's, behind a fence
+that no line of it can close.
 
 Only the answer's text is escaped: the structured content keeps each value as it was (JSON escapes
-control characters itself). This module imports nothing of the package, so any layer may use it.
+control characters itself). This module imports nothing of the package, so any layer may use it;
+the `regex` module (a dependency) knows the Unicode format category, \\p{Cf}, which `re` does not.
 """
 
 from __future__ import annotations
@@ -16,20 +20,25 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+import regex
+
 # C0 and C1 controls (newline, carriage return, the ESC of ANSI sequences, NEL), DEL, the Unicode
-# line and paragraph separators, and the bidirectional overrides and isolates, which reorder what a
-# reader sees of a line.
-CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# line and paragraph separators, and the format characters (Cf): the bidirectional overrides,
+# isolates and marks, which reorder what a reader sees of a line (U+202A-U+202E, U+2066-U+2069,
+# U+200E, U+200F, U+061C), the zero-width ones (U+200B-U+200D, U+2060, U+FEFF), the soft hyphen, and
+# the tag characters; the whole tag block U+E0000-U+E007F, unassigned ones included, is invisible text.
+_INVISIBLE = "\\u2028\\u2029\\p{Cf}\\U000e0000-\\U000e007f"
+CONTROL = regex.compile(f"[\\x00-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
 # the same but newline and tab, which a block of output keeps as they are
-CONTROL_IN_BLOCK = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+CONTROL_IN_BLOCK = regex.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
 NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 FENCE_RUN = re.compile("`{3,}")
 
 
-def _escape(match: re.Match) -> str:
+def _escape(match: regex.Match) -> str:
     char = match.group()
     code = ord(char)
-    return NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    return NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
 
 
 def inline(value: object) -> str:

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 
 from kernel_mcp import arch_registry
-from kernel_mcp.arch_registry import alias_words, arch_for_gpu, arch_names, docs_index_dir, registry
+from kernel_mcp.arch_registry import alias_words, arch_for_gpu, arch_names, docs_index_dir, products, registry
 from kernel_mcp.docs import ingest, open_store
 from kernel_mcp.docs.readers import guess_arch
 from kernel_mcp.errors import KernelMcpError
@@ -68,7 +68,8 @@ def test_documents_and_gpus_are_matched_by_the_tables_words():
     assert arch_for_gpu("amd", "", "gfx90a:sramecc+:xnack-") == "gfx90a"
     assert arch_for_gpu("amd", "AMD Radeon RX 7900 XTX", "gfx1100") is None
     assert arch_for_gpu("nvidia", "NVIDIA H100 80GB HBM3", "Hopper") == "sm_90"
-    assert arch_for_gpu("nvidia", "NVIDIA H200", "Hopper") is None  # same arch, other bandwidth: no table
+    assert arch_for_gpu("nvidia", "NVIDIA H200", "Hopper") == "sm_90"  # same arch, its own product table
+    assert arch_for_gpu("nvidia", "NVIDIA H200 NVL", "Hopper") == "sm_90"  # the arch from the family, though no product table fits
 
 
 def test_a_misnamed_or_broken_table_is_refused(tmp_path):
@@ -78,7 +79,7 @@ def test_a_misnamed_or_broken_table_is_refused(tmp_path):
     with pytest.raises(KernelMcpError, match="named after its arch"):
         arch_registry._entries_in(str(folder))
     (folder / "gfx90c.toml").write_text('arch = "gfx90c"\nproduct = "x"\n')
-    with pytest.raises(KernelMcpError, match="gfx90c.toml"):
+    with pytest.raises(KernelMcpError, match=r"gfx90c\.toml"):
         arch_registry._entries_in(str(folder))
 
 
@@ -95,7 +96,8 @@ def _docstrings(tree: ast.AST) -> set[int]:
 def test_no_code_lists_arch_names():
     """Arch names, product labels and monitor names appear in the package's code only in docstrings
     and comments (which the AST does not keep): every use goes through the registry. No allowlist."""
-    words = {w for a, e in registry().items() for w in (a, e.label, *e.gpu_names)}
+    words = {w for a, e in registry().items() for w in (a, e.label)}
+    words |= {w for p in products().values() for w in (p.label, *p.names)}
     pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
     found = []
     for path in sorted((REPO / "kernel_mcp").rglob("*.py")):
@@ -107,12 +109,19 @@ def test_no_code_lists_arch_names():
     assert not found, found
 
 
+def enum_of(schema: dict) -> list:
+    """A property's enum, also when the property may be omitted (anyOf the enum and null)."""
+    if "enum" in schema:
+        return schema["enum"]
+    return next(option["enum"] for option in schema["anyOf"] if "enum" in option)
+
+
 async def test_tool_schemas_enumerate_the_registry(tmp_path):
     async with Client(build_server(tmp_path)) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-    assert tools["hw_spec"].input_schema["properties"]["arch"]["enum"] == list(arch_names())
-    assert tools["occupancy"].input_schema["properties"]["arch"]["enum"] == list(arch_names())
-    assert tools["isa_lookup"].input_schema["properties"]["arch"]["enum"] == list(arch_names("amd"))
+    assert enum_of(tools["hw_spec"].input_schema["properties"]["arch"]) == list(arch_names())
+    assert enum_of(tools["occupancy"].input_schema["properties"]["arch"]) == list(arch_names())
+    assert enum_of(tools["isa_lookup"].input_schema["properties"]["arch"]) == list(arch_names("amd"))
     assert "gfx90a (MI250X GCD)" in tools["hw_spec"].description
 
 
@@ -137,7 +146,8 @@ async def main():
         tools = {{t.name: t for t in (await client.list_tools()).tools}}
         spec = await client.call_tool("hw_spec", {{"arch": "gfx90c"}})
         occ = await client.call_tool("occupancy", {{"arch": "gfx90c", "vgprs": 72}})
-    print(json.dumps({{"enum": tools["hw_spec"].input_schema["properties"]["arch"]["enum"],
+    arch = tools["hw_spec"].input_schema["properties"]["arch"]
+    print(json.dumps({{"enum": arch.get("enum") or [e for o in arch.get("anyOf", []) for e in o.get("enum", [])],
                       "description": tools["hw_spec"].description, "spec_error": spec.is_error,
                       "waves": occ.structured_content["occupancy"]["waves"],
                       "config_arch": Workspace.open(Path({str(ws)!r})).config.target.arch}}))

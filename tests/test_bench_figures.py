@@ -134,5 +134,5 @@ def test_a_row_longer_than_the_header_is_a_failed_run_not_an_internal_error(tmp_
 
     path = tmp_path / "bench.csv"
     path.write_text(body)
-    with pytest.raises(CommandFailed, match="bench.csv could not be read: Length of header"):
+    with pytest.raises(CommandFailed, match=r"bench\.csv could not be read: Length of header"):
         read_csv(path)

@@ -56,7 +56,7 @@ def test_bad_config_names_the_key(body, expected):
 
 def test_missing_config_says_how_to_fix(tmp_path):
     with pytest.raises(WorkspaceError) as info:
-        Workspace.open(tmp_path).config
+        _ = Workspace.open(tmp_path).config
     assert "no kernel-mcp.toml" in info.value.message and "kernel-mcp init" in info.value.hint
 
 

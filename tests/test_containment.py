@@ -20,6 +20,7 @@ from kernel_mcp import runner
 from kernel_mcp.server import build_server
 
 from conftest import PY, text_of, write_toml
+from run_pids import host_pid
 
 pytestmark = pytest.mark.anyio
 
@@ -30,9 +31,9 @@ GUARD_S = 60  # generous: a regression hangs for minutes, a pass takes seconds
 DAEMON = r"""
 import os, sys, time
 folder, mode = sys.argv[1], sys.argv[2]
-def note(name, pid):
+def note(name, pid):  # the pid namespace too: a sealed run has its own (tests/run_pids.py)
     with open(os.path.join(folder, name + ".tmp"), "w") as f:
-        f.write(str(pid))
+        f.write(f"{os.readlink('/proc/self/ns/pid')} {pid}")
     os.rename(os.path.join(folder, name + ".tmp"), os.path.join(folder, name))
 if os.fork() == 0:
     os.setsid()
@@ -57,19 +58,28 @@ def _alive(pid: int) -> bool:
         return False
 
 
-async def _gone(pid: int) -> bool:
+async def _gone(pid: int | None) -> bool:
     """Whether `pid` ends within the guard (the kill is asynchronous to the answer only by moments)."""
+    if pid is None:
+        return True  # no process of that namespace and pid lives
     with anyio.move_on_after(GUARD_S):
         while _alive(pid):
             await anyio.sleep(0.1)
     return not _alive(pid)
 
 
+def _noted(path: Path) -> int | None:
+    """The host's pid of the process a pid file names (None: it is gone)."""
+    return host_pid(path.read_text())
+
+
 async def _pid(path: Path) -> int:
     with anyio.fail_after(GUARD_S):
         while not path.exists():
             await anyio.sleep(0.05)
-    return int(path.read_text())
+    pid = _noted(path)
+    assert pid is not None, f"{path.name} ended before the test could look at it"
+    return pid
 
 
 def _with_daemon(workspace: Path, mode: str) -> Path:
@@ -91,9 +101,9 @@ async def test_daemon_dies_at_the_timeout_and_the_call_answers(workspace):
         assert not result.is_error, text_of(result)
         assert result.structured_content["timed_out"] and "timed out" in text_of(result)
         assert "parent ready" in result.structured_content["stdout_tail"]
-        daemon = int((folder / "daemon").read_text())
+        daemon = _noted(folder / "daemon")
         assert await _gone(daemon), "the setsid daemon survived the timeout"
-        assert await _gone(int((folder / "parent").read_text()))
+        assert await _gone(_noted(folder / "parent"))
 
 
 async def test_daemon_dies_when_the_call_is_cancelled(workspace):
@@ -106,7 +116,7 @@ async def test_daemon_dies_when_the_call_is_cancelled(workspace):
                 await _pid(folder / "parent")
                 tg.cancel_scope.cancel()
         assert await _gone(daemon), "the setsid daemon survived the cancel"
-        assert await _gone(int((folder / "parent").read_text()))
+        assert await _gone(_noted(folder / "parent"))
         assert not (await client.call_tool("workspace_info", {})).is_error
 
 
@@ -118,7 +128,7 @@ async def test_daemon_left_behind_at_exit_is_killed_and_the_call_answers(workspa
         data = result.structured_content
         assert not result.is_error and data["exit_code"] == 0 and not data["timed_out"], text_of(result)
         assert "parent ready" in data["stdout_tail"]
-        assert await _gone(int((folder / "daemon").read_text()))
+        assert await _gone(_noted(folder / "daemon"))
 
 
 async def test_pipes_held_out_of_reach_are_dropped_not_waited_on(tmp_path):
@@ -161,8 +171,8 @@ async def test_killing_the_server_kills_its_command_and_daemons(workspace):
                 tg.start_soon(call_and_ignore)
                 daemon = await _pid(folder / "daemon")
                 parent = await _pid(folder / "parent")
-                server = psutil.Process(parent).parent()
-                assert server is not None and "serve" in server.cmdline(), server
+                server = next((p for p in psutil.Process(parent).parents() if "serve" in p.cmdline()), None)
+                assert server is not None, psutil.Process(parent).parents()
                 server.send_signal(signal.SIGKILL)
                 assert await _gone(parent), "the command outlived the server's kill -9"
                 assert await _gone(daemon), "the command's daemon outlived the server's kill -9"
@@ -178,7 +188,7 @@ if kernel.DAEMON:
         os.setsid()
         if os.fork() == 0:
             with open(os.path.join(kernel.DAEMON, f"daemon-{os.getpid()}"), "w") as f:
-                f.write(str(os.getpid()))
+                f.write(f"{os.readlink('/proc/self/ns/pid')} {os.getpid()}")
             time.sleep(300)
         os._exit(0)
     os.wait()
@@ -221,7 +231,7 @@ async def test_evaluate_of_a_daemonizing_benchmark_records_a_failed_attempt(tmp_
         assert not result.is_error, text_of(result)
         attempt = result.structured_content["attempt"]
         assert attempt["decision"] == "failed" and "timed out" in attempt["reasons"][0], attempt
-    daemons = [int(p.read_text()) for p in pids.iterdir()]
+    daemons = [_noted(p) for p in pids.iterdir()]
     assert daemons
     for pid in daemons:
         assert await _gone(pid), "a benchmark's daemon survived the evaluation"

@@ -13,7 +13,7 @@ import anyio
 import httpx2
 import psutil
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
@@ -101,8 +101,9 @@ async def test_beyond_loopback_needs_the_token_and_an_allowed_host_and_origin(wo
         assert post(url, {**auth, "Origin": "http://evil.example"}).status_code == 403
         assert post(url, {**auth, "Host": host, "Origin": f"http://{host}"}).status_code == 200
         assert "target gfx950" in await round_trip(url, auth)
-        with pytest.raises(Exception):
+        with pytest.raises(ExceptionGroup) as refused:  # the client's task groups wrap the server's refusal
             await round_trip(url, {})
+        assert refused.group_contains(MCPError, match="error response")
 
 
 async def test_a_generated_token_is_printed_once_and_works(workspace):
@@ -139,8 +140,9 @@ async def test_loopback_needs_the_token_too(workspace):
         assert post(url, {**auth, "Host": f"evil.example:{port}"}).status_code == 421
         assert post(url, auth).status_code == 200
         assert "target gfx950" in await round_trip(url, auth)
-        with pytest.raises(Exception):
+        with pytest.raises(ExceptionGroup) as refused:  # the client's task groups wrap the server's refusal
             await round_trip(url, {})
+        assert refused.group_contains(MCPError, match="error response")
 
 
 async def test_loopback_without_a_token_given_generates_and_prints_one(workspace):

@@ -100,4 +100,4 @@ async def test_a_smaller_configured_budget_names_what_it_left_out(tmp_path):
         assert not result.is_error and len(text.encode()) <= 1024 and "answer cut" not in text, text
         assert "not shown, to fit the 1024-byte answer: " in text and "lds_banks" in text.split("not shown")[1]
         alone = text_of(await client.call_tool("hw_spec", {"arch": "gfx950", "keys": ["lds_banks"]}))
-        assert alone.startswith("gfx950: ") and "lds_banks = 64 banks" in alone and len(alone.encode()) <= 1024
+        assert alone.startswith("MI350X (gfx950, the arch's reference product), CDNA4; ") and "lds_banks = 64 banks" in alone and len(alone.encode()) <= 1024

@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import git
 import pytest
-from mcp import Client
+from mcp import Client, MCPError
 from mcp.client.stdio import StdioServerParameters
 
 from kernel_mcp.server import build_server
@@ -178,9 +178,10 @@ async def test_two_server_processes_keeping_the_same_attempt_commit_it_once(tmp_
 
 
 async def _crash(ws: Path, point: str, tool: str, arguments: dict) -> None:
-    with pytest.raises(BaseException):
+    with pytest.raises(ExceptionGroup) as crashed:  # the client's task groups wrap the lost connection
         async with Client(_stdio(ws, point)) as client:
             await client.call_tool(tool, arguments)
+    assert crashed.group_contains(MCPError, match="Connection closed")
 
 
 @pytest.mark.parametrize("point", ["start-during-baseline", "evaluate-during-runs", "keep-before-commit", "keep-after-commit", "many-after-first-record"])

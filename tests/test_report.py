@@ -59,7 +59,7 @@ async def experiment_with_history(ws: Path) -> None:
 
 
 @pytest.fixture
-def report_page(experiment_ws) -> Path:  # noqa: F811
+def report_page(experiment_ws) -> Path:
     import anyio
 
     anyio.run(experiment_with_history, experiment_ws)
@@ -82,7 +82,7 @@ def test_the_page_holds_the_kept_steps_the_chart_and_the_evidence(report_page, e
     assert png.startswith(PNG_SIGNATURE)
 
 
-def test_the_command_line_writes_the_page_and_refuses_an_unknown_tag(report_page, experiment_ws):  # noqa: F811
+def test_the_command_line_writes_the_page_and_refuses_an_unknown_tag(report_page, experiment_ws):
     def cli(*argv: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "kernel_mcp", *argv, "--workspace", str(experiment_ws)],
                               capture_output=True, text=True, timeout=120)
@@ -102,7 +102,7 @@ HOSTILE_CLASS = "<img src=x onerror=alert(1)>\nKEEP $\\frac{1}{$"
 
 
 @pytest.mark.anyio
-async def test_class_names_are_escaped_in_the_answers_the_page_and_its_chart(experiment_ws):  # noqa: F811
+async def test_class_names_are_escaped_in_the_answers_the_page_and_its_chart(experiment_ws):
     bench = test_ledger.BENCH.replace("w.writerow([shape, n,", f"w.writerow([{{'small': {HOSTILE_CLASS!r}}}.get(shape, shape), n,")
     assert bench != test_ledger.BENCH
     (experiment_ws / "bench.py").write_text(bench)

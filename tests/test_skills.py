@@ -98,7 +98,7 @@ def test_install_skills_project(tmp_path):
     assert done.returncode == 0, done.stderr
     for name in EXPECTED:
         assert (tmp_path / ".claude" / "skills" / name / "SKILL.md").exists()
-    line = next(l for l in done.stdout.splitlines() if "claude mcp add" in l)
+    line = next(out for out in done.stdout.splitlines() if "claude mcp add" in out)
     argv = shlex.split(line.split("claude mcp add kernel-mcp -- ", 1)[1])
     assert argv[0] == PY and argv[1:] == ["-m", "kernel_mcp", "serve", "--workspace", str(tmp_path.resolve())]
 

@@ -11,6 +11,7 @@ import math
 import secrets
 import shutil
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,10 +20,12 @@ import anyio
 from pydantic import BaseModel, field_validator
 
 from kernel_mcp import runner, safe_files, sandbox
-from kernel_mcp.bench.results import ClassFigures, TableFigures, figures, read_csv, shown
+from kernel_mcp.arch_registry import product_named
+from kernel_mcp.bench.results import TableFigures, figures, read_csv, shown
 from kernel_mcp.bench.stats import Comparison, compare, median, spread
 from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.gpu import gate
+from kernel_mcp.models.gpu import GpuInfo
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.untrusted import inline
@@ -45,6 +48,7 @@ class ClassRun(BaseModel):
     failing_rows: int
     worst_error: float | str | None  # a number, or the CSV's value when not finite ("NaN", "inf")
     samples: list[float]  # the class metric of each repeat
+    speed_of_light: float | None = None  # median over repeats of the floor / the measured time (1.0 = at the floor)
 
     @field_validator("worst_error")
     @classmethod
@@ -73,7 +77,8 @@ class BenchRun(BaseModel):
     duration_s: float
     failure: str | None = None  # the command failed or wrote no usable CSV
     impossible: list[str] = []  # rows below the roofline floor
-    floor_arch: str | None = None
+    floor_of: str | None = None  # whose figures the floor used: "H200 (sm_90)"; None when no floor was drawn
+    floor_note: str | None = None  # why not (a GPU no product table describes), when the benchmark has FLOP and byte columns
     sealed: str | None = None  # the boundary every run had ("Landlock ABI 7"); None if any ran unsealed
     wall_s: list[float] = []  # each run's wall time, measured by the server: a witness the code cannot reach
 
@@ -131,16 +136,23 @@ def worse(a: float | str | None, b: float | str | None) -> float | str | None:
 
 def merge(tables: list[TableFigures]) -> list[ClassRun]:
     merged: dict[str, ClassRun] = {}
+    lights: dict[str, list[float]] = {}
     for table in tables:
         for c in table.classes:
             run = merged.get(c.key)
             if run is None:
                 merged[c.key] = ClassRun(key=c.key, rows=c.rows, correct=c.correct, failing_rows=c.failing_rows, worst_error=c.worst_error, samples=[c.metric])
-                continue
-            run.correct = run.correct and c.correct
-            run.failing_rows = max(run.failing_rows, c.failing_rows)
-            run.worst_error = worse(run.worst_error, c.worst_error)
-            run.samples.append(c.metric)
+                lights.setdefault(c.key, [])
+            else:
+                run.correct = run.correct and c.correct
+                run.failing_rows = max(run.failing_rows, c.failing_rows)
+                run.worst_error = worse(run.worst_error, c.worst_error)
+                run.samples.append(c.metric)
+            if c.speed_of_light is not None:
+                lights[c.key].append(c.speed_of_light)
+    for key, values in lights.items():
+        if values:
+            merged[key].speed_of_light = median(values)
     return list(merged.values())
 
 
@@ -165,14 +177,14 @@ async def run_benchmark(
     failure = None
     require_gpu = vendors.needs_gpu(ws)
     impossible: list[str] = []
-    floor_arch = None
+    floor_of = floor_note = None
     sealed: list[str | None] = []
     walls: list[float] = []
     with ExitStack() as stack:
         if boundary is None:
             boundary = stack.enter_context(ws.sealed_side(root, f"{run.id}-{file_prefix}"))
         async with gate.use(ws.config.gate, str(root), progress, require_gpu=require_gpu, lease=lease, vendors=vendors) as lease:
-            floor, floor_arch = floor_for(ws, lease.gpu)
+            floor, floor_of, floor_note = floor_for(ws, lease.gpu)
             for index in range(1, repeats + 1):
                 seed = secrets.randbits(62)
                 seeds.append(seed)
@@ -204,28 +216,42 @@ async def run_benchmark(
         class_columns=first.class_columns if first else list(cfg.config_columns),
         inferred_classes=first.inferred if first else False, classes=classes, seeds=seeds, repeats=len(tables),
         gpu=lease.describe(), duration_s=time.monotonic() - started_all, failure=failure,
-        impossible=impossible, floor_arch=floor_arch, sealed=sealed[0] if sealed and None not in sealed else None, wall_s=walls,
+        impossible=impossible, floor_of=floor_of, floor_note=floor_note, sealed=sealed[0] if sealed and None not in sealed else None, wall_s=walls,
     )
 
 
-def floor_for(ws: Workspace, gpu) -> tuple:
-    """The roofline floor (seconds from FLOPs and bytes) of the GPU that runs the benchmark."""
+def floor_for(ws: Workspace, gpu: GpuInfo | None) -> tuple[Callable[[float, float], float] | None, str | None, str | None]:
+    """The roofline floor (seconds from FLOPs and bytes) of the product that runs the benchmark,
+    whose figures it uses, and why there is none.
+
+    The GPU's own product decides: an H200's floor comes from the H200's 4.8 TB/s, never from the
+    H100 that shares its arch. A GPU no product table describes gets no floor (and so no
+    "impossible" check), and the answer says so. `[harness] floor_product` names the product
+    outright; without a GPU (a CPU benchmark), the workspace's product, else its arch's reference
+    product, named as such."""
     harness = ws.config.harness
     if not harness.flops_column or not harness.bytes_column:
-        return None, None
-    from kernel_mcp.hardware import arch_for_gpu, load_spec, roofline
+        return None, None, None
+    from kernel_mcp.hardware import load_spec, roofline, spec_for
 
-    arch = harness.floor_arch
-    if arch is None and gpu is not None:
-        # the table that describes this GPU (its reported gfx target, or gpu_names in the table), if any
-        arch = arch_for_gpu(gpu.vendor, gpu.name, gpu.arch)
-    arch = arch or ws.config.target.arch
-    spec = load_spec(arch)
+    if harness.floor_product:
+        named = product_named(harness.floor_product)
+        spec = load_spec(named.arch, named, by="[harness] floor_product")
+    elif gpu is not None:
+        entry = gpu.product_entry()
+        if entry is None or (harness.floor_arch and entry.arch != harness.floor_arch):
+            ident = f"{gpu.name}" + (f", device {gpu.device_id}" if gpu.device_id else "") + (f", {gpu.compute_units} CUs/SMs" if gpu.compute_units else "")
+            why = "unknown product" if entry is None else f"{entry.label} is not of floor_arch {harness.floor_arch}"
+            return None, None, f"no roofline floor: {why} ({ident}); no product table's figures apply to it (set [harness] floor_product to choose one)"
+        spec = load_spec(entry.arch, entry, by="this GPU")
+    else:
+        target = ws.config.target
+        spec = spec_for(None, None, default_arch=harness.floor_arch or target.arch, default_product=target.product)
 
     def floor(flops: float, nbytes: float) -> float:
         return roofline(spec, flops=flops, bytes=max(nbytes, 1.0), dtype=harness.floor_dtype, engine=harness.floor_engine).floor_seconds
 
-    return floor, arch
+    return floor, spec.whose(), None
 
 
 class BenchAnswer(ToolOutput):
@@ -242,11 +268,14 @@ class BenchAnswer(ToolOutput):
                  f"correctness {b.correctness}; metric {b.metric} (lower is better); classes by {cls}"]
         if b.failure:
             lines.append(f"FAILED: {inline(b.failure)}")
+        if b.floor_of or b.floor_note:
+            lines.append(f"roofline floor from {b.floor_of}" if b.floor_of else b.floor_note or "")
         for c in b.classes[:40]:
             ok = "ok " if c.correct else f"WRONG ({c.failing_rows} rows, worst {inline(c.worst_error)})"
             cmp = self.comparisons.get(c.key)
             vs = f"  vs {self.against}: {cmp.statement()}" if cmp else ""
-            lines.append(f"  {inline(c.key)}: {ok} {b.metric} {c.median:.4g}{vs}")
+            sol = f", {c.speed_of_light:.0%} of speed of light" if c.speed_of_light is not None else ""
+            lines.append(f"  {inline(c.key)}: {ok} {b.metric} {c.median:.4g}{sol}{vs}")
         if len(b.classes) > 40:
             lines.append(f"  ... {len(b.classes) - 40} more classes (see the CSVs in the run)")
         return "\n".join(lines)
@@ -257,6 +286,7 @@ class BenchmarkFailed(CommandFailed):
     result that only says FAILED in its text, naming the run whose logs and CSVs are kept."""
 
     kind = "benchmark failed"
+    lines_escaped = True  # the failure and the class lines escape what they quote from the CSV and the output (see `of`)
     CLASS_LINES = 10  # of the repeats that completed before the failure; the run keeps the rest
     MAX_BYTES = 3000  # the error text is not cut to the answer budget afterwards, so it stays under it here
 

@@ -4,9 +4,10 @@ Rows are never collapsed into one average: they are grouped into config classes 
 config columns, or columns inferred from the table, saying which), and each class keeps its own
 correctness and metric.
 
-A metric cell that is not a finite positive number (NaN, an empty cell, inf, -inf, 0, text) is not
-a measurement: the table is refused with the column, the row's class and the value named, never
-averaged into a NaN figure (one NaN in the ledger made every later answer fail its schema).
+A metric cell that is not a finite positive number (NaN, an empty cell, inf, -inf, 0, text), or that
+no time is (a subnormal, 1e308: see limits.BENCH_METRIC_RANGE), is not a measurement: the table is
+refused with the column, the row's class and the value named, never averaged into a NaN figure (one
+NaN in the ledger made every later answer fail its schema).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import math
 import operator
 import re
+import sys
 import warnings
 from pathlib import Path
 
@@ -46,6 +48,9 @@ class ClassFigures(BaseModel):
     failing_rows: int
     worst_error: float | str | None  # a number, or the CSV's value when not finite ("NaN", "inf", 'text')
     metric: float  # geometric mean of the metric over the class's rows
+    # speed of light: the roofline floor over the measured time, geometric mean over the class's rows
+    # (1.0 = at the floor of the product that ran it); None without FLOP/byte columns or a floor
+    speed_of_light: float | None = None
 
 
 class TableFigures(BaseModel):
@@ -107,6 +112,23 @@ def infer_class_columns(frame: pd.DataFrame, cfg: BenchmarkConfig) -> list[str]:
     return chosen
 
 
+def floors(frame: pd.DataFrame, cfg: BenchmarkConfig, harness, floor) -> pd.Series | None:
+    """Each row's roofline floor over its measured time (its fraction of the speed of light); None
+    where the benchmark writes no FLOP and byte columns or no floor is known for the GPU."""
+    if floor is None or harness is None or not harness.flops_column or not harness.bytes_column:
+        return None
+    if any(c not in frame.columns for c in (harness.flops_column, harness.bytes_column)):
+        return None  # below_floor names the missing columns
+    out = []
+    for _, row in frame.iterrows():
+        try:
+            least = floor(float(row[harness.flops_column]), float(row[harness.bytes_column]))
+            out.append(least / (float(row[cfg.metric]) * harness.metric_seconds))
+        except (InvalidInput, ValueError, ZeroDivisionError):
+            return None  # below_floor says what is wrong with the row
+    return pd.Series(out, index=frame.index)
+
+
 def below_floor(frame: pd.DataFrame, cfg: BenchmarkConfig, harness, floor) -> list[str]:
     """Rows whose measured time is under the physical floor for their FLOPs and bytes."""
     if floor is None or not harness.flops_column or not harness.bytes_column:
@@ -147,13 +169,17 @@ def unusable_metric(frame: pd.DataFrame, metric: pd.Series, cfg: BenchmarkConfig
     """Why the metric column cannot be read as times, naming the first bad row; None when it can.
     Rows are taken by position: labels of a hand-made CSV need not be unique."""
     values = metric.to_numpy()
-    bad = [pos for pos, v in enumerate(values) if not (math.isfinite(v) and v > 0)]
+    low, high = limits.BENCH_METRIC_RANGE
+    bad = [pos for pos, v in enumerate(values) if not (math.isfinite(v) and low <= v <= high)]
     if not bad:
         return None
     first = bad[0]
     raw = frame[cfg.metric].iloc[first]
-    value = shown(raw) if not math.isfinite(values[first]) else shown(values[first])
-    kind = "not a finite number" if not math.isfinite(values[first]) else "not a positive time"
+    v = values[first]
+    value = shown(raw) if not math.isfinite(v) or 0 < abs(v) < sys.float_info.min else shown(v)  # a subnormal as the CSV wrote it
+    kind = ("not a finite number" if not math.isfinite(v) else "not a positive time" if v <= 0
+            else "a subnormal number, no measured time" if v < sys.float_info.min
+            else f"outside {low:g} to {high:g}, no time in any unit (the ratios of such figures leave the floating-point range)")
     where = f"{_class_label(frame.iloc[first], columns)} (row {first + 1} of {len(frame)})"
     text = f"the metric column {cfg.metric} holds {value} in {where}: {kind}, so no figure can be made of it"
     if not ok.iloc[first]:
@@ -189,6 +215,7 @@ def figures(frame: pd.DataFrame, cfg: BenchmarkConfig, harness=None, floor=None)
     if problem:
         raise CommandFailed(problem, hint="every row the benchmark writes must carry a measured time; a row it could not time is an error of the run, not a figure")
     classes = []
+    light = floors(frame, cfg, harness, floor)
     groups = frame.groupby(columns, sort=False, dropna=False) if columns else [((), frame)]
     count = len(groups) if columns else 1
     if count > limits.BENCH_MAX_CLASSES:
@@ -207,6 +234,7 @@ def figures(frame: pd.DataFrame, cfg: BenchmarkConfig, harness=None, floor=None)
                 failing_rows=int((~ok[idx]).sum()),
                 worst_error=worst_error(frame[cfg.correctness.column][idx], errors[idx]),
                 metric=geomean(float(v) for v in values),
+                speed_of_light=geomean(float(v) for v in light[idx]) if light is not None and bool((light[idx] > 0).all()) else None,
             )
         )
     impossible = below_floor(frame, cfg, harness, floor) if harness is not None else []

@@ -19,9 +19,16 @@ from __future__ import annotations
 
 import math
 import random
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel
+
+from kernel_mcp.errors import CommandFailed
+
+class FiguresOutOfRange(CommandFailed):
+    """Figures whose ratio no float holds (the benchmark CSV's reader refuses such figures; BEST's
+    may be older than that check): a clear refusal instead of a domain error or an infinite change."""
+
 
 BOOTSTRAP_DRAWS = 2000
 CONFIDENCE = 0.95
@@ -85,7 +92,8 @@ def paired(best: Sequence[float], candidate: Sequence[float]) -> Comparison:
         raise ValueError("paired figures need the same number of runs on each side, at least one")
     if not all(finite_positive(v) for v in [*best, *candidate]):
         raise ValueError("paired figures must be finite and positive")
-    logs = [math.log(c / b) for b, c in zip(best, candidate)]
+    # the difference of logs, not the log of the quotient: 1e-308 / 1e308 is 0 to a float, and log(0) a domain error
+    logs = [math.log(c) - math.log(b) for b, c in zip(best, candidate)]
     n = len(logs)
     mean = sum(logs) / n
     low = high = None
@@ -93,10 +101,23 @@ def paired(best: Sequence[float], candidate: Sequence[float]) -> Comparison:
     if n >= 2:
         sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (n - 1))
         half = t975(n - 1) * sd / math.sqrt(n)
-        low, high = math.exp(mean - half) - 1, math.exp(mean + half) - 1
+        low, high = _change(mean - half, best, candidate), _change(mean + half, best, candidate)
         significant = low > 0 or high < 0
-    return Comparison(change=math.exp(mean) - 1, low=low, high=high, significant=significant, best_median=median(best),
+    return Comparison(change=_change(mean, best, candidate), low=low, high=high, significant=significant, best_median=median(best),
                       candidate_median=median(candidate), best_runs=n, candidate_runs=n, pairs=n)
+
+
+def _change(log_ratio: float, best: Sequence[float], candidate: Sequence[float]) -> float:
+    """exp(log_ratio) - 1, refused where it leaves the floating-point range: a change of +1e300% is
+    no measurement, and an infinite one could not be recorded (JSON has no inf)."""
+    try:
+        change = math.expm1(log_ratio)
+    except OverflowError:
+        change = math.inf
+    if not math.isfinite(change):
+        raise FiguresOutOfRange(f"the figures differ beyond the floating-point range (BEST {median(best):.4g}, candidate {median(candidate):.4g})",
+                                hint="the metric must be a time (or rate) in one unit on both sides")
+    return change
 
 
 def mean_interval(values: Sequence[float]) -> tuple[float, float | None, float | None]:
@@ -123,9 +144,11 @@ def compare(best: Sequence[float], candidate: Sequence[float], seed: int = 0) ->
     """Two independent sets of runs: the ratio of medians, with a seeded bootstrap interval."""
     if not best or not candidate:
         raise ValueError("both sides need at least one run")
+    if not all(finite_positive(v) for v in [*best, *candidate]):
+        raise ValueError("compared figures must be finite and positive")
     best_median = median(best)
     cand_median = median(candidate)
-    change = cand_median / best_median - 1
+    change = _change(math.log(cand_median) - math.log(best_median), best, candidate)  # not the quotient: it may under- or overflow
     if len(best) < 2 or len(candidate) < 2:
         # One run each: no spread to speak of, so nothing can be called significant.
         return Comparison(change=change, low=None, high=None, significant=False, best_median=best_median,
@@ -134,6 +157,9 @@ def compare(best: Sequence[float], candidate: Sequence[float], seed: int = 0) ->
     ratios = sorted(median(rng.choices(candidate, k=len(candidate))) / median(rng.choices(best, k=len(best))) - 1
                     for _ in range(BOOTSTRAP_DRAWS))
     low, high = interval(ratios)
+    if not (math.isfinite(low) and math.isfinite(high)):  # resampled medians of far-apart runs: their quotient may overflow
+        raise FiguresOutOfRange(f"the runs' figures spread beyond the floating-point range (BEST {best_median:.4g}, candidate {cand_median:.4g})",
+                                hint="the metric must be a time (or rate) in one unit on both sides")
     return Comparison(change=change, low=low, high=high, significant=low > 0 or high < 0, best_median=best_median,
                       candidate_median=cand_median, best_runs=len(best), candidate_runs=len(candidate))
 

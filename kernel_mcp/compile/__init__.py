@@ -135,6 +135,7 @@ def _compiler_differs(spec: HardwareSpec, k: KernelFacts, size: int, vendors: Ve
             continue
         if waves == k.compiler_occupancy:
             best = (smaller, waves)
+    assert k.occupancy is not None  # computed by the caller before it compares
     head = f"the compiler reports {k.compiler_occupancy} waves/SIMD, the calculator {k.occupancy.waves} for {size}-thread blocks"
     if best and k.max_block_size and size == k.max_block_size:
         return head + (f": the compiler counts the best workgroup size up to the kernel's limit of {size} threads "

@@ -14,7 +14,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 
-from kernel_mcp.compile.amdgpu_remarks import parse_remarks  # noqa: F401  (part of this module's interface)
+from kernel_mcp.compile.amdgpu_remarks import parse_remarks  # (part of this module's interface)
 from kernel_mcp.models.compile import InstructionMix, KernelFacts
 
 _META_KEYS = {
@@ -77,7 +77,7 @@ def parse_kernel_info(asm: str) -> dict[str, dict[str, int | str]]:
         if block is not None:
             match = _INFO_LINE.match(line)
             field = _INFO_KEYS.get(match.group("key")) if match else None
-            if field and field not in block:
+            if match and field and field not in block:
                 block[field] = _number(match.group("value"))
     return out
 

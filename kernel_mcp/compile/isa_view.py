@@ -72,6 +72,7 @@ def view(ws: Workspace, budget: int, kernel: str | None, source_line: int | None
     is_sass = meta["isa"].endswith(".sass")
     bodies = nvidia.sass_listing(isa_text) if is_sass else amdgpu_asm.kernel_bodies(isa_text)
     symbol = _pick_kernel(bodies, kernel)
+    numbered: list[tuple[int | None, str]]  # (source line, instruction)
     if is_sass:
         numbered = [(None, line) for line in bodies[symbol]]
     else:
@@ -123,5 +124,5 @@ def view(ws: Workspace, budget: int, kernel: str | None, source_line: int | None
         used += len(piece) + 1
         previous = i
     return IsaSlice(run_id=run.id, kernel=amdgpu_asm.display_name(symbol), source=source, mode=mode,
-                    lines_in_kernel=len(numbered), shown=sum(1 for l in out if not l.startswith("  ...")),
+                    lines_in_kernel=len(numbered), shown=sum(1 for line in out if not line.startswith("  ...")),
                     matches=matches, text="\n".join(out), next_offset=next_offset)

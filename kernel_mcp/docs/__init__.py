@@ -22,9 +22,9 @@ DB_NAME = "docs.sqlite"
 
 
 def shipped_files(index: Path) -> list[Path]:
-    """The shipped pages and the hardware tables (read as pages too: hardware_pages.py)."""
+    """The shipped pages and the hardware tables, archs' and products' (read as pages too: hardware_pages.py)."""
     pages = sorted(p for p in index.rglob("*.md") if p.name not in ("SOURCES.md", "README.md"))
-    return pages + sorted((index / "hardware").glob("*.toml"))
+    return pages + sorted((index / "hardware").glob("*.toml")) + sorted((index / "hardware" / "products").glob("*.toml"))
 
 
 _OPEN: dict[str, DocsStore] = {}

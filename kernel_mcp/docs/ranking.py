@@ -18,6 +18,7 @@ import math
 import re
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from typing import Any
 
 from kernel_mcp.docs.hardware_pages import PAGE_PREFIX as HARDWARE_PAGES
 from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, compact, identifiers, name_parts, stem, synonyms
@@ -77,7 +78,7 @@ class Query:
         forms += [_fts_phrase(a) for a in self.alternatives.get(term, ()) if WORD.search(a)]
         return forms[0] if len(forms) == 1 else "(" + " OR ".join(forms) + ")"
 
-    def fts(self, common: set[str] = frozenset()) -> str:
+    def fts(self, common: set[str] | frozenset[str] = frozenset()) -> str:
         """FTS5 MATCH expression for the candidates: any rare term, all the common ones together
         (a word in a third of the index finds everything and ranks nothing), or a name in the
         keys/defines columns."""
@@ -212,7 +213,7 @@ def score(bm25_share: float, cover: float, near: float, defines: bool, names: bo
     return base * factor
 
 
-def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float, object]]:
+def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float, Any]]:
     """BM25 candidates (rows with rowid, path, title, context, text, layer, arch, mentions, keys,
     defines, bm25) in the order of `score`, best first. `cache` keeps each passage's words."""
     if not rows:

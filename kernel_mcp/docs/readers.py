@@ -260,7 +260,7 @@ def read_rst(path: Path, text: str, page_id: str) -> list[Section]:
             blocks.append((level, heading, []))
         enclosing = level
         i += skip
-    clean_intro = "\n".join(l for l in intro if not l.strip().startswith(("..", ":")))
+    clean_intro = "\n".join(line for line in intro if not line.strip().startswith(("..", ":")))
     return split_headed(page_id, title or path.stem, [(lvl, h, "\n".join(b)) for lvl, h, b in blocks], path.name, intro=clean_intro)
 
 

@@ -66,7 +66,9 @@ def _heading_paths(sections: list[Section]) -> dict[str, str]:
     by_id = {s.id: s for s in sections}
     paths: dict[str, str] = {}
     for s in sections:
-        parts, seen, node = [], set(), s
+        parts: list[str] = []
+        seen: set[str] = set()
+        node: Section | None = s
         while node is not None and node.id not in seen and len(parts) < 8:
             seen.add(node.id)
             parts.append(node.title)

@@ -62,11 +62,11 @@ def _options(body: list[str]) -> tuple[dict[str, str], list[str]]:
 
 
 def _csv_rows(lines: list[str]) -> list[list[str]]:
-    text = [l.strip() for l in lines if l.strip()]
+    text = [line.strip() for line in lines if line.strip()]
     try:
         return [[c.strip() for c in row] for row in csv.reader(text, skipinitialspace=True)]
     except csv.Error:
-        return [[l] for l in text]
+        return [[line] for line in text]
 
 
 def csv_table(options: dict[str, str], content: list[str]) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -9,8 +10,12 @@ from kernel_mcp import docs
 from kernel_mcp.tooling import READ_ONLY, ToolContext, ToolInput, ToolSpec
 from kernel_mcp import arch_registry
 from kernel_mcp.workspace.config import Arch  # the one definition of the targets, shared with kernel-mcp.toml
+from kernel_mcp.workspace.workspace import state_folder
 
-AmdArch = arch_registry.arch_literal("amd")  # isa_lookup: the AMD tables of docs_index/hardware/
+if TYPE_CHECKING:  # a Literal built at import time is no type to a checker: it sees the str the Literal holds
+    AmdArch = str
+else:
+    AmdArch = arch_registry.arch_literal("amd")  # isa_lookup: the AMD tables of docs_index/hardware/
 
 
 class DocsMapInput(ToolInput):
@@ -30,12 +35,12 @@ class DocsReadInput(ToolInput):
 
 class IsaLookupInput(ToolInput):
     mnemonic: str = Field(min_length=2, max_length=64, pattern=r"^[A-Za-z0-9_.]+$", description="instruction, e.g. ds_read_b128")
-    arch: AmdArch = arch_registry.DEFAULT_AMD_ARCH
+    arch: AmdArch = arch_registry.DEFAULT_AMD_ARCH or ""  # "": no docs index, which the lookup reports first
 
 
 def _docs_store(ctx: ToolContext) -> docs.DocsStore:
     ws_dir = ctx.state.workspace_dir
-    state_dir = (ws_dir / ".kernel-mcp") if ws_dir is not None and ws_dir.is_dir() else None
+    state_dir = state_folder(ws_dir) if ws_dir is not None and ws_dir.is_dir() else None  # the index is written there: no link out
     return docs.open_store(state_dir)
 
 

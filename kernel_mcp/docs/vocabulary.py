@@ -112,7 +112,8 @@ def archs_named(words: list[str]) -> tuple[set[str], set[int]]:
 
 
 def _mention_pattern() -> tuple[re.Pattern, list[str]]:
-    groups, order = [], []
+    groups: list[str] = []
+    order: list[str] = []
     for arch, tuples in arch_names().items():
         alternatives = []
         for words in tuples:

@@ -66,7 +66,7 @@ async def sample_by(sampler: Callable[[GpuInfo, str], Awaitable[GpuSample | None
     """`sampler`'s sample of the GPU, or None whatever went wrong (see sample)."""
     try:
         return await sampler(gpu, cwd)
-    except Exception:  # noqa: BLE001 - whatever went wrong, the run it describes goes on without it
+    except Exception:  # whatever went wrong, the run it describes goes on without it
         return None
 
 

@@ -24,6 +24,7 @@ from pydantic import BaseModel
 from kernel_mcp import runner, toolchain
 from kernel_mcp.errors import CommandFailed, KernelMcpError
 from kernel_mcp.models.gpu import GpuInfo
+from kernel_mcp.untrusted import inline
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.workspace.config import GateConfig
@@ -61,7 +62,8 @@ class GpuStatus(ToolOutput):
             mem = f"{g.memory_used_mib:.0f}/{g.memory_total_mib:.0f} MiB" if g.memory_used_mib is not None and g.memory_total_mib else "?"
             procs = "?" if g.processes is None else str(len(g.processes))
             mark = " <- most idle" if self.chosen == g.index else ""
-            lines.append(f"  [{g.index}] {g.name}: util {util}, mem {mem}, procs {procs}: {s.reason}{mark}")
+            product = f"product {g.product}" if g.product else "product unknown (no table: no product figures)"
+            lines.append(f"  [{g.index}] {inline(g.name)} ({product}): util {util}, mem {mem}, procs {procs}: {s.reason}{mark}")
         return "\n".join(lines)
 
 
@@ -122,8 +124,8 @@ async def gpu_status(cfg: GateConfig, cwd: str, *, vendors: Vendors) -> GpuStatu
             idle, reason = judge(gpu, cfg)
             locked = _is_locked(gpu)
             states.append(GpuState(gpu=gpu, idle=idle and not locked, locked=locked, reason="locked by another kernel-mcp run" if locked else reason))
-        idle = sorted((s.gpu for s in states if s.idle), key=_rank)
-        return GpuStatus(monitor=query.tool, gpus=states, chosen=idle[0].index if idle else None)
+        ready = sorted((s.gpu for s in states if s.idle), key=_rank)
+        return GpuStatus(monitor=query.tool, gpus=states, chosen=ready[0].index if ready else None)
     return GpuStatus(monitor=None, gpus=[], note="no GPU monitor (nvidia-smi, amd-smi, rocm-smi) on this machine")
 
 
@@ -137,7 +139,9 @@ class Lease:
     def describe(self) -> str:
         if self.gpu is None:
             return self.note or "no GPU"
-        return f"GPU {self.gpu.index} ({self.gpu.name})" + (f" after waiting {self.waited_s:.0f} s" if self.waited_s >= 1 else "")
+        product = self.gpu.product
+        named = f"{self.gpu.name}, product {product}" if product else f"{self.gpu.name}, a product no table describes"
+        return f"GPU {self.gpu.index} ({named})" + (f" after waiting {self.waited_s:.0f} s" if self.waited_s >= 1 else "")
 
 
 def pin_env(gpu: GpuInfo, vendors: Vendors) -> dict[str, str]:

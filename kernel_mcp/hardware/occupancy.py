@@ -42,6 +42,7 @@ def _finish(spec: HardwareSpec, unit: str, max_waves: int, limits: list[Occupanc
     sources = sorted({f"{key}: {spec.cite(key)}" for key in keys if key in spec.figures})
     return Occupancy(
         arch=spec.arch,
+        figures_of=spec.whose() if spec.product_by != "the arch's reference product" else None,
         unit=unit,
         waves=waves,
         max_waves=max_waves,

@@ -24,6 +24,7 @@ BANDWIDTH_KEY = "hbm_bandwidth_bytes_per_s"
 
 class Roofline(BaseModel):
     arch: str
+    figures_of: str | None = None  # whose peaks and bandwidth: "H200 (sm_90)"
     dtype: str
     engine: str
     flops: float
@@ -46,11 +47,13 @@ class Roofline(BaseModel):
 
     def short(self) -> str:
         text = (
-            f"{self.arch} {self.dtype}/{self.engine}: AI {self.arithmetic_intensity:.2f} FLOP/B, ridge {self.ridge_point:.1f}: "
+            f"{self.figures_of or self.arch} {self.dtype}/{self.engine}: AI {self.arithmetic_intensity:.2f} FLOP/B, ridge {self.ridge_point:.1f}: "
             f"{self.bound}-bound; floor {self.floor_seconds * 1e6:.2f} us"
         )
         if self.seconds is not None:
-            text += f"; measured {self.seconds * 1e6:.2f} us = {self.times_floor:.2f}x the floor ({self.fraction_of_attainable:.0%} of attainable)"
+            text += f"; measured {self.seconds * 1e6:.2f} us = {self.times_floor:.2f}x the floor"
+            # no FLOPs (a copy kernel) attain no FLOP rate to be a fraction of: the memory floor alone says it
+            text += f" ({self.fraction_of_attainable:.0%} of attainable)" if self.fraction_of_attainable is not None else " (no FLOPs: against the memory floor only)"
         return text
 
 
@@ -85,6 +88,7 @@ def roofline(
         _usable(name, value)
     if flops < 0 or bytes <= 0:
         raise InvalidInput("flops must be >= 0 and bytes > 0")
+    flops += 0.0  # -0.0 is no FLOPs, as 0 is, not a negative intensity
     if seconds is not None and seconds <= 0:
         raise InvalidInput("seconds must be > 0")
     engine = engine or default_engine(dtype)
@@ -92,7 +96,9 @@ def roofline(
     if peak_flops_per_s is None:
         if key not in spec.figures:
             have = sorted(k for k in spec.figures if k.startswith("peak_flops_"))
-            raise InvalidInput(f"{spec.arch} has no sourced peak for {dtype} on the {engine} units", hint="available: " + ", ".join(have))
+            if not have:  # an arch's facts alone: the peaks are a product's
+                raise InvalidInput(f"{spec.whose()}: the peak rates and bandwidth are a product's figures", hint=spec.product_hint())
+            raise InvalidInput(f"{spec.whose()} has no sourced peak for {dtype} on the {engine} units", hint="available: " + ", ".join(have))
         peak, peak_source = float(spec.value(key)), spec.cite(key)
     else:
         peak, peak_source = peak_flops_per_s, "given by the caller (measured)"
@@ -105,7 +111,7 @@ def roofline(
     attainable = min(peak, intensity * bw)
     floor = max(flops / peak, bytes / bw)
     result = Roofline(
-        arch=spec.arch, dtype=dtype, engine=engine, flops=flops, bytes=bytes,
+        arch=spec.arch, figures_of=spec.whose(), dtype=dtype, engine=engine, flops=flops, bytes=bytes,
         peak_flops_per_s=peak, bandwidth_bytes_per_s=bw, peak_source=peak_source, bandwidth_source=bw_source,
         arithmetic_intensity=intensity, ridge_point=ridge, bound="compute" if intensity >= ridge else "memory",
         attainable_flops_per_s=attainable, floor_seconds=floor,
@@ -133,13 +139,14 @@ def plot_png(points: list[Roofline], path: Path, title: str | None = None) -> Pa
     except ImportError:
         raise BackendMissing("matplotlib is needed for the roofline plot", hint="pip install matplotlib") from None
     first = points[0]
-    lowest = min([p.arithmetic_intensity for p in points] + [first.ridge_point]) / 8
-    highest = max([p.arithmetic_intensity for p in points] + [first.ridge_point]) * 8
-    xs = [lowest * (highest / lowest) ** (i / 200) for i in range(201)]
+    # a log axis has no 0: an intensity of 0 (no FLOPs, or FLOPs that underflow against the bytes) spans no range and is not drawn
+    marks = [x for x in [*(p.arithmetic_intensity for p in points), first.ridge_point] if x > 0]
+    low, high = (math.log10(min(marks) / 8), math.log10(max(marks) * 8)) if marks else (-3.0, 3.0)
+    xs = [10 ** (low + (high - low) * i / 200) for i in range(201)]  # in logs: the ratio of the ends may overflow
     fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
     ax.loglog(xs, [min(first.peak_flops_per_s, x * first.bandwidth_bytes_per_s) for x in xs], color="black", label="roof")
     for p in points:
-        if p.achieved_flops_per_s:
+        if p.achieved_flops_per_s and p.arithmetic_intensity > 0:
             ax.scatter([p.arithmetic_intensity], [p.achieved_flops_per_s], zorder=3)
             ax.annotate(f"{p.times_floor:.1f}x floor", (p.arithmetic_intensity, p.achieved_flops_per_s), textcoords="offset points", xytext=(5, -12), fontsize=8)
     ax.axvline(first.ridge_point, color="grey", linestyle=":", linewidth=1)

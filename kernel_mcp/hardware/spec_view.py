@@ -11,13 +11,13 @@ section or a few keys at a time, each entry whole or not at all.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import PrivateAttr
 
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.hardware.quantities import EXACT, human
-from kernel_mcp.hardware.specs import Figure, HardwareSpec
+from kernel_mcp.hardware.specs import Figure, HardwareSpec, products_of
 from kernel_mcp.tooling import DEFAULT_BUDGET, ToolOutput
 
 # section -> (what it holds, the key patterns that belong to it); a key goes to the first match
@@ -55,6 +55,8 @@ class HwSpecAnswer(ToolOutput):
     arch: str
     product: str
     family: str
+    figures_of: str  # whose counts, clocks, memory and peaks: "MI355X (gfx950)"
+    products: list[str] = []  # every product of the arch, by label
     section: str | None = None  # the section whose entries are shown whole
     keys: list[str] | None = None  # or the keys asked for
     figures: dict[str, Figure]  # those of the answer: all for the summary, else the ones selected
@@ -71,8 +73,10 @@ class HwSpecAnswer(ToolOutput):
 
     def _summary(self) -> str:
         disputed = [key for key, fig in self.figures.items() if fig.disagreement]
-        lines = [f"{self.arch}: {self.product} ({self.family}); {len(self.figures)} figures, each from a primary source. "
-                 "Sources, notes and exact values: hw_spec(arch, section=...) or keys=[...]"]
+        lines = [f"{self.figures_of}, {self.family}; {len(self.figures)} figures, each from a primary source. "
+                 "Sources, notes and exact values: hw_spec(..., section=...) or keys=[...]"]
+        if len(self.products) > 1:
+            lines.append(f"{self.arch} is sold as {', '.join(self.products)}: product=... for another's figures")
         if disputed:
             lines.append(f"sources disagree on {len(disputed)} figure{'s' if len(disputed) > 1 else ''} (marked *): {', '.join(disputed)}")
         for name, keys in grouped(self.figures).items():
@@ -84,7 +88,7 @@ class HwSpecAnswer(ToolOutput):
 
     def _details(self) -> str:
         what = f"section {self.section}" if self.section else f"{len(self.figures)} figure(s)"
-        lines = [f"{self.arch}: {self.product} ({self.family}), {what}: value, note, source"]
+        lines = [f"{self.figures_of}, {self.family}; {what}: value, note, source"]
         used = len(lines[0].encode("utf-8")) + 1
         room = self._budget - min(TRAILER_BYTES, self._budget // 4)
         left_out: list[str] = []
@@ -119,7 +123,8 @@ def _entry(key: str, fig: Figure) -> str:
 
 
 def hw_spec_answer(spec: HardwareSpec, section: str | None = None, keys: list[str] | None = None) -> HwSpecAnswer:
-    head = dict(arch=spec.arch, product=spec.product, family=spec.family)
+    head: dict[str, Any] = dict(arch=spec.arch, product=spec.product, family=spec.family, figures_of=spec.whose(),
+                                products=[p.label for p in products_of(spec.arch)])
     if section is not None and keys:
         raise InvalidInput("give a section or keys, not both")
     if section is not None:

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from kernel_mcp import hardware
+from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.tooling import READ_ONLY, Image, ToolContext, ToolInput, ToolSpec
 from kernel_mcp import arch_registry
 from kernel_mcp.hardware.spec_view import MAX_KEYS, SECTIONS, Section
@@ -15,16 +16,30 @@ from kernel_mcp.workspace.config import Arch  # the one definition of the target
 
 PLOT = "roofline.png"
 
+PRODUCT = Field(default=None, min_length=1, max_length=80, description="product, as gpu_status names it")  # default: the workspace's, else the arch's reference
+ARCH = Field(default=None)  # default: the product's arch, else the workspace's target
+
+
+def _defaults(ctx: ToolContext) -> dict:
+    """The workspace's target arch and product, for a call that names neither."""
+    try:
+        target = ctx.workspace().config.target
+    except KernelMcpError:  # no readable workspace config: the schema's default target
+        return {"default_arch": arch_registry.DEFAULT_ARCH}
+    return {"default_arch": target.arch, "default_product": target.product}
+
 
 class HwSpecInput(ToolInput):
-    arch: Arch = Field(description=arch_registry.describe())
+    arch: Arch | None = ARCH
+    product: str | None = PRODUCT
     section: Section | None = Field(default=None, description="show this section's figures whole: exact value, note, source, "
                                     "disagreement (" + ", ".join(SECTIONS) + ", other); omit for the summary of every value")
     keys: list[str] | None = Field(default=None, max_length=MAX_KEYS, description="show these figures whole, by key (as the summary names them)")
 
 
 class OccupancyInput(ToolInput):
-    arch: Arch
+    arch: Arch | None = ARCH
+    product: str | None = PRODUCT
     vgprs: int = Field(ge=0, le=512, description="arch VGPRs per lane (AMD) or registers per thread (NVIDIA)")
     agprs: int = Field(default=0, ge=0, le=512, description="accumulation VGPRs (AMD)")
     sgprs: int = Field(default=0, ge=0, le=112, description="SGPRs per wave (AMD)")
@@ -33,7 +48,8 @@ class OccupancyInput(ToolInput):
 
 
 class RooflineInput(ToolInput):
-    arch: Arch
+    arch: Arch | None = ARCH
+    product: str | None = PRODUCT
     # finite only: NaN and inf are refused as such (the roofline refuses subnormal figures too)
     flops: float = Field(ge=0, allow_inf_nan=False, description="floating-point operations of the kernel (FMA = 2)")
     bytes: float = Field(gt=0, allow_inf_nan=False, description="fewest bytes it must move through device memory")
@@ -44,12 +60,12 @@ class RooflineInput(ToolInput):
 
 
 async def _hw_spec(args: HwSpecInput, ctx: ToolContext) -> hardware.HwSpecAnswer:
-    return hardware.hw_spec(args.arch, section=args.section, keys=args.keys).with_budget(ctx.state.budget())
+    return hardware.hw_spec(args.arch, section=args.section, keys=args.keys, product=args.product, **_defaults(ctx)).with_budget(ctx.state.budget())
 
 
 async def _occupancy(args: OccupancyInput, ctx: ToolContext) -> hardware.OccupancyAnswer:
     return hardware.occupancy_answer(args.arch, vgprs=args.vgprs, agprs=args.agprs, sgprs=args.sgprs,
-                                     lds_bytes=args.lds_bytes, block_size=args.block_size, vendors=ctx.vendors)
+                                     lds_bytes=args.lds_bytes, block_size=args.block_size, vendors=ctx.vendors, product=args.product, **_defaults(ctx))
 
 
 async def _roofline(args: RooflineInput, ctx: ToolContext) -> hardware.RooflineAnswer:
@@ -58,7 +74,7 @@ async def _roofline(args: RooflineInput, ctx: ToolContext) -> hardware.RooflineA
         run = ctx.new_run(args.model_dump())
         plot_path, plot_name = run.path(PLOT), run.uri(PLOT)
     answer = hardware.roofline_answer(args.arch, flops=args.flops, bytes=args.bytes, dtype=args.dtype, engine=args.engine,
-                                      seconds=args.seconds, plot_path=plot_path, plot_name=plot_name)
+                                      seconds=args.seconds, plot_path=plot_path, plot_name=plot_name, product=args.product, **_defaults(ctx))
     if run is not None:
         # read back through the run (a regular file, never a link): the picture the agent sees is the one kept
         with run.open(PLOT) as handle:
@@ -69,21 +85,21 @@ async def _roofline(args: RooflineInput, ctx: ToolContext) -> hardware.RooflineA
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "hw_spec",
-        f"Hardware figures of {arch_registry.describe()}, each with its primary source: "
-        "CUs, SIMDs, wave size, clocks, LDS, register files and granules, caches, HBM bandwidth, peak FLOP/s. "
-        "Without section or keys: every value, grouped by section; with one: those figures' notes, sources and disagreements.",
+        f"Hardware figures of a product ({', '.join(p.label for p in arch_registry.products().values())}) or an arch "
+        f"({arch_registry.describe()}), each with its primary source: counts, clocks, LDS, registers, caches, bandwidth, peaks. "
+        "Without section or keys: every value by section; with one: notes, sources, disagreements.",
         HwSpecInput, hardware.HwSpecAnswer, _hw_spec, READ_ONLY,
     ),
     ToolSpec(
         "occupancy",
-        "Waves per SIMD (warps per SM sub-partition on NVIDIA) for given registers, LDS and block size, "
-        "which resource limits it, and the arithmetic behind it with sources.",
+        "Waves per SIMD (warps per SM sub-partition on NVIDIA) for given registers, LDS and block size: "
+        "the limiting resource and the arithmetic, with sources.",
         OccupancyInput, hardware.OccupancyAnswer, _occupancy, READ_ONLY,
     ),
     ToolSpec(
         "roofline",
-        "Roofline bound of a kernel from its FLOPs and bytes: arithmetic intensity, ridge point, memory- or "
-        "compute-bound, the time floor, and (given a measured time) how far it is from the floor; plot=true adds the picture.",
+        "Roofline of a kernel from its FLOPs and bytes: intensity, ridge point, memory- or compute-bound, the time floor, "
+        "and (given a measured time) its distance from the floor; plot=true draws it.",
         RooflineInput, hardware.RooflineAnswer, _roofline, READ_ONLY,
     ),
 ]

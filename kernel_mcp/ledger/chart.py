@@ -83,7 +83,9 @@ def history_figure(experiment: Experiment, attempts: Sequence[Attempt], metric: 
     lines, names = [], []
     for index, key in enumerate(classes):
         colour = colours[index % len(colours)]
-        kept, other, wrong = ([], []), ([], []), ([], [])
+        kept: tuple[list[int], list[float]] = ([], [])  # attempt ids, medians
+        other: tuple[list[int], list[float]] = ([], [])
+        wrong: tuple[list[int], list[float]] = ([], [])
         for attempt in attempts:
             run = attempt.figures.get(key)
             if run is None or not run.samples or not math.isfinite(run.median):

@@ -64,7 +64,7 @@ class Ledger:
         if exp is None:
             raise InvalidInput("no experiment" + (f" tagged {tag!r}" if tag else " yet"), hint="call experiment_start first")
         self.reconcile(exp)
-        return self.store.experiment(exp.tag)
+        return self.store.existing_experiment(exp.tag)
 
     def running(self, tag: str | None) -> Experiment:
         """The running experiment, with this ledger's workspace pinned to the config frozen at its start."""
@@ -77,26 +77,42 @@ class Ledger:
         return exp
 
     def pin_config(self, exp: Experiment) -> None:
-        """Read kernel-mcp.toml from the experiment's start commit, never from the checkout: the
-        checkout can be edited while the experiment runs. A checkout whose config differs is noted."""
+        """Use the kernel-mcp.toml the experiment started with (its text is in the ledger), never the
+        checkout's: the checkout can be edited, or be ignored by git, while the experiment runs. A
+        checkout whose config differs is noted."""
+        from kernel_mcp.errors import WorkspaceError
         from kernel_mcp.workspace.config import CONFIG_NAME, parse_config
         from kernel_mcp.workspace.workspace import PinnedWorkspace
 
         if isinstance(self.ws, PinnedWorkspace):
             return
-        repo, _ = gitops.repo_of(self.ws.root)
-        rel = CONFIG_NAME if exp.subdir == "." else f"{exp.subdir.rstrip('/')}/{CONFIG_NAME}"
-        frozen = gitops.file_at(repo, exp.base_commit, rel)
+        frozen, source = exp.config, f"{CONFIG_NAME} as experiment {exp.tag} started"
+        if frozen is None:  # recorded before the ledger kept the text: the start commit's file, if it had one
+            repo, _ = gitops.repo_of(self.ws.root)
+            rel = CONFIG_NAME if exp.subdir == "." else f"{exp.subdir.rstrip('/')}/{CONFIG_NAME}"
+            frozen, source = gitops.file_at(repo, exp.base_commit, rel), f"{CONFIG_NAME} at {exp.base_commit[:10]}"
         if frozen is None:
-            return  # an experiment started before configs were frozen, or without a file: the checkout's, as then
+            raise WorkspaceError(f"experiment {exp.tag} has no frozen {CONFIG_NAME} (it started before the ledger kept one, and its start "
+                                 "commit has none): its rules would be whatever the checkout says now",
+                                 hint="end it, and start a new experiment (its config is kept in the ledger at the start)")
         try:
             current = self.ws.config_path.read_text(encoding="utf-8")
-        except OSError:
+        except (OSError, UnicodeDecodeError):
             current = None
         if current != frozen:
-            self.config_notes.append(f"{CONFIG_NAME} in the checkout differs from the one this experiment started with "
-                                     f"(commit {exp.base_commit[:10]}); the experiment keeps its own: start a new experiment to use the new one")
-        self.ws = PinnedWorkspace(self.ws.root, pinned=parse_config(frozen, f"{CONFIG_NAME} at {exp.base_commit[:10]}"))
+            self.config_notes.append(f"{CONFIG_NAME} in the checkout differs from the one this experiment started with; "
+                                     "the experiment keeps its own: start a new experiment to use the new one")
+        self.ws = PinnedWorkspace(self.ws.root, pinned=parse_config(frozen, source))
+
+    def freeze_config(self) -> str:
+        """Read the checkout's kernel-mcp.toml once, for a new experiment: this ledger's workspace is
+        pinned to it, and its text is what the experiment keeps (`pin_config`)."""
+        from kernel_mcp.workspace.config import CONFIG_NAME, parse_config, read_config_text
+        from kernel_mcp.workspace.workspace import PinnedWorkspace
+
+        text = read_config_text(self.ws.config_path)
+        self.ws = PinnedWorkspace(self.ws.root, pinned=parse_config(text, CONFIG_NAME))
+        return text
 
     @cached_property
     def git_dir(self) -> Path:
@@ -137,7 +153,7 @@ class Ledger:
         if path.exists() and gitops.pointer_problem(path, git_dir):
             recover.remove_folder(repo, path)
         if not (path / ".git").exists():
-            gitops.prune_worktrees(repo)
+            gitops.prune_worktrees(repo, path)
             path.parent.mkdir(parents=True, exist_ok=True)
             gitops.add_detached_worktree(repo, path, exp.best_commit)
         tree = gitops.checked_worktree(path, git_dir)
@@ -154,13 +170,13 @@ class Ledger:
         outputs, cfg = self.outputs(exp), self.ws.config.harness
 
         def protected_now() -> dict[str, str]:
-            return harness.protected_hashes(gitops.Repo(cand_tree), exp.subdir, cand_dir, cfg, skip=outputs)
+            return harness.protected_hashes(gitops.open_worktree(self.git_dir, cand_tree), exp.subdir, cand_dir, cfg, skip=outputs)
 
         return TreeGuard({"best": best_dir, "candidate": cand_dir}, {"best": self.best_path(exp, slot), "candidate": cand_tree},
                          self.git_dir, exp.protected, protected_now)
 
     def best_figures(self, exp: Experiment) -> dict[str, ClassRun]:
-        attempt = self.store.attempt(exp.best_attempt)
+        attempt = self.store.existing_attempt(exp.best_attempt)
         return {k: ClassRun.model_validate(v) for k, v in attempt.figures.items()}
 
     def reconcile(self, exp: Experiment) -> None:
@@ -177,7 +193,7 @@ class Ledger:
                 recover.clear_stale_index_lock(wt)
                 with self.store.transaction():
                     for intent in intents:
-                        if intent.action == "keep" and intent.commit_sha and gitops.branch_head(wt, exp.branch) == intent.commit_sha:
+                        if intent.action == "keep" and intent.attempt_id is not None and intent.commit_sha and gitops.branch_head(wt, exp.branch) == intent.commit_sha:
                             self.record_keep(exp, intent.attempt_id, intent.commit_sha)
                     self.store.clear_intents(exp.tag)
                 gitops.sync_index(wt)
@@ -224,11 +240,20 @@ class Ledger:
 
     def candidate(self, exp: Experiment, message: str) -> str:
         """The worktree as it is now, as a commit on BEST (the runs' outputs left out; a tracked file
-        that a run rewrote gets BEST's content back first)."""
+        that a run rewrote gets BEST's content back first). Refused while the worktree holds a git
+        repository of its own (or the commit would hold a submodule entry BEST has not): git would
+        enter it, and run what its config names."""
         wt = self.worktree(exp)
+        why = gitops.nested_problem(gitops.nested_repositories(wt), [])
+        if why:
+            raise InvalidInput(why, hint="remove it (experiment_revert discards it with the rest of the attempt)")
         outputs = self.outputs(exp)
         gitops.restore(wt, exp.best_commit, gitops.tracked_in(wt, exp.best_commit, outputs))
-        return gitops.snapshot(wt, exp.best_commit, outputs, message)
+        snap = gitops.snapshot(wt, exp.best_commit, outputs, message)
+        why = gitops.nested_problem([], gitops.new_gitlinks(wt, exp.best_commit, snap))
+        if why:
+            raise InvalidInput(why, hint="remove it (experiment_revert discards it with the rest of the attempt)")
+        return snap
 
     def advance(self, exp: Experiment, commit: str) -> None:
         """Move the experiment's branch from BEST to `commit` (refused if it moved meanwhile), and its index."""

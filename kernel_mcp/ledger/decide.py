@@ -44,7 +44,7 @@ def decide(cand: BenchRun, comparisons: dict[str, Comparison], script: Compariso
     pairs too), is the keep metric for the target; the CSV metric then only guards the other classes."""
     if cand.failure:
         return Verdict(decision="failed", reasons=[cand.failure], comparisons={})
-    impossible = ["impossible: faster than the roofline floor allows on " + (cand.floor_arch or "this GPU") + ": " + "; ".join(cand.impossible[:3])] if cand.impossible else []
+    impossible = ["impossible: faster than the roofline floor allows on " + (cand.floor_of or "this GPU") + ": " + "; ".join(cand.impossible[:3])] if cand.impossible else []
     wrong = [c for c in cand.classes if not c.correct]
     if wrong:
         listed = ", ".join(f"{c.key} ({c.failing_rows} rows, worst error {c.worst_error})" for c in wrong[:6])

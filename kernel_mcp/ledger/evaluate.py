@@ -40,7 +40,7 @@ def judge(ledger: Ledger, together: Together, target: str | None, prev_dir: int,
     if launch:
         return Verdict(decision="refused", reasons=["the profiler's dispatch list: " + p for p in launch], comparisons={})
     cfg = ledger.ws.config
-    verdict = decide(cand, together.comparisons, together.script, target, cfg.benchmark.noise_threshold, prev_dir, repairs,
+    verdict = decide(cand, together.comparisons, together.script, target, cfg.require_benchmark().noise_threshold, prev_dir, repairs,
                      together.gpu_time, cfg.harness.suspicious_factor)
     if keep_metric == "profiler" and together.gpu_time is None and verdict.decision in KEEPABLE:
         # The profiler is the keep metric but measured nothing usable: never fall back silently.
@@ -90,6 +90,7 @@ def unseen_saving(together: Together, metric_seconds: float) -> str | None:
     if high is None or high >= 0:
         return None
     saw, low_saw, high_saw = mean_interval(seen)
+    assert low_saw is not None and high_saw is not None  # seen holds as many values as shortfalls: two or more
     return (f"its own figures claim at least {sum(claimed) / len(claimed) * 1e3:.3g} ms less timed work per run, but the runs' wall time as the "
             f"server measured it shrank by {saw * 1e3:.3g} ms (95% interval {low_saw * 1e3:.3g} to {high_saw * 1e3:.3g} ms), "
             f"significantly less than {CLAIMED_SHARE:.0%} of the claim")
@@ -102,15 +103,16 @@ def sealed_and_witnessed(verdict: Verdict, together: Together, allow_unsealed: b
     if verdict.decision not in KEEPABLE:
         return verdict
     if together.sealed is None and not allow_unsealed:
-        why = sandbox.available() or "a run of this evaluation was not sealed"
+        unsealed = sandbox.available() or "a run of this evaluation was not sealed"
         return verdict.model_copy(update={"decision": "refused", "reasons": verdict.reasons + [
-            f"unsealed: {why}; the candidate's processes could reach BEST and the ledger, so nothing is kept "
+            f"unsealed: {unsealed}; the candidate's processes could reach BEST and the ledger, so nothing is kept "
             "(set [harness] allow_unsealed = true to keep unsealed measurements)"]})
     if verdict.decision not in ("keep", "suspicious") or together.gpu_time is not None:
         # a split is not kept itself (its specialised kernel is evaluated, and witnessed, on its own);
         # the profiler's kernel time is measured outside the candidate's processes
         return verdict
     witness = together.witness
+    why: str | None
     if not witnessed(witness, verdict.overall.change if verdict.overall is not None else 0.0):
         seen = witness.statement() if witness is not None else "not measured"
         why = (f"the runs' wall time as the server measured it: {seen}; the benchmark's own timer is the only evidence of the gain, and the "
@@ -142,6 +144,7 @@ def attempt_fields(exp: Experiment, together: Together, verdict: Verdict, hypoth
                   "best_figures": figures_of(together.best) if together.best else {},
                   "runs": [r.model_dump() for r in together.runs], "profile": together.candidate_profile.get("profile"),
                   "sealed": together.sealed, "witness": together.witness.model_dump() if together.witness else None, "tampered": together.tampered,
+                  "gpu": bench.gpu if bench else None, "floor_of": bench.floor_of if bench else None, "floor_note": bench.floor_note if bench else None,
                   **extra_evidence},
     )
 
@@ -166,6 +169,8 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
     keep_metric = ledger.keep_metric(vendors)
     try:
         with ledger.judging(exp, "experiment_evaluate"):
+            # what runs is the commit and nothing else: what is kept is the commit
+            removed = gitops.match_commit(wt, snap)
             async with ledger.watching(exp) as seen:
                 crash_point("evaluate-during-runs")
                 best_dir = ledger.best_tree(exp)
@@ -176,7 +181,7 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
         raise
     # Candidates of a batch are siblings, not a line of changes: "twice in a row" skips them.
     in_line = previous and previous.decision in ("discard", "keep", "suspicious") and not previous.evidence.batch
-    prev_dir = previous.evidence.direction if in_line else 0
+    prev_dir = previous.evidence.direction if previous is not None and in_line else 0
     verdict = judge(ledger, together, target, prev_dir, repairs, keep_metric)
     if seen.edited:
         verdict = Verdict(decision="refused", comparisons=verdict.comparisons, overall=verdict.overall,
@@ -187,8 +192,18 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
         named = ", ".join(sorted({f"{t.symbol} ({t.file}:{t.line})" for t in timing}))[:400]
         verdict = verdict.model_copy(update={"reasons": verdict.reasons + [f"the change defines or wraps timing functions: {named}"]})
     fields = attempt_fields(exp, together, verdict, hypothesis, target, files, digest, repairs, run.id, keep_metric, candidate_commit=snap,
-                            timing_symbols=sorted({t.symbol for t in timing}))
-    return await _record(ledger, exp, run, snap, fields, verdict)
+                            timing_symbols=sorted({t.symbol for t in timing}), removed_before_runs=removed[:200])
+    answer = await _record(ledger, exp, run, snap, fields, verdict)
+    answer.notes.append(measured_as_committed(snap, removed))
+    return answer
+
+
+def measured_as_committed(snap: str, removed: list[str]) -> str:
+    """The answer's word on what ran: the candidate's commit, and what was removed to make it so."""
+    shown = ", ".join(removed[:8]) + (f" (and {len(removed) - 8} more)" if len(removed) > 8 else "")
+    return (f"measured exactly the candidate's commit {snap[:10]}: " +
+            (f"files it does not hold (ignored or uncommitted) were removed from the worktree first: {shown}" if removed
+             else "the worktree held no file outside it"))
 
 
 async def _record(ledger: Ledger, exp: Experiment, run: Run, snap: str, fields: dict[str, Any], verdict: Verdict | None) -> ExperimentAnswer:
@@ -208,4 +223,4 @@ async def _record(ledger: Ledger, exp: Experiment, run: Run, snap: str, fields: 
     gitops.pin(repo, f"refs/kernel-mcp/{exp.tag}/attempt-{attempt_id}", snap)  # the measured code stays reachable
     if count >= STOP_AFTER_REGRESSIONS:
         await stop(ledger, exp, f"{STOP_AFTER_REGRESSIONS} consecutive measured regressions")
-    return ledger.status_answer(ledger.store.experiment(exp.tag), attempt=ledger.store.attempt(attempt_id), run_id=run.id)
+    return ledger.status_answer(ledger.store.existing_experiment(exp.tag), attempt=ledger.store.attempt(attempt_id), run_id=run.id)

@@ -38,6 +38,7 @@ def _discard_half_made(ledger: Ledger, exp: Experiment) -> None:
 
 async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: ProgressFn | None, *, vendors: Vendors) -> ExperimentAnswer:
     gitops.check_tag(tag)
+    config = ledger.freeze_config()  # the rules of the whole experiment, kept in the ledger
     ws = ledger.ws
     repo, subdir = gitops.repo_of(ws.root)
     gitops.require_identity(repo)
@@ -55,10 +56,12 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
         if dirty and not carry:
             raise WorkspaceError(f"the workspace has uncommitted changes: {', '.join(dirty[:8])}", hint="commit or stash them, or pass carry_changes=true to bring them into the experiment")
         head = gitops.head_sha(repo)
+        if head is None:  # repo_of saw a commit; HEAD has been moved off it since
+            raise WorkspaceError("the workspace's repository has no commit at HEAD", hint="commit the kernel and its benchmark first")
         with ledger.store.transaction():
             ledger.store.add_experiment(tag=tag, branch=branch, worktree=str(path), subdir=subdir, base_commit=head, best_commit=head, status="starting",
-                                        protected={}, owner=recover.owner_token())
-        exp = ledger.store.experiment(tag)
+                                         protected={}, owner=recover.owner_token(), config=config)
+        exp = ledger.store.existing_experiment(tag)
         try:
             wt = gitops.add_worktree(repo, path, branch, head)
             carried = gitops.carry_changes(repo, wt) if dirty else []
@@ -72,23 +75,26 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
         except BaseException:
             _discard_half_made(ledger, exp)
             raise
-    exp = ledger.store.experiment(tag)
+    exp = ledger.store.existing_experiment(tag)
     try:
-        async with ledger.watching(exp):
-            crash_point("start-during-baseline")
-            bench = await run_benchmark(ws, run, "baseline", progress=progress, cwd=workdir, vendors=vendors)
+        # a measurement like any evaluation's: one judge at a time in the workspace
+        with ledger.judging(exp, "experiment_start's baseline"):
+            async with ledger.watching(exp):
+                crash_point("start-during-baseline")
+                bench = await run_benchmark(ws, run, "baseline", progress=progress, cwd=workdir, vendors=vendors)
         if not bench.all_correct or bench.impossible:
             raise KernelMcpError("the baseline is not correct (or not plausible), so nothing can be compared with it: "
                                  + bench.trouble(), hint=f"see run {run.id}")
-        exp = ledger.store.experiment(tag)
+        exp = ledger.store.existing_experiment(tag)
         ledger.best_tree(exp)  # BEST's own worktree, ready before the first evaluation
         async with ledger.lock():
             with ledger.store.transaction():
                 attempt_id = ledger.store.add_attempt(
                     tag=tag, parent_commit=base, commit_sha=base, hypothesis="baseline", figures=figures_of(bench), decision="baseline", outcome="kept",
                     evidence={"seeds": bench.seeds, "run": run.id, "carried": carried, "protected_digest": harness.hashes_digest(protected),
-                              "keep_metric": ledger.keep_metric(vendors), "candidate_commit": base}, closed=now())
-            cfg = ws.config.benchmark
+                              "keep_metric": ledger.keep_metric(vendors), "candidate_commit": base,
+                              "gpu": bench.gpu, "floor_of": bench.floor_of, "floor_note": bench.floor_note}, closed=now())
+            cfg = ws.config.require_benchmark()
             performance.append_row(workdir, performance.Row(
                 commit=base[:10], status="baseline", command=" ".join(cfg.command), target="all", kernel=cfg.target_kernel,
                 metric=figures_summary(bench.by_key()), gpu_time="-", change="-", why="unmodified code"))
@@ -101,7 +107,7 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
         async with ledger.lock():
             _discard_half_made(ledger, ledger.store.experiment(tag) or exp)
         raise
-    answer = ledger.status_answer(ledger.store.experiment(tag), run_id=run.id)
+    answer = ledger.status_answer(ledger.store.existing_experiment(tag), run_id=run.id)
     answer.notes += reach.describe(reach.reaching_files(workdir, harness.workspace_files(wt, subdir), ws.config.harness))
     answer.notes.append(f"every run is sealed: {sandbox.mechanism()}" if sandbox.available() is None else
                         f"runs are UNSEALED here ({sandbox.available()}): nothing is kept unless [harness] allow_unsealed = true")
@@ -111,7 +117,7 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
 async def stop(ledger: Ledger, exp: Experiment, reason: str, status: str = "stopped") -> None:
     """A stop condition, or the user's end: back to BEST, the stop summary into performance.md, committed."""
     async with ledger.lock():
-        exp = ledger.store.experiment(exp.tag)
+        exp = ledger.store.existing_experiment(exp.tag)
         wt = ledger.worktree(exp)
         recover.clear_stale_index_lock(wt)
         gitops.reset_to(wt, exp.best_commit)
@@ -139,4 +145,4 @@ async def end(ledger: Ledger, tag: str | None, reason: str) -> ExperimentAnswer:
         raise InvalidInput(f"the worktree holds changes that were never evaluated: {', '.join(files[:8])}",
                            hint="experiment_evaluate them, or experiment_revert to discard them, then end the experiment")
     await stop(ledger, exp, reason, status="ended")
-    return ledger.status_answer(ledger.store.experiment(exp.tag))
+    return ledger.status_answer(ledger.store.existing_experiment(exp.tag))

@@ -9,7 +9,11 @@ repository's config can name programs. So every git call of the server goes thro
 clean/smudge filters, textconv and external diff off; the ledger asks git for commits and refs
 rather than GitPython's object database (which keeps `git cat-file` processes of its own); and
 before any git call in a worktree, its `.git` pointer must lead to the workspace's own repository
-(`checked_worktree`).
+(`checked_worktree`). That check names tampering, but no git call relies on it: the pointer lies in
+a folder the judged code writes and can change between two calls of one step, so every git call in
+a worktree of the ledger names its repository itself (GIT_DIR, the repository's own record of the
+worktree, and GIT_WORK_TREE: `open_worktree`), and git never reads the pointer. Submodules are
+never entered: a repository nested in a worktree has a config of its own, which names programs.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import concurrent.futures
 import os
 import re
 import shutil
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -38,9 +43,13 @@ GIT_OUTPUT_CAP = 256 * 2**20  # bytes of one call's output kept; more is an erro
 # What the server's own git calls never run, whatever a config (the user's, or one a worktree's
 # pointer leads to) says: hooks, the file-system monitor, and programs named for diffs.
 HARDENED = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
-            "-c", "core.sshCommand=false", "-c", "protocol.allow=never")
+            "-c", "core.sshCommand=false", "-c", "protocol.allow=never",
+            # a repository nested in a worktree is never entered (its own config could name a filter)
+            "-c", "submodule.recurse=false", "-c", "diff.ignoreSubmodules=all", "-c", "status.submoduleSummary=false")
 NO_DIFF_PROGRAMS = ("--no-ext-diff", "--no-textconv")  # for the commands that show diffs: no external diff, no textconv
 SHOWS_DIFFS = ("diff", "log", "show")
+NO_SUBMODULES = ("--ignore-submodules=all",)  # for diff and status, whatever a config says
+COMPARES_SUBMODULES = ("diff", "status")
 # the commands that read or write the working tree, where git would run a clean/smudge filter
 RUNS_FILTERS = ("add", "apply", "checkout", "clean", "commit", "diff", "read-tree", "reset", "restore", "stash", "status", "worktree")
 _NO_FILTERS = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_OPTIONAL_LOCKS": "0"}
@@ -82,7 +91,8 @@ class RunnerGit(git.Git):
         name = argv[1] if len(argv) > 1 else ""
         environment = {**_NO_FILTERS, **{k: v for k, v in self._environment.items() if v is not None}, **(env or {})}
         filters = self._filters(argv[0], cwd, environment) if name in RUNS_FILTERS else []
-        argv = [argv[0], *HARDENED, *filters, *argv[1:2], *(NO_DIFF_PROGRAMS if name in SHOWS_DIFFS else ()), *argv[2:]]
+        argv = [argv[0], *HARDENED, *filters, *argv[1:2], *(NO_DIFF_PROGRAMS if name in SHOWS_DIFFS else ()),
+                *(NO_SUBMODULES if name in COMPARES_SUBMODULES else ()), *argv[2:]]
         stdin = None
         if istream is not None:
             stdin = istream.read() if hasattr(istream, "read") else os.read(istream, 1 << 30)
@@ -162,41 +172,75 @@ def pointer_problem(tree: Path, git_dir: Path) -> str | None:
     return None
 
 
+def worktree_record(git_dir: Path, tree: Path) -> Path | None:
+    """The repository's own record of the worktree at `tree`: the folder under `<git_dir>/worktrees`
+    whose `gitdir` (written by `git worktree add`, inside the repository, out of the judged code's
+    reach) names `tree/.git`. None when the repository has no record of the folder."""
+    records = git_dir / "worktrees"
+    wanted = tree.resolve()
+    for record in sorted(records.iterdir()) if records.is_dir() else []:
+        try:
+            named_there = Path((record / "gitdir").read_text(errors="replace").strip())
+        except OSError:
+            continue
+        named_there = named_there if named_there.is_absolute() else record / named_there
+        # the folders compared, never the `.git` entry itself: that one the judged code may replace
+        if named_there.name == ".git" and named_there.parent.resolve() == wanted:
+            return record.resolve()
+    return None
+
+
+def open_worktree(git_dir: Path, tree: Path) -> Repo:
+    """The worktree at `tree`, whose every git call names its repository itself: GIT_DIR is the
+    repository's own record of the worktree and GIT_WORK_TREE the folder, so git never reads the
+    folder's `.git` pointer (which the judged code can rewrite at any moment, even between two
+    calls of one step)."""
+    record = worktree_record(git_dir, tree)
+    if record is None:
+        raise WorkspaceError(f"the workspace's repository has no record of the ledger's worktree {tree.name}; no git command was run in it",
+                             hint="experiment_revert, or start a new experiment")
+    wt = Repo(record)  # the record's own gitdir names the folder: GitPython reads nothing in it
+    wt.git.update_environment(GIT_DIR=str(record), GIT_WORK_TREE=str(tree))
+    return wt
+
+
 def checked_worktree(tree: Path, git_dir: Path) -> Repo:
-    """The worktree at `tree`, refused unless its `.git` pointer leads to the workspace's repository."""
+    """The worktree at `tree`, refused unless its `.git` pointer leads to the workspace's repository
+    (a redirected pointer is tampering, named); its git calls never read the pointer (`open_worktree`)."""
     why = pointer_problem(tree, git_dir)
     if why:
         raise WorkspaceError(f"the ledger's worktree {tree.name}: {why}; no git command was run in it",
                              hint="experiment_revert writes the pointer again from the repository's record and resets the worktree to BEST")
-    return Repo(tree)
+    return open_worktree(git_dir, tree)
 
 
 def repair_worktree(git_dir: Path, tree: Path) -> bool:
     """Write the worktree's `.git` pointer again from the repository's own record of it (the
     record whose `gitdir` names this folder): what git itself wrote at `worktree add`. False when the
     repository has no record of the folder."""
-    records = git_dir / "worktrees"
-    wanted = (tree / ".git").absolute()
-    for record in sorted(records.iterdir()) if records.is_dir() else []:
-        try:
-            named_there = Path((record / "gitdir").read_text(errors="replace").strip())
-        except OSError:
-            continue
-        if named_there.absolute() == wanted:
-            pointer = tree / ".git"
-            if pointer.is_dir() and not pointer.is_symlink():
-                shutil.rmtree(pointer)
-            elif pointer.exists() or pointer.is_symlink():
-                pointer.unlink()
-            pointer.write_text(f"gitdir: {record.resolve()}\n")
-            return True
-    return False
+    record = worktree_record(git_dir, tree)
+    if record is None:
+        return False
+    pointer = tree / ".git"
+    if pointer.is_dir() and not pointer.is_symlink():
+        shutil.rmtree(pointer)
+    elif pointer.exists() or pointer.is_symlink():
+        pointer.unlink()
+    pointer.write_text(f"gitdir: {record}\n")
+    return True
 
 
 def check_tag(tag: str) -> str:
     if not isinstance(tag, str) or not TAG.fullmatch(tag) or ".." in tag or tag.endswith((".", ".lock")):
         raise InvalidInput(f"run tag {tag!r} must be lowercase letters, digits, '.', '_' or '-' (at most 48, not starting with '-')")
     return tag
+
+
+def work_tree(repo: git.Repo) -> Path:
+    """The repository's working tree: every repository the ledger works in has one."""
+    if repo.working_tree_dir is None:
+        raise WorkspaceError(f"{repo.git_dir} is a bare repository: it has no working tree")
+    return Path(repo.working_tree_dir)
 
 
 def repo_of(folder: Path) -> tuple[git.Repo, str]:
@@ -207,7 +251,7 @@ def repo_of(folder: Path) -> tuple[git.Repo, str]:
         raise WorkspaceError(f"{folder} is not inside a git repository", hint="git init the workspace and commit the kernel first") from None
     if repo.bare or head_sha(repo) is None:
         raise WorkspaceError("the workspace's repository has no commit yet", hint="commit the kernel and its benchmark first")
-    top = Path(repo.working_tree_dir).resolve()
+    top = work_tree(repo).resolve()
     sub = folder.resolve().relative_to(top).as_posix()
     return repo, sub or "."
 
@@ -249,20 +293,35 @@ def add_worktree(repo: git.Repo, path: Path, branch: str, start: str) -> git.Rep
     if branch_exists(repo, branch):
         raise InvalidInput(f"branch {branch} already exists", hint="choose another run tag")
     repo.git.worktree("add", "-b", branch, "--", str(path), start)
-    return Repo(path)
+    return open_worktree(Path(repo.common_dir).resolve(), path)
 
 
 def carry_changes(repo: git.Repo, worktree: git.Repo) -> list[str]:
-    """Bring the user's uncommitted changes (tracked diffs and untracked files) into the worktree."""
+    """Bring the user's uncommitted changes (tracked diffs and untracked files) into the worktree.
+    An untracked symbolic link is carried as the link it is (never its target's content); an
+    untracked git repository of its own, or anything but a file or a link, is refused by name."""
     patch = repo.git.diff("HEAD", "--binary")
     if patch:
         worktree.git.execute(["git", "apply", "--index", "-"], istream=_Stdin(patch + "\n"))
     copied = []
-    for rel in repo.git.ls_files("--others", "--exclude-standard").splitlines():
-        src = Path(repo.working_tree_dir) / rel
-        dst = Path(worktree.working_tree_dir) / rel
+    for rel in repo.git.ls_files("-z", "--others", "--exclude-standard").split("\0"):
+        if not rel:
+            continue
+        src = work_tree(repo) / rel
+        dst = work_tree(worktree) / rel
+        if rel.endswith("/"):  # git lists a folder holding a repository of its own as the folder
+            raise InvalidInput(f"the workspace holds an untracked git repository of its own at {rel.rstrip('/')}: carry_changes does not "
+                               "bring it into the experiment (git would take it for a submodule, whose own config names programs)",
+                               hint="commit it, add it to .gitignore (or .git/info/exclude), or move it out of the repository")
+        mode = src.lstat().st_mode
+        if not (stat.S_ISLNK(mode) or stat.S_ISREG(mode)):
+            raise InvalidInput(f"the workspace's untracked {rel} is not a file or a symbolic link: carry_changes brings only those",
+                               hint="add it to .gitignore (or .git/info/exclude), or move it away")
         dst.parent.mkdir(parents=True, exist_ok=True)
-        dst.write_bytes(src.read_bytes())
+        if stat.S_ISLNK(mode):
+            os.symlink(os.readlink(src), dst)  # as git commits a link: its target's name, never the content behind it
+        else:
+            shutil.copy2(src, dst)  # the file's bits, its executable bit included
         copied.append(rel)
     return copied
 
@@ -292,9 +351,64 @@ def commit_all(wt: git.Repo, message: str) -> str:
     return head_sha(wt) or ""
 
 
-def reset_to(wt: git.Repo, commit: str) -> None:
+def reset_to(wt: git.Repo, commit: str) -> list[str]:
+    """The worktree back to `commit`: tracked files, untracked ones the attempt added (a repository
+    nested in an untracked folder with them), and a `.git` made inside a tracked folder, which git
+    itself never removes; ignored build outputs stay. Returns the nested `.git`s removed."""
     wt.git.reset("--hard", commit)
-    wt.git.clean("-fd", "--", ".")  # untracked files the attempt added; ignored build outputs stay
+    wt.git.clean("-ffd", "--", ".")  # -ff: an untracked folder holding a repository goes too
+    nested = nested_repositories(wt)
+    top = work_tree(wt)
+    for rel in nested:
+        path = top / rel
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+    return nested
+
+
+def nested_repositories(wt: git.Repo) -> list[str]:
+    """Every `.git` inside the worktree other than its own pointer, outside the folders git ignores
+    (a build's fetched dependency there is never part of a commit), worktree-relative. Git takes such
+    a folder for a submodule, whose own config (filters) is the judged code's."""
+    listed = wt.git.ls_files("-z", "--others", "--ignored", "--exclude-standard", "--directory")
+    ignored = {p.rstrip("/") for p in listed.split("\0") if p.endswith("/")}
+    top = work_tree(wt)
+    found: list[str] = []
+    for folder, dirs, files in os.walk(top):
+        rel_folder = os.path.relpath(folder, top)
+        for name in [d for d in dirs if d == ".git"] + [f for f in files if f == ".git"]:
+            if rel_folder != ".":
+                found.append(f"{rel_folder}/{name}")
+        dirs[:] = [d for d in dirs if d != ".git" and os.path.normpath(os.path.join(rel_folder, d)) not in ignored]
+    return sorted(found)
+
+
+def gitlinks(wt: git.Repo, commit: str) -> dict[str, str]:
+    """The commit's submodule entries (mode 160000): path -> the commit they name."""
+    listed = wt.git.execute(["git", "ls-tree", "-r", "-z", "--full-tree", commit], with_extended_output=False)
+    found = {}
+    for entry in listed.split("\0"):
+        meta, _, path = entry.partition("\t")
+        if meta.startswith("160000 "):
+            found[path] = meta.split(" ")[2]
+    return found
+
+
+def new_gitlinks(wt: git.Repo, base: str, commit: str) -> list[str]:
+    """Submodule entries that `commit` adds or changes against `base` (the user's own are BEST's)."""
+    before = gitlinks(wt, base)
+    return sorted(path for path, sha in gitlinks(wt, commit).items() if before.get(path) != sha)
+
+
+def nested_problem(nested: list[str], links: list[str]) -> str | None:
+    """Why a candidate holding nested repositories or new submodule entries is refused, or None."""
+    if not nested and not links:
+        return None
+    where = ", ".join((nested + [f"{p} (a submodule entry)" for p in links])[:6])
+    return (f"the candidate's tree holds a git repository of its own: {where}; git would take it for a submodule and run "
+            "what its config names, and its files are not part of any commit, so it can be neither measured nor kept")
 
 
 # ---- candidates of experiment_evaluate_many ----------------------------------------------------
@@ -317,7 +431,7 @@ def resolve_commit(repo: git.Repo, name: str) -> str:
 
 def add_detached_worktree(repo: git.Repo, path: Path, commit: str) -> git.Repo:
     repo.git.worktree("add", "--detach", "--", str(path), commit)
-    return Repo(path)
+    return open_worktree(Path(repo.common_dir).resolve(), path)
 
 
 def apply_patch(wt: git.Repo, patch: str) -> None:
@@ -342,8 +456,27 @@ def diff_between(wt: git.Repo, base: str, commit: str) -> str:
     return wt.git.diff("--binary", base, commit, "--", ".", NOT_THE_ATTEMPTS)
 
 
-def prune_worktrees(repo: git.Repo) -> None:
-    repo.git.worktree("prune")
+def prune_worktrees(repo: git.Repo, under: Path) -> list[str]:
+    """Forget the repository's records of the ledger's worktrees in `under` (a folder of the
+    server's own) whose folder is gone: what `git worktree prune` does, for those only. `git
+    worktree prune` itself would also forget a worktree of the user's whose folder is away for a
+    moment (an unmounted drive, a renamed folder), with its HEAD and index. Returns the records."""
+    records = Path(repo.common_dir).resolve() / "worktrees"
+    own = under.resolve()
+    forgotten = []
+    for record in sorted(records.iterdir()) if records.is_dir() else []:
+        if (record / "locked").exists():
+            continue
+        try:
+            named = Path((record / "gitdir").read_text(errors="replace").strip())
+        except OSError:
+            continue  # not a record git could use; left to the user
+        named = named if named.is_absolute() else record / named
+        folder = named.parent.resolve()
+        if (folder == own or own in folder.parents) and not named.exists():
+            shutil.rmtree(record)
+            forgotten.append(record.name)
+    return forgotten
 
 
 # ---- what runs write, and the candidate as it was before its runs ------------------------------
@@ -353,7 +486,7 @@ def dirty_state(wt: git.Repo) -> dict[str, tuple[int, int] | None]:
     what the run wrote, whatever happens to HEAD meanwhile (another server keeping)."""
     out = wt.git.ls_files("-z", "--cached", "--others", "--exclude-standard")
     state: dict[str, tuple[int, int] | None] = {}
-    top = Path(wt.working_tree_dir)
+    top = work_tree(wt)
     for rel in out.split("\0"):
         if not rel:
             continue
@@ -398,6 +531,22 @@ def snapshot(wt: git.Repo, base: str, leave_out: set[str], message: str) -> str:
                 wt.git.reset("-q", base, f"--pathspec-from-file={listing}", "--pathspec-file-nul")
             tree = wt.git.write_tree()
             return wt.git.commit_tree(tree, "-p", base, "-F", "-", istream=_Stdin(message))
+
+
+SERVERS_OWN = ":(exclude,glob)**/.kernel-mcp/**"  # a state folder of the server's, should one ever lie in a tree
+
+
+def match_commit(wt: git.Repo, commit: str) -> list[str]:
+    """Remove every file of the worktree that `commit` does not hold (ignored ones: bytecode and
+    build caches, what earlier runs left; untracked ones left out of the commit; nested
+    repositories), so that what runs is the commit's files and nothing else: the candidate's commit
+    is what gets kept, so it must be what gets measured. The commit's own files were taken from this
+    worktree, so they stay as they are. Returns what was removed, worktree-relative."""
+    with tempfile.TemporaryDirectory(prefix="kernel-mcp-index-") as tmp:
+        with wt.git.custom_environment(GIT_INDEX_FILE=str(Path(tmp) / "index")):
+            wt.git.read_tree(commit)  # an index of exactly the commit: all else is untracked to clean
+            out = wt.git.clean("-ffdx", "--", ".", SERVERS_OWN)
+    return [line[len("Removing "):] for line in out.splitlines() if line.startswith("Removing ")]
 
 
 def file_at(repo: git.Repo, commit: str, rel: str) -> str | None:

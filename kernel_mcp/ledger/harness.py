@@ -12,12 +12,14 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import git
 
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.ledger.performance import FILE_NAME as PERFORMANCE
+from kernel_mcp.ledger.performance import regular_or_absent
 from kernel_mcp.workspace.config import HarnessConfig
 
 NEW_KERNEL_SHARE = 0.05  # a kernel absent from BEST taking this much GPU time is reported
@@ -109,6 +111,11 @@ def violations(wt: git.Repo, subdir: str, workdir: Path, recorded: dict[str, str
         rel = path[len(prefix):]
         if rel != PERFORMANCE and not matches(rel, harness.editable) and not any(rel in p for p in problems):
             problems.append(f"file changed outside the editable set: {rel}")
+        elif os.path.islink(workdir / rel):
+            problems.append(f"a changed file is a symbolic link: {rel} (an edit is a file's content, never a link)")
+    # the ledger writes its record itself: a candidate's link in its place would have it write anywhere
+    if not regular_or_absent(workdir / PERFORMANCE):
+        problems.append(f"{PERFORMANCE} is not a regular file (a link?): it is the ledger's own record")
     return problems
 
 

@@ -33,7 +33,10 @@ def _still_evaluated(ledger: Ledger, exp: Experiment, attempt: Attempt, when: st
     wt = ledger.worktree(exp)
     snap = ledger.candidate(exp, f"Candidate of attempt #{attempt.id}")
     # performance.md is the ledger's own record (a keep killed after writing its row is retried)
-    changed = gitops.files_between(wt, attempt.evidence.candidate_commit or attempt.commit_sha, snap)
+    measured = attempt.evidence.candidate_commit or attempt.commit_sha
+    if measured is None:
+        raise InvalidInput(f"attempt #{attempt.id} records no commit of what it measured", hint="evaluate it again before keeping")
+    changed = gitops.files_between(wt, measured, snap)
     if changed:
         raise InvalidInput(f"the worktree changed {when}: {', '.join(changed[:8])}", hint="evaluate it again before keeping")
     return snap
@@ -53,16 +56,18 @@ async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progr
     attempt = ledger.store.latest_attempt(exp.tag) if attempt_id is None else ledger.store.attempt(attempt_id)
     if attempt_id is not None and (attempt is None or attempt.tag != exp.tag):
         raise InvalidInput(f"experiment {exp.tag} has no attempt #{attempt_id}", hint="experiment_log lists its attempts")
-    _keepable(attempt)
+    attempt = _keepable(attempt)
     if attempt.evidence.batch:
         from kernel_mcp.ledger.many import check_out_candidate
 
         check_out_candidate(ledger, exp, attempt)
-    _still_evaluated(ledger, exp, attempt, "after it was evaluated")
+    snap = _still_evaluated(ledger, exp, attempt, "after it was evaluated")
     cfg = ledger.ws.config
     workdir = ledger.workdir(exp)
     evidence = attempt.evidence.model_copy(deep=True)
     with ledger.judging(exp, "experiment_keep's verification"):
+        # the verification checks the commit that is kept, and nothing the worktree holds besides
+        gitops.match_commit(ledger.worktree(exp), snap)
         async with ledger.watching(exp) as seen:
             verification = await verify(ledger.ws, run, workdir, progress, vendors=vendors)
             evidence.verification = verification
@@ -81,9 +86,8 @@ async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progr
         _close(ledger, attempt, evidence, "refused at keep: the independent re-measurement disagrees: " + remeasured["statement"])
         raise InvalidInput("keep refused: the independent re-measurement (fresh processes, side by side with BEST, both orders) disagrees: " + remeasured["statement"])
     async with ledger.lock():
-        exp = ledger.store.experiment(exp.tag)
-        attempt = ledger.store.attempt(attempt.id)
-        _keepable(attempt)  # another server may have kept or closed it meanwhile
+        exp = ledger.store.existing_experiment(exp.tag)
+        attempt = _keepable(ledger.store.attempt(attempt.id))  # another server may have kept or closed it meanwhile
         if attempt.parent_commit != exp.best_commit:
             raise InvalidInput(f"attempt #{attempt.id} was measured against {attempt.parent_commit[:10]}, but BEST is now {exp.best_commit[:10]}",
                                hint="evaluate it again against the new BEST")
@@ -93,7 +97,7 @@ async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progr
         problems = harness.violations(wt, exp.subdir, workdir, exp.protected, cfg.harness, gitops.files_between(wt, exp.best_commit, snap), ledger.outputs(exp))
         if problems:
             raise InvalidInput("keep refused, the harness is frozen: " + "; ".join(problems))
-        best = ledger.store.attempt(exp.best_attempt)
+        best = ledger.store.existing_attempt(exp.best_attempt)
         message = _message(ledger, exp, attempt, best, evidence, why)
         performance.append_row(workdir, _row(ledger, attempt, evidence, why))
         sha = ledger.candidate(exp, message)
@@ -108,15 +112,16 @@ async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progr
             ledger.store.clear_intents(exp.tag)
             if attempt.evidence.batch:  # its siblings were measured against the old BEST
                 ledger.store.close_pending(exp.tag, "not kept", batch=attempt.evidence.batch)
-    return ledger.status_answer(ledger.store.experiment(exp.tag), attempt=ledger.store.attempt(attempt.id), run_id=run.id)
+    return ledger.status_answer(ledger.store.existing_experiment(exp.tag), attempt=ledger.store.attempt(attempt.id), run_id=run.id)
 
 
-def _keepable(attempt: Attempt | None) -> None:
+def _keepable(attempt: Attempt | None) -> Attempt:
     if attempt is None or attempt.outcome != "pending":
         raise InvalidInput("nothing evaluated to keep" if attempt is None else f"attempt #{attempt.id} is already {attempt.outcome}",
                            hint="call experiment_evaluate (or experiment_evaluate_many) first")
     if attempt.decision not in ("keep", "suspicious"):
         raise InvalidInput(f"attempt #{attempt.id} was decided {attempt.decision}, not keep: " + "; ".join(attempt.reasons[:4]))
+    return attempt
 
 
 def _message(ledger: Ledger, exp: Experiment, attempt: Attempt, best: Attempt, evidence: Evidence, why: str | None) -> str:
@@ -124,7 +129,7 @@ def _message(ledger: Ledger, exp: Experiment, attempt: Attempt, best: Attempt, e
     verification = evidence.verification or {}
     hashes = exp.protected
     lines = [attempt.hypothesis, "", why or "", "",
-             f"Kept by kernel-mcp: {attempt.target_class or 'all classes'} {change:+.2%} against {best.commit_sha[:10]}.",
+             f"Kept by kernel-mcp: {attempt.target_class or 'all classes'} {change:+.2%} against {(best.commit_sha or exp.best_commit)[:10]}.",
              *attempt.reasons, f"Measured: {measured_statement(evidence) or '-'}",
              f"Seeds: {', '.join(map(str, evidence.seeds))}", f"Verification: {verification.get('summary', 'none configured')}"]
     if evidence.remeasured:
@@ -140,8 +145,8 @@ def _row(ledger: Ledger, attempt: Attempt, evidence: Evidence, why: str | None) 
     gpu = evidence.gpu_time
     remeasured = evidence.remeasured
     return performance.Row(
-        commit=(evidence.candidate_commit or "")[:10], status="keep", command=" ".join(cfg.benchmark.command), target=attempt.target_class or "all",
-        kernel=cfg.benchmark.target_kernel, metric=figures_summary(attempt.figures),
+        commit=(evidence.candidate_commit or "")[:10], status="keep", command=" ".join(cfg.require_benchmark().command), target=attempt.target_class or "all",
+        kernel=cfg.require_benchmark().target_kernel, metric=figures_summary(attempt.figures),
         gpu_time=f"{gpu.change:+.2%}" if gpu else "not measured (keep metric: the benchmark's timer)",
         change=f"{change:+.2%}" + (" (GPU time)" if gpu else " (benchmark timer)"),
         why=(why or attempt.hypothesis) + (f"; re-measured: {remeasured['statement']}" if remeasured else ""))
@@ -150,7 +155,7 @@ def _row(ledger: Ledger, attempt: Attempt, evidence: Evidence, why: str | None) 
 async def revert(ledger: Ledger, tag: str | None) -> ExperimentAnswer:
     exp = ledger.experiment(tag)
     async with ledger.lock():
-        exp = ledger.store.experiment(exp.tag)
+        exp = ledger.store.existing_experiment(exp.tag)
         # a redirected or deleted .git pointer is written again from the repository's own record
         # before any git command runs there: revert is the way back from it
         tree = Path(exp.worktree)
@@ -158,12 +163,12 @@ async def revert(ledger: Ledger, tag: str | None) -> ExperimentAnswer:
         wt = ledger.worktree(exp)
         recover.clear_stale_index_lock(wt)
         files = gitops.changed_files(wt, exp.best_commit)
-        gitops.reset_to(wt, exp.best_commit)
+        files += gitops.reset_to(wt, exp.best_commit)  # a nested .git is discarded too, and named
         attempt = ledger.store.latest_attempt(exp.tag)
         with ledger.store.transaction():
             if attempt is not None and attempt.outcome == "pending":
                 ledger.store.update_attempt(attempt.id, outcome="reverted", closed=now())
-    answer = ledger.status_answer(ledger.store.experiment(exp.tag), attempt=ledger.store.attempt(attempt.id) if attempt else None)
+    answer = ledger.status_answer(ledger.store.existing_experiment(exp.tag), attempt=ledger.store.attempt(attempt.id) if attempt else None)
     answer.notes.append(f"reset the worktree to BEST {exp.best_commit[:10]}; discarded: {', '.join(files) or 'nothing'}")
     if repaired:
         answer.notes.append("the worktree's .git pointer no longer led to this workspace's repository; it was written again first")

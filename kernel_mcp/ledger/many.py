@@ -73,7 +73,8 @@ def _prepare(ledger: Ledger, exp: Experiment, batch: str, index: int, cand: Cand
     job.files = gitops.files_between(wt, best, commit)
     job.digest = gitops.tree_of(wt, commit)
     problems = harness.violations(wt, exp.subdir, job.workdir, exp.protected, ledger.ws.config.harness, job.files)
-    return job, ["the harness is frozen: " + p for p in problems]
+    nested = gitops.nested_problem([], gitops.new_gitlinks(wt, best, commit))
+    return job, ["the harness is frozen: " + p for p in problems] + ([nested] if nested else [])
 
 
 def _verdict(ledger: Ledger, exp: Experiment, m: Measurement, target: str | None, keep_metric: str) -> Verdict:
@@ -156,7 +157,7 @@ def _remove_worktrees(ledger: Ledger, root: Path) -> None:
     if root.exists():
         shutil.rmtree(root, ignore_errors=True)
     repo, _ = gitops.repo_of(ledger.ws.root)
-    gitops.prune_worktrees(repo)
+    gitops.prune_worktrees(repo, root)
 
 
 async def _answer(ledger: Ledger, tag: str, run: Run, batch: str, engine: str, slots: int, rows: list[CandidateRow], batch_start: float) -> ManyAnswer:
@@ -165,7 +166,7 @@ async def _answer(ledger: Ledger, tag: str, run: Run, batch: str, engine: str, s
     rows.sort(key=lambda r: (RANK.get(r.decision, 9), r.sort_change, r.index))
     for rank, row in enumerate(rows, 1):
         row.rank = rank
-    exp = ledger.store.experiment(tag)
+    exp = ledger.store.existing_experiment(tag)
     regressions = sum(r.regression for r in rows)
     held = any(r.decision in KEEPABLE or (r.decision == "discard" and not r.regression) for r in rows)
     count = 0 if held else exp.consecutive_regressions + regressions
@@ -173,9 +174,9 @@ async def _answer(ledger: Ledger, tag: str, run: Run, batch: str, engine: str, s
         ledger.store.update_experiment(tag, consecutive_regressions=count)
     notes = []
     if count >= STOP_AFTER_REGRESSIONS:
-        await stop(ledger, ledger.store.experiment(tag), f"{STOP_AFTER_REGRESSIONS} consecutive measured regressions")
+        await stop(ledger, ledger.store.existing_experiment(tag), f"{STOP_AFTER_REGRESSIONS} consecutive measured regressions")
         notes.append("stopped: every candidate of the recent batches regressed")
-    exp = ledger.store.experiment(tag)
+    exp = ledger.store.existing_experiment(tag)
     winners = [r for r in rows if r.decision in ("keep", "suspicious")]
     if winners:
         notes.append(f"to keep the best: experiment_keep(attempt={winners[0].attempt})")
@@ -192,6 +193,8 @@ def check_out_candidate(ledger: Ledger, exp: Experiment, attempt: Attempt) -> No
     if attempt.parent_commit != exp.best_commit:
         raise InvalidInput(f"attempt #{attempt.id} was measured against {attempt.parent_commit[:10]}, but BEST is now {exp.best_commit[:10]}",
                            hint="evaluate it again against the new BEST")
+    if attempt.commit_sha is None:  # recorded so only for a candidate that could not be prepared (never a keep)
+        raise InvalidInput(f"attempt #{attempt.id} has no commit of its candidate", hint="evaluate the change again")
     wt = ledger.worktree(exp)
     current = ledger.candidate(exp, "check")
     if not gitops.files_between(wt, attempt.commit_sha, current):

@@ -20,6 +20,8 @@ class AttemptView(BaseModel):
     outcome: str
     reasons: list[str]
     classes: dict[str, float]  # class -> median metric
+    speed_of_light: dict[str, float] = {}  # class -> roofline floor / measured time on the GPU that ran it (1.0 = at the floor)
+    floor_of: str | None = None  # whose figures drew those floors: "H200 (sm_90, this GPU)"
     correct: bool
     change: str | None  # overall statement against the parent
     per_class: dict[str, str] = {}  # class -> its own paired statement against BEST
@@ -33,7 +35,14 @@ class AttemptView(BaseModel):
         line = f"#{self.id} {self.parent[:10]}{commit} [{self.decision}/{self.outcome}] {inline(self.hypothesis)[:90]}" + (f" ({self.change})" if self.change else "")
         if self.remeasured:
             line += f"\n    re-measured at keep: {inline(self.remeasured)}"
+        if self.speed_of_light:
+            line += f"\n    {self.light_statement(4)}"
         return line
+
+    def light_statement(self, most: int = 8) -> str:
+        """Each class's time as a fraction of its floor on the GPU that measured it (SOL-ExecBench's score)."""
+        shown = "; ".join(f"{inline(k)} {v:.0%}" for k, v in list(self.speed_of_light.items())[:most])
+        return f"speed of light (floor / time, floor from {self.floor_of or 'the roofline'}): {shown}"
 
 
 def attempt_view(a: Attempt) -> AttemptView:
@@ -44,6 +53,7 @@ def attempt_view(a: Attempt) -> AttemptView:
         id=a.id, parent=a.parent_commit, commit=a.commit_sha, hypothesis=a.hypothesis, target_class=a.target_class,
         files=a.files, decision=a.decision, outcome=a.outcome, reasons=a.reasons,
         classes=dict(list(classes.items())[:12]), correct=all(v.correct for v in a.figures.values()),
+        speed_of_light={k: v.speed_of_light for k, v in list(a.figures.items())[:12] if v.speed_of_light is not None}, floor_of=ev.floor_of,
         change=ev.overall.statement() if ev.overall else None,
         per_class={k: v.statement() for k, v in list(a.comparisons.items())[:12]}, measured=measured_statement(ev), created=a.created,
         remeasured=(ev.remeasured or {}).get("statement"), verification=verification.get("summary") or verification.get("failed"),
@@ -55,6 +65,8 @@ def measured_statement(evidence: Evidence) -> str | None:
     if not evidence.source:
         return None
     parts = [f"timing: {evidence.source}, BEST and candidate side by side", evidence.stopped or ""]
+    if evidence.gpu:
+        parts.append(f"on {evidence.gpu}")
     if evidence.clocks:
         from kernel_mcp.ledger.paired import Clocks
 
@@ -64,6 +76,10 @@ def measured_statement(evidence: Evidence) -> str | None:
     parts.append(f"sealed ({evidence.sealed})" if evidence.sealed else "UNSEALED (the runs could write outside their own tree)")
     if evidence.witness is not None:
         parts.append(f"witness (wall time per run): {evidence.witness.statement()}")
+    if evidence.floor_of:
+        parts.append(f"roofline floor from {evidence.floor_of}")
+    elif evidence.floor_note:
+        parts.append(evidence.floor_note)
     return "; ".join(p for p in parts if p)
 
 
@@ -85,7 +101,7 @@ class ExperimentAnswer(ToolOutput):
     def render(self) -> str:
         # Class keys are the benchmark CSV's cells, reasons quote failures (the benchmark's output),
         # file names are the workspace's: each stays on its own line.
-        lines = [f"experiment {self.tag} [{self.status}{': ' + self.stop_reason if self.stop_reason else ''}] branch {self.branch}",
+        lines = [f"experiment {self.tag} [{self.status}{': ' + inline(self.stop_reason) if self.stop_reason else ''}] branch {self.branch}",
                  f"edit here: {self.worktree}", f"BEST {self.best_commit[:10]}; consecutive regressions {self.consecutive_regressions}/5"]
         if self.attempt:
             a = self.attempt
@@ -93,6 +109,8 @@ class ExperimentAnswer(ToolOutput):
             lines += [f"  {inline(r)}" for r in a.reasons[:8]]
             if a.per_class:
                 lines.append("  per class (vs BEST, paired): " + "; ".join(f"{inline(k)} {v}" for k, v in list(a.per_class.items())[:8]))
+            if a.speed_of_light:
+                lines.append(f"  {a.light_statement()}")
             if a.measured:
                 lines.append(f"  measured: {a.measured}")
             if a.remeasured:

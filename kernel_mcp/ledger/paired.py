@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel
 
@@ -166,7 +167,7 @@ Sampler = Callable[[Any], Awaitable[GpuSample | None]]
 
 async def _build(ws: Workspace, run: Run, folder: Path, side: Side, lease: gate.Lease, boundary: sandbox.Boundary) -> runner.RunResult | None:
     """The side's build, when the workspace names one."""
-    cfg = ws.config.benchmark
+    cfg = ws.config.require_benchmark()
     if not cfg.build_command:
         return None
     return await runner.run(cfg.build_command, cwd=folder, timeout_s=cfg.timeout_s, env=lease.env, log_dir=run.folder, log_name=f"build-{side}",
@@ -200,7 +201,7 @@ async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Pa
     each side sealed to its own tree and private folder; `guard` (guard.TreeGuard) checks the trees
     around every run; `vendors` says what gates, samples, pins and profiles here."""
     cfg = ws.config
-    threshold = cfg.benchmark.noise_threshold
+    threshold = cfg.require_benchmark().noise_threshold
     lo_pairs, hi_pairs = cfg.harness.min_pairs, cfg.harness.max_pairs
     folders = {"best": best_dir, "candidate": cand_dir}
     out = Together()
@@ -275,6 +276,7 @@ async def _bench_pairs(ws, run, folders, held, out: Together, label, target, thr
                 return
         out.best = merge_runs(sides["best"], "BEST")
         out.candidate = merge_runs(sides["candidate"], label)
+        assert out.best is not None and out.candidate is not None  # both sides ran in this pair
         keys = [k for k in target_keys(out.candidate, target) if k in out.best.by_key()]
         values = {s: [run_value(b, keys) for b in sides[s]] for s in sides}
         for rec in out.runs[-2:]:
@@ -284,7 +286,7 @@ async def _bench_pairs(ws, run, folders, held, out: Together, label, target, thr
         if not keys or None in values["best"] or None in values["candidate"]:
             out.stopped = "no target class to compare"
             return
-        out.script = paired(values["best"], values["candidate"])
+        out.script = paired(cast("list[float]", values["best"]), cast("list[float]", values["candidate"]))  # no None: tested above
         out.witness = witness_of(out.runs)
         claims_gain = out.script.significant and out.script.change < 0
         witnessed = out.witness is not None and out.witness.significant and out.witness.change < 0
@@ -293,6 +295,7 @@ async def _bench_pairs(ws, run, folders, held, out: Together, label, target, thr
             break
     else:
         out.stopped = f"the cap of {hi_pairs} pairs was reached (close to the threshold)"
+    assert out.best is not None and out.candidate is not None  # max_pairs >= 2: every pair that ran set both
     best_figs, cand_figs = out.best.by_key(), out.candidate.by_key()
     out.comparisons = {k: paired(best_figs[k].samples, cand_figs[k].samples) for k in cand_figs if k in best_figs
                        and len(best_figs[k].samples) == len(cand_figs[k].samples)}
@@ -379,7 +382,7 @@ def from_launch_checks(out: Together) -> bool:
 
 
 def _failed_bench(ws: Workspace, label: str, failure: str, held: gate.Lease) -> BenchRun:
-    cfg = ws.config.benchmark
+    cfg = ws.config.require_benchmark()
     return BenchRun(label=label, metric=cfg.metric, correctness=f"{cfg.correctness.column} {cfg.correctness.rule}", class_columns=list(cfg.config_columns),
                     inferred_classes=False, classes=[], seeds=[], repeats=0, gpu=held.describe(), duration_s=0.0, failure=failure)
 

@@ -18,6 +18,7 @@ import posixpath
 import re
 import stat
 from pathlib import Path
+from typing import cast
 
 from pydantic import BaseModel, ConfigDict
 
@@ -150,7 +151,7 @@ def _py_links(text: str, rel: str, known: set[str]) -> list[tuple[str, str, int]
                 modules = [(bases, literal)]
         for where, dotted in modules:
             for target in _module_files(where, dotted, known):
-                links.append((target, ast.unparse(node)[:120], node.lineno))
+                links.append((target, ast.unparse(node)[:120], cast("ast.stmt | ast.expr", node).lineno))  # an import or a call
     return sorted(links, key=lambda link: link[2])  # ast.walk goes by depth; the first line reads best
 
 
@@ -290,7 +291,7 @@ def _c_findings(blob: str) -> list[tuple[str, int]]:
                 break
         if end is None:
             continue
-        tail = _DECLARATION_END.match(blob, end).group()
+        tail = decl.group() if (decl := _DECLARATION_END.match(blob, end)) else ""  # it always matches, if only the empty string
         # a body follows, or the declaration interposes (weak, alias): a prototype alone is harmless
         if tail.endswith("{") or re.search(r"__attribute__|\bweak\b|\balias\b", blob[match.start():end] + tail):
             found.append((match.group(1), match.start(1)))
@@ -321,9 +322,9 @@ def timing_symbols(diff_text: str) -> list[TimingSymbol]:
         suffix = posixpath.splitext(file)[1].lower()
         hits: list[tuple[str | None, int]] = [(m.group(1), m.start(1)) for m in _ANY_RULE.finditer(blob)]
         hits += _c_findings(blob) if suffix in C_SUFFIXES else []
-        for rule, symbol, dotted in _PY_RULES if suffix in PY_SUFFIXES else []:
+        for rule, template, dotted in _PY_RULES if suffix in PY_SUFFIXES else []:
             for m in rule.finditer(blob):
-                named = symbol.format(*m.groups())
+                named = template.format(*m.groups())
                 hits.append((_py_symbol(named) if dotted else named, m.start()))
         for symbol, at in hits:
             if symbol is not None:

@@ -163,12 +163,12 @@ def remove_folder(repo: git.Repo, folder: Path, recovery: str | None = None) -> 
     for tree in _worktrees_in(folder) if recovery else []:
         if gitops.pointer_problem(tree, git_dir):
             continue  # not a worktree of this repository: nothing of it can be committed here
-        wt = gitops.Repo(tree)
+        wt = gitops.open_worktree(git_dir, tree)
         if gitops.dirty_paths(wt):
             commit = gitops.snapshot(wt, gitops.head_sha(wt) or "HEAD", set(), f"Recovered uncommitted work of {tree.relative_to(folder.parent)}\n")
             ref = f"{recovery}/{folder.name}-{tree.name}" if tree != folder else f"{recovery}/{folder.name}"
             gitops.pin(repo, ref, commit)
             saved.append(ref)
     shutil.rmtree(folder, ignore_errors=True)
-    repo.git.worktree("prune")
+    gitops.prune_worktrees(repo, folder)  # the records of what was in it, never one of the user's
     return saved

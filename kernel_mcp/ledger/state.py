@@ -34,6 +34,7 @@ class Experiment(BaseModel):
     created: str
     run_outputs: list[str] = Field(default_factory=list)  # repo-relative files the runs wrote: never part of a candidate
     owner: str | None = None  # the process measuring the baseline while status is "starting"
+    config: str | None = None  # the text of kernel-mcp.toml the experiment started with: its rules, whatever the checkout says
 
 
 class Evidence(BaseModel):
@@ -67,6 +68,9 @@ class Evidence(BaseModel):
     sealed: str | None = None  # the boundary every run had ("Landlock ABI 7"); None: unsealed
     witness: Comparison | None = None  # the runs' wall times as the server measured them, paired
     tampered: list[str] = Field(default_factory=list)  # what changed outside a run's own tree (void evaluation)
+    gpu: str | None = None  # the GPU and product the candidate ran on, as the lease names it
+    floor_of: str | None = None  # whose figures the roofline floor used ("H200 (sm_90)")
+    floor_note: str | None = None  # why no floor was drawn (a product no table describes)
     timing_symbols: list[str] = Field(default_factory=list)  # timing functions the change defines or wraps
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from kernel_mcp.errors import WorkspaceError
 from kernel_mcp.ledger.state import Attempt, Experiment, Intent
 
 SCHEMA = """
@@ -22,7 +23,7 @@ CREATE TABLE IF NOT EXISTS experiments (
   base_commit TEXT NOT NULL, best_commit TEXT NOT NULL, best_attempt INTEGER,
   status TEXT NOT NULL, stop_reason TEXT, consecutive_regressions INTEGER NOT NULL DEFAULT 0,
   protected TEXT NOT NULL DEFAULT '{}', created TEXT NOT NULL,
-  run_outputs TEXT NOT NULL DEFAULT '[]', owner TEXT);
+  run_outputs TEXT NOT NULL DEFAULT '[]', owner TEXT, config TEXT);
 CREATE TABLE IF NOT EXISTS attempts (
   id INTEGER PRIMARY KEY AUTOINCREMENT, tag TEXT NOT NULL REFERENCES experiments(tag),
   parent_commit TEXT NOT NULL, commit_sha TEXT, diff_hash TEXT, files TEXT NOT NULL DEFAULT '[]',
@@ -34,7 +35,7 @@ CREATE TABLE IF NOT EXISTS intents (
   tag TEXT NOT NULL, action TEXT NOT NULL, attempt_id INTEGER, started TEXT NOT NULL, commit_sha TEXT);
 """
 # Columns added after the first release: an older ledger gets them on open.
-ADDED_COLUMNS = {"experiments": {"run_outputs": "TEXT NOT NULL DEFAULT '[]'", "owner": "TEXT"}, "intents": {"commit_sha": "TEXT"}}
+ADDED_COLUMNS = {"experiments": {"run_outputs": "TEXT NOT NULL DEFAULT '[]'", "owner": "TEXT", "config": "TEXT"}, "intents": {"commit_sha": "TEXT"}}
 JSON_FIELDS = ("files", "figures", "comparisons", "reasons", "evidence", "protected", "run_outputs")
 
 
@@ -95,6 +96,13 @@ class LedgerStore:
             row = _row(self.db.execute("SELECT * FROM experiments ORDER BY created DESC, rowid DESC LIMIT 1").fetchone())
         return Experiment.model_validate(row) if row else None
 
+    def existing_experiment(self, tag: str) -> Experiment:
+        """An experiment this process has already read or written (read again, say, under the lock)."""
+        exp = self.experiment(tag) if tag else None
+        if exp is None:
+            raise WorkspaceError(f"the ledger no longer has experiment {tag!r}", hint="its database was replaced or edited while this call ran")
+        return exp
+
     def add_experiment(self, **fields: Any) -> None:
         fields.setdefault("created", now())
         for key in ("protected", "run_outputs"):
@@ -116,6 +124,7 @@ class LedgerStore:
                 fields[key] = _json(fields[key])
         names = ", ".join(fields)
         cur = self.db.execute(f"INSERT INTO attempts ({names}) VALUES ({', '.join('?' * len(fields))})", tuple(fields.values()))
+        assert cur.lastrowid is not None  # set by every INSERT that succeeded
         return int(cur.lastrowid)
 
     def update_attempt(self, attempt_id: int, **fields: Any) -> None:
@@ -126,6 +135,13 @@ class LedgerStore:
     def attempt(self, attempt_id: int | None) -> Attempt | None:
         row = _row(self.db.execute("SELECT * FROM attempts WHERE id = ?", (attempt_id,)).fetchone()) if attempt_id is not None else None
         return Attempt.model_validate(row) if row else None
+
+    def existing_attempt(self, attempt_id: int | None) -> Attempt:
+        """An attempt the ledger refers to (an experiment's BEST, one this process recorded)."""
+        attempt = self.attempt(attempt_id)
+        if attempt is None:
+            raise WorkspaceError(f"the ledger has no attempt #{attempt_id}", hint="its database was replaced or edited while this call ran")
+        return attempt
 
     def attempts(self, tag: str, limit: int = 1000, outcome: str | None = None) -> list[Attempt]:
         query = "SELECT * FROM attempts WHERE tag = ?" + (" AND outcome = ?" if outcome else "") + " ORDER BY id DESC LIMIT ?"

@@ -113,7 +113,7 @@ async def _experiment_log(args: ExperimentLogInput, ctx: ToolContext) -> LogAnsw
     answer = lg.log(args.tag, limit=args.limit, outcome=args.outcome)
     if args.chart:
         # the whole history, whatever `limit` and `outcome` cut from the text: progress shows only against the baseline
-        exp = lg.store.experiment(answer.tag)
+        exp = lg.store.existing_experiment(answer.tag)
         metric = ws.config.benchmark.metric if ws.config.benchmark else "metric"
         png = chart.history_png(exp, lg.store.attempts(exp.tag), metric=metric)
         run = ctx.new_run(args.model_dump())

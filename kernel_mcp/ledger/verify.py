@@ -29,7 +29,7 @@ async def verify(ws: Workspace, run: Run, workdir: Path, progress: ProgressFn | 
     h = ws.config.harness
     if not h.verify_command:
         return {"summary": "none configured"}
-    cfg = ws.config.benchmark
+    cfg = ws.config.require_benchmark()
     seed = secrets.randbits(62)
     async with gate.acquire(ws.config.gate, str(workdir), progress, require_gpu=vendors.needs_gpu(ws), vendors=vendors) as lease:
         started = time.time()

@@ -6,7 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, computed_field
+
+from kernel_mcp import arch_registry
 
 
 class GpuProcess(BaseModel):
@@ -21,12 +23,26 @@ class GpuInfo(BaseModel):
     name: str
     arch: str | None = None  # gfx942, gfx950, Hopper...
     compute_units: int | None = None
+    device_id: str | None = None  # PCI device id, "0x2335": what tells the product where the name does not
     memory_total_mib: float | None = None
     memory_used_mib: float | None = None  # None: the monitor did not say (never read as 0)
     utilization_pct: float | None = None
     bus_id: str | None = None
     uuid: str | None = None
     processes: list[GpuProcess] | None = None  # None: the monitor cannot attribute processes per GPU
+
+    def product_entry(self) -> arch_registry.ProductEntry | None:
+        """The product table that describes this GPU, or None (then no product figure applies to it)."""
+        try:
+            return arch_registry.product_for_gpu(self.vendor, self.name, self.device_id, self.compute_units, self.arch)
+        except Exception:  # no docs index or a broken table: the GPU is still listed, as an unknown product
+            return None
+
+    @computed_field  # type: ignore[prop-decorator]  # pydantic's documented way to serialise a property
+    @property
+    def product(self) -> str | None:
+        entry = self.product_entry()
+        return entry.label if entry else None
 
 
 class GpuSample(BaseModel):

@@ -14,6 +14,7 @@ class OccupancyLimit(BaseModel):
 
 class Occupancy(BaseModel):
     arch: str
+    figures_of: str | None = None  # occupancy is the arch's: the product only says which GPU was meant
     unit: str
     waves: int
     max_waves: int

@@ -49,6 +49,7 @@ class ProfileRequest:
     preset: str | None
     lock_clocks: bool  # keep measurements: let the profiler hold the clocks, where it can
     boundary: Boundary  # what the profiled run may write (its tree, private folders, the profile run's folder)
+    gpu: GpuInfo | None = None  # the leased GPU: its product's peaks, never another product's, for the shares of peak
 
 
 @dataclass(frozen=True)

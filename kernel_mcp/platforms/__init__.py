@@ -83,7 +83,7 @@ def resolve(configured: str | None, arch: str | None) -> Resolution:
     present = {name: p for name, p in PLATFORMS.items() if name != "offline" and p.installed()}
     vendor = _arch_vendor(arch)
     native = BY_VENDOR.get(vendor) if vendor else None
-    if native is not None:
+    if native is not None and vendor:  # (native implies vendor; said for the type checker)
         if native.name in present:
             return Resolution(native, f"target {arch} and {native.toolkit} found")
         others = [p for p in present.values() if p is not native and p.runs_here()]

@@ -25,7 +25,10 @@ class Platform(Compiler, OccupancyRules, Runtime, GpuControl, InstructionSet, Pr
     name: str  # "rocm", "cuda" or "offline": the value kernel-mcp.toml's [target] platform takes
     toolkit: str  # how a person names what to install ("ROCm", "CUDA", "the offline clang")
     maker: str  # who makes its GPUs, as a person writes it ("AMD", "NVIDIA")
-    profiler: str | None  # the profiler executable it runs
+    # read-only (a property here), so that a vendor may declare it as a plain class attribute of a narrower type
+    @property
+    def profiler(self) -> str | None: ...  # the profiler executable it runs
+
     outputs: tuple[str, ...]  # how the outputs its tools write are named (a summary's `source` starts so)
     profiler_locks_clocks: bool  # whether its profiler holds the clocks steady while measuring
     inventory: tuple[MonitorQuery, ...]  # how its monitor lists the GPUs (doctor, gpu.list_gpus)

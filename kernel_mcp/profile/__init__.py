@@ -20,6 +20,7 @@ import pandas as pd
 from kernel_mcp import limits, safe_files, sandbox
 from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
 from kernel_mcp.gpu import gate
+from kernel_mcp.models.gpu import GpuInfo
 from kernel_mcp.hardware import load_spec
 from kernel_mcp.models.platform import ProfileRequest
 from kernel_mcp.models.profile import CounterRow, ProfileSummary
@@ -37,9 +38,16 @@ SUMMARY_FILE = "profile.json"
 __all__ = ["ProfileComparison", "ProfileSummary", "profile_compare", "profile_import", "profile_kernels"]
 
 
-def peak_bandwidth(ws: Workspace) -> float | None:
+def peak_bandwidth(ws: Workspace, gpu: GpuInfo | None = None) -> float | None:
+    """The HBM bandwidth a profile's shares of peak divide by: the profiled GPU's own product's, and
+    none for a GPU no product table describes; for outputs made elsewhere (no GPU here), the
+    workspace's product, else none: an arch's products differ (H100 SXM 3.35 TB/s, H200 4.8)."""
     try:
-        return load_spec(ws.config.target.arch).get("hbm_bandwidth_bytes_per_s")
+        if gpu is not None:
+            entry = gpu.product_entry()
+            return load_spec(entry.arch, entry).get("hbm_bandwidth_bytes_per_s") if entry else None
+        target = ws.config.target
+        return load_spec(target.arch, target.product).get("hbm_bandwidth_bytes_per_s") if target.product else None
     except KernelMcpError:
         return None
 
@@ -53,7 +61,7 @@ def counter_rows(frame: pd.DataFrame, durations: dict[str, float], derive) -> li
 def rows_from_sums(sums: pd.DataFrame, durations: dict[str, float], derive) -> list[CounterRow]:
     """Per kernel and counter: the sum over the dispatches that carry it, divided by their number
     (passes collect different counters of the same dispatches; processes add dispatches)."""
-    rows = []
+    rows: list[CounterRow] = []
     if sums is None or sums.empty:
         return rows
     merged = sums.groupby(["kernel", "counter"], sort=False)[["value_sum", "n"]].sum().reset_index()
@@ -82,7 +90,7 @@ async def profile_kernels(ws: Workspace, run: Run, kernel_regex: str | None, cou
         async with gate.use(ws.config.gate, str(root), progress, require_gpu=True, lease=lease, vendors=vendors) as lease:
             env = {cfg.seed_env: str(secrets.randbits(62)), **lease.env}
             request = ProfileRequest(root=root, env=env, kernel_regex=kernel_regex, counters=counters, preset=preset, lock_clocks=lock_clocks,
-                                     boundary=boundary.with_writable(run.folder))
+                                     boundary=boundary.with_writable(run.folder), gpu=lease.gpu)
             summary, notes = await platform.profile(ws, run, request, progress)
     summary.notes = notes + [f"on {lease.describe()}"] + impossible_resources(ws, summary, vendors)
     return _keep(run, summary)

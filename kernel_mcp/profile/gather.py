@@ -105,7 +105,8 @@ def gather(targets: list[tuple[str, Path]], root: Path) -> Gathered:
 
 
 def _entries(targets: list[tuple[str, Path]], root: Path) -> list[tuple[fmt.Sniffed, bool]]:
-    seen, entries = set(), []
+    seen: set[Path] = set()
+    entries: list[tuple[fmt.Sniffed, bool]] = []
     for label, path in targets:
         found = [(p, False) for p in safe_files.files_under(path, "*", within=root, relative_to=root)] if path.is_dir() else [(path, True)]
         if len(seen) + len(found) > MAX_FILES:
@@ -175,6 +176,7 @@ def _workloads(entries: list[tuple[fmt.Sniffed, bool]], root: Path) -> dict[Path
 
 
 def _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files) -> None:
+    frame: pd.DataFrame | None  # each reader's dispatches; None where a file holds counters only
     if s.format is None:
         # a description naming the tool stands alone; a generic one says first that nothing could be read
         record.skipped = s.what if s.what.startswith(("legacy rocprof", "ncu's log")) else f"not a profiler output this reader knows: {s.what}"

@@ -12,6 +12,7 @@ import io
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -94,7 +95,7 @@ def read_ncu_metrics(text: str) -> pd.DataFrame:
     needed = ("ID", "Kernel Name", "Metric Name", "Metric Value")
     if any(c not in table.columns for c in needed):
         raise InvalidInput("ncu metrics: not the --metrics long format", hint="columns: " + ", ".join(map(str, table.columns[:15])))
-    rows = {}
+    rows: dict[Any, dict[str, Any]] = {}
     for _, r in table.iterrows():
         row = rows.setdefault(r["ID"], {"launch": _launch(r["ID"], "ncu metrics"), "kernel": r["Kernel Name"], "block": _dims(r.get("Block Size", "")), "grid": _dims(r.get("Grid Size", "")), "metrics": {}, "units": {}})
         row["metrics"][r["Metric Name"]] = ncu_number(r["Metric Value"])

@@ -9,7 +9,6 @@ column this reader needs is refused with the names of what is missing.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import time
 from pathlib import Path
@@ -19,7 +18,7 @@ from pydantic import ValidationError
 import kernel_mcp.profile.counters as ctr  # by its full name: the package imports this one (see test_architecture.py)
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.models.profile import CounterRow, KernelRow, ProfileSummary
-from kernel_mcp.profile.summary import MAX_GROUP_SAMPLES, MAX_KERNELS
+from kernel_mcp.profile.summary import MAX_GROUP_SAMPLES, MAX_KERNELS, target_pattern
 
 KNOWN_SCHEMA_VERSIONS = {"3"}
 NEEDED = {
@@ -172,7 +171,8 @@ def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> 
     union = " UNION ALL ".join(f"SELECT name, duration FROM {schema}.kernels" for schema in schemas)
     # ...and one ordered scan, streamed, for the exact median of each kernel.
     medians: dict[str, float] = {}
-    current, index, middle = None, 0, ()
+    current, index = None, 0
+    middle: tuple[int, ...] = ()
     for name, duration in con.execute(f"SELECT name, duration FROM ({union}) ORDER BY name, duration"):
         if name != current:
             current, index = name, 0
@@ -181,7 +181,7 @@ def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> 
             medians[name] = 0.0
         medians[name] += duration * middle.count(index) / 2  # odd counts: the one middle value, twice
         index += 1
-    pattern = re.compile(target_regex) if target_regex else None
+    pattern = target_pattern(target_regex)
     grand = sum(k["total"] for k in stats.values())
     kernels = []
     for name, k in sorted(stats.items(), key=lambda item: -item[1]["total"]):
@@ -192,7 +192,7 @@ def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> 
             grid=next(iter(k["grids"])) if len(k["grids"]) == 1 else "varies",
             block=next(iter(k["blocks"])) if len(k["blocks"]) == 1 else "varies",
             vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds, scratch_bytes=scratch,
-            target=bool(pattern.search(name)) if pattern else False, sources=sorted(k["origins"]),
+            target=pattern.search(name) if pattern else False, sources=sorted(k["origins"]),
         ))
     shown = kernels[:MAX_KERNELS] + [k for k in kernels[MAX_KERNELS:] if k.target][:3]
     result = ProfileSummary(source="rocpd", kernels=shown, kernels_total=len(kernels), dispatches=sum(k["calls"] for k in stats.values()), total_gpu_us=grand / 1e3, target_regex=target_regex, origins=origins, notes=notes)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
-
 import pandas as pd
 from pydantic import BaseModel
 
 from kernel_mcp.models.profile import KernelRow, ProfileSummary
+from kernel_mcp.patterns import AgentPattern
 from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.untrusted import inline
 
@@ -29,13 +28,20 @@ def _dims(frame: pd.DataFrame, prefix: str) -> str:
     return "varies"
 
 
+def target_pattern(target_regex: str | None) -> AgentPattern | None:
+    """The workspace's `[benchmark] target_kernel`, searched within one time budget over all kernel
+    names of a profile: with Python's `re`, `^(a+)+$` against a long name in the profiler's output
+    held the server for minutes."""
+    return AgentPattern(target_regex, what="[benchmark] target_kernel", searched="the profile's kernel names") if target_regex else None
+
+
 def summarise(dispatches: pd.DataFrame, source: str, target_regex: str | None, origins: list[str] | None = None) -> ProfileSummary:
     """dispatches: kernel, duration_ns, and optional grid/wg/register columns (one row per dispatch)."""
     if dispatches.empty:
         return ProfileSummary(source=source, kernels=[], kernels_total=0, dispatches=0, total_gpu_us=0.0, target_regex=target_regex, origins=origins or [],
                               inputs=dispatches.attrs.get("inputs", []), notes=["no kernel dispatches recorded"])
     total = float(dispatches["duration_ns"].sum())
-    pattern = re.compile(target_regex) if target_regex else None
+    pattern = target_pattern(target_regex)
     rows = []
     for name, group in dispatches.groupby("kernel", sort=False, observed=True):
         d = group["duration_ns"].astype(float)
@@ -45,7 +51,7 @@ def summarise(dispatches: pd.DataFrame, source: str, target_regex: str | None, o
             min_us=d.min() / 1e3, max_us=d.max() / 1e3, share=d.sum() / total if total else 0.0,
             grid=_dims(group, "grid"), block=_dims(group, "wg"),
             vgprs=_opt(first, "vgprs"), agprs=_opt(first, "agprs"), sgprs=_opt(first, "sgprs"), lds_bytes=_opt(first, "lds_bytes"), scratch_bytes=_opt(first, "scratch_bytes"),
-            target=bool(pattern.search(str(name))) if pattern else False,
+            target=pattern.search(str(name)) if pattern else False,
             sources=sorted(set(group["origin"].astype(str))) if "origin" in group.columns else [],
         ))
     rows.sort(key=lambda r: r.total_us, reverse=True)
@@ -54,7 +60,8 @@ def summarise(dispatches: pd.DataFrame, source: str, target_regex: str | None, o
     counts: dict[str, int] = {}
     if pattern is not None:
         grid_cols = [c for c in ("grid_x", "grid_y", "grid_z") if c in dispatches.columns] or [c for c in ("grid_total",) if c in dispatches.columns]
-        targets = dispatches[dispatches["kernel"].astype(str).str.contains(pattern)]
+        # the rows' verdicts, not a second search: pandas' str.contains would run the pattern with `re`, unbounded
+        targets = dispatches[dispatches["kernel"].astype(str).isin({r.name for r in rows if r.target})]
         # In GPU start order (ties by dispatch id), as the rocpd reader hands them over: a CSV's row
         # order is the profiler's buffer order, which differs between runs and formats.
         order = [c for c in ("start_ns", "dispatch") if c in targets.columns]
@@ -62,10 +69,10 @@ def summarise(dispatches: pd.DataFrame, source: str, target_regex: str | None, o
             targets = targets.sort_values(order, kind="stable")
         for _, d in targets.iterrows():
             key = str(d["kernel"]) + "|" + "x".join(_whole(d[c]) for c in grid_cols)
-            group = groups.setdefault(key, [])
+            kept = groups.setdefault(key, [])
             counts[key] = counts.get(key, 0) + 1
-            if len(group) < MAX_GROUP_SAMPLES:
-                group.append(float(d["duration_ns"]))
+            if len(kept) < MAX_GROUP_SAMPLES:
+                kept.append(float(d["duration_ns"]))
     return ProfileSummary(source=source, kernels=shown, kernels_total=len(rows), dispatches=len(dispatches), total_gpu_us=total / 1e3, target_regex=target_regex,
                           origins=origins or [], inputs=dispatches.attrs.get("inputs", []), target_dispatches=groups, target_calls=counts)
 
@@ -76,12 +83,12 @@ def summarise_stats(stats: pd.DataFrame, source: str, target_regex: str | None, 
     ledger: target_calls is filled, target_dispatches stays empty, and a note says so."""
     grouped = stats.groupby("kernel", sort=False)
     total = float(stats["total_ns"].sum())
-    pattern = re.compile(target_regex) if target_regex else None
+    pattern = target_pattern(target_regex)
     rows, counts = [], {}
     for name, group in grouped:
         calls, ns = int(group["calls"].sum()), float(group["total_ns"].sum())
         lows, highs = group["min_ns"].dropna(), group["max_ns"].dropna()
-        target = bool(pattern.search(str(name))) if pattern else False
+        target = pattern.search(str(name)) if pattern else False
         if target:
             counts[f"{name}|"] = calls
         rows.append(KernelRow(name=str(name), calls=calls, total_us=ns / 1e3, avg_us=ns / calls / 1e3 if calls else 0.0, median_us=None,

@@ -16,6 +16,7 @@ import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -78,7 +79,7 @@ def _readable(what: str, name: str) -> Iterator[None]:
 
 def resolve(columns: list[str]) -> dict[str, str]:
     """canonical name -> the file's own column name."""
-    by_lower = {}
+    by_lower: dict[str, str] = {}
     for c in columns:
         by_lower.setdefault(str(c).strip().lower(), c)
     found = {}
@@ -277,7 +278,7 @@ def read_stats(path: Path, what: str, origin: str) -> pd.DataFrame:
                 raise InvalidInput(f"{what}: {path.name} lacks column {needed}")
         if head[0] != "name":
             raise InvalidInput(f"{what}: {path.name} does not start with the Name column")
-        rows = []
+        rows: list[dict[str, Any]] = []
         for cells in reader:
             if not cells:
                 continue

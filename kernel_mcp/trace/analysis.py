@@ -226,7 +226,7 @@ def _waits(trace: KernelTrace, ordered: list[Instr], sampled: bool, total: float
                               for p, n in sorted(named.items(), key=lambda kv: positions.get(kv[0], 0)) if p in trace.program]
             fact.attribution = f"decoder records, {trace.wait_records_from}" if fact.waits_for else "decoder recorded no outstanding load"
         else:
-            classes = trace.wait_reasons[max(waiting, key=waiting.get)] if waiting else _counter_classes(instr.isa)
+            classes = trace.wait_reasons[max(waiting, key=waiting.__getitem__)] if waiting else _counter_classes(instr.isa)
             producer, valu = _estimate(ordered, pos, classes, _outstanding(instr.isa) if not waiting else 0, classify)
             if producer is not None:
                 fact.waits_for = [Producer(index=producer.index, address=producer.address, isa=producer.isa, source=producer.source)]

@@ -21,6 +21,7 @@ import kernel_mcp.trace.ncu_source as ncu_source
 import kernel_mcp.trace.wavefiles as wavefiles
 from kernel_mcp import limits, safe_files
 from kernel_mcp.errors import InvalidInput
+from kernel_mcp.patterns import AgentPattern
 from kernel_mcp.trace.analysis import KernelTrace, brief, brief_of, summarise_trace
 from kernel_mcp.trace.models import TraceSummary
 from kernel_mcp.trace.readers import KernelBlock, read_code_json_blocks, read_stats_blocks
@@ -48,12 +49,13 @@ def summarise_file(path: Path, kernel: str | None, label: str, within: Path, dis
 
 def choose(traces: Iterator[KernelTrace], kernel: str | None, dispatch: int | None, label: str, within: Path, vendors: Vendors) -> TraceSummary:
     briefs, chosen, best = [], None, -1.0
+    pattern = _kernel_pattern(kernel)
     for trace in traces:
         line = brief_of(trace, vendors.of_tool(trace.source).classify)
         if line in briefs:  # one launch in two views of the same report (sass and cuda,sass)
             continue
         briefs.append(line)
-        if _matches(trace, kernel, dispatch) and line.total > best:
+        if _matches(trace, kernel, pattern, dispatch) and line.total > best:
             chosen, best = trace, line.total
     if not briefs:
         raise InvalidInput(f"no decoded trace under {label}", hint="expected ui_output_*/code.json, stats_*.csv, or an ncu source CSV")
@@ -69,17 +71,25 @@ def choose(traces: Iterator[KernelTrace], kernel: str | None, dispatch: int | No
     return summary
 
 
-def _matches(trace: KernelTrace, kernel: str | None, dispatch: int | None) -> bool:
+def _kernel_pattern(kernel: str | None) -> AgentPattern | None:
+    """The caller's `kernel` as a time-bounded pattern (Python's `re` backtracks without end on
+    `^(a+)+$` against a long name the trace gives, holding the server); None where it is no regular
+    expression, and then it is matched as part of a name only."""
+    if not kernel:
+        return None
+    try:
+        return AgentPattern(kernel, what="kernel=", searched="the trace's kernel names")
+    except InvalidInput:
+        return None
+
+
+def _matches(trace: KernelTrace, kernel: str | None, pattern: AgentPattern | None, dispatch: int | None) -> bool:
     if dispatch is not None and not (trace.dispatch and re.search(rf"(?:dispatch|launch) {dispatch}$", trace.dispatch)):
         return False
     if not kernel:
         return True
     names = [n for n in (trace.kernel, trace.symbol) if n]
-    try:
-        pattern = re.compile(kernel)
-    except re.error:
-        pattern = None
-    return any(kernel in n or (pattern is not None and pattern.search(n[:1000])) for n in names)  # bounded: the pattern is the caller's
+    return any(kernel in n or (pattern is not None and pattern.search(n[:1000])) for n in names)
 
 
 def discover(folder: Path, within: Path) -> Iterator[KernelTrace]:

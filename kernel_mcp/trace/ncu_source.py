@@ -69,7 +69,7 @@ def read_ncu_kernels(text: str, name: str = "ncu source") -> list[NcuKernel]:
 
 
 def _is_library(source: str | None) -> bool:
-    return bool(source) and (source.endswith((".h", ".hpp", ".cuh")) or "/include/" in source)
+    return bool(source and (source.endswith((".h", ".hpp", ".cuh")) or "/include/" in source))
 
 
 class _Section:

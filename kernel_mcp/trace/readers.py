@@ -184,7 +184,7 @@ def read_code_json_blocks(path: Path) -> list[KernelBlock]:
                     acc.stall += row[i_stall]
                 if i_idle is not None:
                     acc.idle += row[i_idle]
-                if i_iss is not None:
+                if i_iss is not None and i_stl is not None:  # never one without the other (refused above)
                     acc.samples += row[i_iss] + row[i_stl]
                     acc.issued += row[i_iss]
                     reasons = row[i_rsn] if i_rsn is not None else None

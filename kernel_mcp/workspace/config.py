@@ -6,12 +6,14 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import ErrorDetails
 
 from kernel_mcp import arch_registry, limits, safe_files
 from kernel_mcp.errors import KernelMcpError, WorkspaceError
+from kernel_mcp.patterns import AgentPattern
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -20,7 +22,10 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 CONFIG_NAME = "kernel-mcp.toml"
 
-Arch = arch_registry.ArchName  # the hardware tables in docs_index/hardware/
+if TYPE_CHECKING:  # a Literal built at import time is no type to a checker: it sees the str the Literal holds
+    Arch = str
+else:
+    Arch = arch_registry.ArchName  # the hardware tables in docs_index/hardware/
 Platform = Literal["auto", "rocm", "cuda", "offline"]
 
 _RULE = re.compile(r"^\s*(==|!=|<=|>=|<|>)\s*([-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?)\s*$")
@@ -32,8 +37,22 @@ class _Strict(BaseModel):
 
 
 class TargetConfig(_Strict):
-    arch: Arch = Field(arch_registry.DEFAULT_ARCH, description="the GPU the kernel is tuned for")
+    # no default arch without a docs index: "" (a str, as the field says), which every arch lookup refuses naming the missing index
+    arch: Arch = Field(arch_registry.DEFAULT_ARCH or "", description="the GPU the kernel is tuned for")
     platform: Platform = Field("auto", description="which toolchain family runs it; auto picks what is installed")
+    product: str | None = Field(None, min_length=1, max_length=80, description="the product of that arch it is tuned for (a product table's label or name): "
+                                "the calculators' default; a measured answer uses the GPU it ran on")
+
+    @model_validator(mode="after")
+    def _product_of_arch(self) -> TargetConfig:
+        if self.product is not None:
+            try:
+                entry = arch_registry.product_named(self.product)
+            except KernelMcpError as exc:
+                raise ValueError(f"{exc.message} ({exc.hint})") from None
+            if entry.arch != self.arch:
+                raise ValueError(f"product {entry.label} is a {entry.arch} product, but arch = {self.arch!r}")
+        return self
 
 
 class CorrectnessRule(_Strict):
@@ -69,10 +88,10 @@ class BenchmarkConfig(_Strict):
     @field_validator("target_kernel")
     @classmethod
     def _valid_regex(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression: {exc}") from None
+        try:  # compiled as it is searched (see patterns): a file the search would refuse is refused here, by its key
+            AgentPattern(value)
+        except KernelMcpError as exc:
+            raise ValueError(f"not a valid regular expression: {exc.message}") from None
         return value
 
     @field_validator("command", "build_command")
@@ -105,7 +124,19 @@ class HarnessConfig(_Strict):
     metric_seconds: float = Field(1e-6, gt=0, description="seconds per unit of the metric column (1e-6 for microseconds)")
     floor_dtype: Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"] = Field("fp32", description="arithmetic the kernel does, for its roofline floor")
     floor_engine: Literal["vector", "matrix"] | None = Field(None, description="vector ALUs or matrix cores (default by dtype)")
-    floor_arch: Arch | None = Field(None, description="hardware table for the floor (default: the gated GPU's, else the target)")
+    floor_arch: Arch | None = Field(None, description="the arch whose products may give the floor (default: the GPU's, else the target's)")
+    floor_product: str | None = Field(None, min_length=1, max_length=80, description="the product whose figures give the floor, whatever GPU runs "
+                                      "(default: the GPU's own product; a GPU no table describes gets no floor)")
+
+    @field_validator("floor_product")
+    @classmethod
+    def _known_product(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                arch_registry.product_named(value)
+            except KernelMcpError as exc:
+                raise ValueError(f"{exc.message} ({exc.hint})") from None
+        return value
     suspicious_factor: float = Field(3.0, gt=1, description="a speedup over BEST beyond this in one step must be re-measured")
     keep_metric: Literal["auto", "profiler", "csv"] = Field("auto", description="profiler GPU time (auto: when a profiler is installed) or the CSV metric")
     # BEST and the candidate are measured together, in pairs of fresh runs (A B, then B A, ...),
@@ -118,7 +149,7 @@ class HarnessConfig(_Strict):
                                 "or relative to the workspace); BEST's and the candidate's runs share them")
 
     @model_validator(mode="after")
-    def _pairs_in_order(self) -> "HarnessConfig":
+    def _pairs_in_order(self) -> HarnessConfig:
         if self.max_pairs < self.min_pairs:
             raise ValueError(f"max_pairs ({self.max_pairs}) must be at least min_pairs ({self.min_pairs})")
         return self
@@ -161,8 +192,14 @@ class WorkspaceConfig(_Strict):
                 raise ValueError(f"command {name!r} must be a non-empty list of non-empty words")
         return value
 
+    def require_benchmark(self) -> BenchmarkConfig:
+        """The [benchmark] table, for what cannot run without one."""
+        if self.benchmark is None:
+            raise WorkspaceError("kernel-mcp.toml has no [benchmark] table")
+        return self.benchmark
 
-def _describe(error: dict) -> str:
+
+def _describe(error: ErrorDetails) -> str:
     where = ".".join(str(part) for part in error["loc"]) or "(top level)"
     message = error["msg"]
     if error["type"] == "extra_forbidden":
@@ -202,6 +239,11 @@ def parse_config(text: str, source: str = CONFIG_NAME) -> WorkspaceConfig:
 
 
 def load_config(path: Path) -> WorkspaceConfig:
+    return parse_config(read_config_text(path), path.name)
+
+
+def read_config_text(path: Path) -> str:
+    """The text of a workspace's kernel-mcp.toml (a regular file only), as load_config parses it."""
     if not os.path.lexists(path):
         raise WorkspaceError(
             f"no {CONFIG_NAME} in {path.parent}", hint="run `kernel-mcp init` in the workspace to write one"
@@ -214,7 +256,7 @@ def load_config(path: Path) -> WorkspaceConfig:
         raise WorkspaceError(f"cannot read {path.name}: {exc.message}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise WorkspaceError(f"cannot read {path.name}: {exc}") from None
-    return parse_config(text, path.name)
+    return text
 
 
 def example_config() -> str:

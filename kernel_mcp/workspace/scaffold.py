@@ -54,7 +54,7 @@ class Initialized:
                        "globs; set it to your kernel's files before experiment_start")
         if self.protected_sources:
             out.append("left protected, as they look like the harness: " + ", ".join(self.protected_sources[:8]))
-        if self.ignore_added:
+        if self.ignore_added and self.ignore_path is not None:  # both or neither
             out.append(f"{self.ignore_path.name}: added {' '.join(self.ignore_added)}")
         out.append("commit kernel-mcp.toml and .gitignore with the kernel before experiment_start")
         return out

@@ -8,6 +8,7 @@ program would take for an option are refused.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -19,6 +20,30 @@ from kernel_mcp.workspace.config import CONFIG_NAME, WorkspaceConfig, load_confi
 from kernel_mcp.workspace.runs import RunStore
 
 STATE_DIR = ".kernel-mcp"
+
+
+def state_folder(root: Path) -> Path:
+    """`root`'s state folder, where the server writes run folders and logs, the ledger, worktrees and
+    each run's private sandbox folder. A symbolic link there (the folder itself, or runs/, worktrees/,
+    sandbox/, the ledger's database in it) would have all of that written wherever it leads, outside
+    the workspace and outside what a sealed run may write: refused, as is a state folder that is no
+    folder. Checked at each use, since the workspace's own commands can plant one meanwhile."""
+    state = root / STATE_DIR
+    try:
+        info = os.lstat(state)
+    except FileNotFoundError:
+        return state  # made on first use, as a real folder
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        what = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "not a folder"
+        raise WorkspaceError(f"the state folder {STATE_DIR} is {what}; the server writes its runs, logs, worktrees and sandboxes only into a real folder inside the workspace",
+                             hint=f"remove {root / STATE_DIR} (the server makes the folder itself)")
+    with os.scandir(state) as entries:
+        links = sorted(entry.name for entry in entries if entry.is_symlink())
+    if links:
+        raise WorkspaceError(f"{STATE_DIR}/{links[0]} is a symbolic link" + (f" (and {len(links) - 1} more)" if len(links) > 1 else "")
+                             + "; the server writes only into real folders and files inside the workspace",
+                             hint=f"remove the link{'s' if len(links) > 1 else ''} in {state} (the server makes what it needs itself)")
+    return state
 
 
 class GitPlace(BaseModel):
@@ -54,7 +79,7 @@ class Workspace:
 
     @property
     def state_dir(self) -> Path:
-        return self.root / STATE_DIR
+        return state_folder(self.root)
 
     @property
     def runs(self) -> RunStore:
@@ -75,7 +100,7 @@ class Workspace:
         except (OSError, ValueError, git.GitError):
             top, has_commit = None, False
         if top is None:
-            return GitPlace(top=repo.git_dir, subfolder=".", has_commit=False)
+            return GitPlace(top=str(repo.git_dir), subfolder=".", has_commit=False)
         try:
             sub = self.root.relative_to(top).as_posix()
         except ValueError:  # reached through a link from outside the tree: say where the tree is
@@ -138,7 +163,7 @@ class PinnedWorkspace(Workspace):
 
     pinned: WorkspaceConfig | None = None
 
-    @property  # type: ignore[override]
+    @property
     def config(self) -> WorkspaceConfig:
         assert self.pinned is not None
         return self.pinned

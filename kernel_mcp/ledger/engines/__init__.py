@@ -8,13 +8,15 @@ node judges and records it, so the keep/discard rule and the ledger are the same
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Awaitable, Callable, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
 
 from kernel_mcp.ledger.paired import Together
+from kernel_mcp.ledger.state import Experiment
 from kernel_mcp.runner import ProgressFn
 
 if TYPE_CHECKING:
@@ -63,7 +65,7 @@ class EngineBase:
 
     name = ""
 
-    def __init__(self, ledger, exp: dict[str, Any], batch: str, keep_metric: str, target: str | None, vendors: Vendors) -> None:
+    def __init__(self, ledger, exp: Experiment, batch: str, keep_metric: str, target: str | None, vendors: Vendors) -> None:
         self.ledger = ledger
         self.ws = ledger.ws
         self.exp = exp

@@ -35,7 +35,7 @@ class CudaPlatform:
     toolkit: str = "CUDA"
     maker: str = "NVIDIA"
     gpu_vendor: str | None = "nvidia"
-    profiler: str | None = "ncu"
+    profiler: str = "ncu"
     outputs: tuple[str, ...] = ("ncu",)
     flag_dialect: str = "nvcc"
     profiler_locks_clocks: bool = True
@@ -87,7 +87,7 @@ class CudaPlatform:
         from kernel_mcp.profile.parsers import ncu_dispatches
         from kernel_mcp.profile.summary import summarise
 
-        cfg = ws.config.benchmark
+        cfg = ws.config.require_benchmark()
         wants_counters = bool(request.counters or request.preset)
         listing = await ncu.list_metrics(request.root, ws.state_dir / "cache" / "ncu-metrics.txt") if wants_counters else None
         chosen, notes = ctr.choose(ncu.COUNTER_PRESETS, self.counter_base_name, request.preset, request.counters, listing) if wants_counters else ([], [])
@@ -103,7 +103,7 @@ class CudaPlatform:
             long = pd.DataFrame([{"dispatch": d, "kernel": k, "counter": name, "value": value}
                                  for d, k in zip(frame["dispatch"], frame["kernel"]) for name, value in metrics.get(int(d), {}).items() if name in chosen])
             durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
-            peak = peak_bandwidth(ws)
+            peak = peak_bandwidth(ws, request.gpu)
             summary.counters = counter_rows(long, durations, lambda c, t: ncu.derived(c, t, peak)) if not long.empty else []
         return summary, notes
 
@@ -112,7 +112,7 @@ class CudaPlatform:
         tool = toolchain.find("ncu")
         if tool is None:
             raise BackendMissing("ncu not found", hint="install Nsight Compute")
-        cfg = ws.config.benchmark
+        cfg = ws.config.require_benchmark()
         request.out.mkdir(parents=True, exist_ok=True)
         report = request.out / "trace.ncu-rep"
         argv = [tool, "--set", "full", "--import-source", "yes", "-k", f"regex:{request.kernel_regex}", "-c", "1", "--target-processes", "all",

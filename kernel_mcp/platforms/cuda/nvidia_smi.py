@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 
 from kernel_mcp import toolchain
 from kernel_mcp.errors import CommandFailed
+from kernel_mcp.arch_registry import device_id_hex
 from kernel_mcp.models.gpu import GpuInfo, GpuProcess, GpuSample
 
 QUERY_ARGS = ("-q", "-x")
@@ -56,6 +57,7 @@ def parse_nvidia_smi_xml(text: str) -> list[GpuInfo]:
                 vendor="nvidia",
                 name=(gpu.findtext("product_name") or "unknown").strip(),
                 arch=gpu.findtext("product_architecture"),
+                device_id=device_id_hex(gpu.findtext("pci/pci_device_id")),
                 memory_total_mib=_number(gpu.findtext("fb_memory_usage/total")),
                 memory_used_mib=_number(gpu.findtext("fb_memory_usage/used")),
                 utilization_pct=_number(gpu.findtext("utilization/gpu_util")),

@@ -42,7 +42,7 @@ class RocmPlatform:
     toolkit: str = "ROCm"
     maker: str = "AMD"
     gpu_vendor: str | None = "amd"
-    profiler: str | None = "rocprofv3"
+    profiler: str = "rocprofv3"
     outputs: tuple[str, ...] = ("rocprof", "rocpd")  # rocprofv3, rocprof-compute, legacy rocprof, rocpd databases
     flag_dialect: str = "clang"
     profiler_locks_clocks: bool = False
@@ -103,7 +103,7 @@ class RocmPlatform:
         from kernel_mcp.profile import counters as ctr
         from kernel_mcp.profile.summary import summarise
 
-        cfg = ws.config.benchmark
+        cfg = ws.config.require_benchmark()
         out_dir = run.folder / "rocprofv3"
         fmt, why = await rocprof.output_format(request.root)
         result = await runner.run(rocprof.trace_argv(out_dir, cfg.command, request.kernel_regex, fmt=fmt), cwd=request.root, timeout_s=cfg.timeout_s * 2,
@@ -143,7 +143,7 @@ class RocmPlatform:
         _, pass_notes = await ctr.collect_in_passes(chosen, AMD_COUNTERS_PER_PASS, one_pass)
         notes += pass_notes + [f"counters collected in {len(frames)} pass(es), one profiler run each"]
         durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
-        peak = peak_bandwidth(ws)
+        peak = peak_bandwidth(ws, request.gpu)
         summary.counters = counter_rows(pd.concat(frames), durations, lambda c, t: ctr.derived_amd(c, t, peak, listing))
         return summary, notes
 
@@ -154,7 +154,7 @@ class RocmPlatform:
         tool = toolchain.find("rocprofv3")
         if tool is None:
             raise BackendMissing("rocprofv3 not found", hint="install rocprofiler-sdk with the ROCprof Trace Decoder")
-        cfg = ws.config.benchmark
+        cfg = ws.config.require_benchmark()
         options = request.options
         argv = [tool, "--att", "--kernel-include-regex", option_value(request.kernel_regex, "kernel_regex"), "-d", str(request.out)]
         if request.dispatch is not None:

@@ -12,6 +12,7 @@ from typing import Any
 
 from kernel_mcp import toolchain
 from kernel_mcp.errors import CommandFailed
+from kernel_mcp.arch_registry import device_id_hex
 from kernel_mcp.models.gpu import GpuInfo, GpuSample
 
 STATIC_ARGS = ("static", "--json")
@@ -67,6 +68,7 @@ def parse_amd_smi_static(text: str) -> list[GpuInfo]:
                 name=str(asic.get("market_name") or (entry.get("board") or {}).get("product_name") or "unknown"),
                 arch=asic.get("target_graphics_version") if asic.get("target_graphics_version") != "N/A" else None,
                 compute_units=cus if isinstance(cus, int) else None,
+                device_id=device_id_hex(asic.get("device_id")),
                 memory_total_mib=quantity_mib(vram.get("size")),
                 bus_id=bus.get("bdf") if bus.get("bdf") != "N/A" else None,
             )
@@ -109,9 +111,9 @@ def parse_amd_smi_metric_samples(text: str, at: float) -> list[GpuSample]:
     "N/A" give None."""
     samples = []
     for position, entry in enumerate(gpu_entries(load_amd_smi_json(text))):
-        clock = entry.get("clock") if isinstance(entry.get("clock"), dict) else {}
-        temps = entry.get("temperature") if isinstance(entry.get("temperature"), dict) else {}
-        power = entry.get("power") if isinstance(entry.get("power"), dict) else {}
+        clock = c if isinstance(c := entry.get("clock"), dict) else {}
+        temps = t if isinstance(t := entry.get("temperature"), dict) else {}
+        power = p if isinstance(p := entry.get("power"), dict) else {}
         gfx = _engines(clock, "gfx_")
         now = [c for c in (_reading(e.get("clk")) for e in gfx) if c is not None]
         highest = [c for c in (_reading(e.get("max_clk")) for e in gfx) if c]  # 0 is no limit anyone runs at: unknown

@@ -1,0 +1,266 @@
+"""The first program of every sealed run: it puts the run in namespaces of its own, then runs it.
+
+Started by the runner as `python -I -S -B seal.py run ...` (isolated: no site, no PYTHON* variables,
+nothing imported from the run's folder), in place of the command, it
+
+1. makes a PID and a mount namespace for the run (first in a user namespace of its own where this
+   user may not make them otherwise; uid and gid are mapped to themselves, so files are reached with
+   the same rights as before);
+2. forks the namespace's first process, its init, which mounts a /proc of the namespace over /proc
+   (when the runner's probe found this possible), adds it to the run's Landlock ruleset and enters
+   the Landlock domain (no mount is possible after that);
+3. init forks the command, reaps every process of the namespace that ends, and exits with the
+   command's status as soon as the command ends: the kernel then kills everything else in the
+   namespace, a double-forked, setsid'd daemon included, before init's parent can see it exit.
+
+A process of the run can neither see nor name a process outside it: kill, prlimit, setpriority
+(PRIO_USER too) and /proc reach only the run's own processes. This program (outside the namespace)
+waits for init and ends as the command did (the same exit status, or the same signal). If any step
+fails the command does not run: exit 126 and a line on stderr, never an unsealed run.
+
+Only the standard library (imported from the server's own Python): the package may be anywhere.
+"""
+
+import _signal as signal  # the C module: `signal` would import enum, and every run pays for its start
+import ctypes
+import errno
+import os
+import select
+import sys
+
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+SYS_ADD_RULE, SYS_RESTRICT_SELF = 445, 446
+RULE_PATH_BENEATH = 1
+EXIT_NOT_SEALED = 126
+FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+libc = ctypes.CDLL(None, use_errno=True)  # the interpreter's own C library: no search, no loading
+
+
+class PathBeneath(ctypes.Structure):
+    _pack_ = 1
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+class Refused(Exception):
+    def __init__(self, message: str, err: int = 0) -> None:
+        super().__init__(message)
+        self.errno = err
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        err = ctypes.get_errno()
+        raise Refused(f"{what}: {os.strerror(err)}", err)
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def enter_namespaces(user: bool) -> None:
+    """A PID and a mount namespace for the children of this process; in a user namespace of its own
+    first when `user` (an unprivileged user may make the others only there)."""
+    if user:
+        uid, gid = os.getuid(), os.getgid()
+        _check(libc.unshare(CLONE_NEWUSER), "unshare(user namespace)")
+        try:
+            _write("/proc/self/setgroups", "deny")
+            _write("/proc/self/uid_map", f"{uid} {uid} 1\n")
+            _write("/proc/self/gid_map", f"{gid} {gid} 1\n")
+        except OSError as exc:
+            raise Refused(f"mapping uid {uid} and gid {gid} into the user namespace: {exc.strerror}") from exc
+    _check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID), "unshare(PID and mount namespaces)")
+
+
+def mount_proc() -> None:
+    """In init: a /proc that shows the namespace's processes only (mounts stay in this namespace)."""
+    _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "making the mounts private")
+    _check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mounting /proc")
+
+
+def enter_landlock(ruleset: int, rights: int, proc: bool) -> None:
+    """In init: the run's Landlock domain (the ruleset the server made), the new /proc added to it."""
+    if proc:
+        path_fd = os.open("/proc", os.O_PATH | os.O_CLOEXEC | os.O_DIRECTORY)
+        try:
+            rule = PathBeneath(allowed_access=rights, parent_fd=path_fd)
+            _check(libc.syscall(SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)),
+                   "landlock_add_rule /proc")
+        finally:
+            os.close(path_fd)
+    _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    _check(libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)), "landlock_restrict_self")
+    os.close(ruleset)
+
+
+def _original_environ() -> dict[bytes, bytes]:
+    """The environment exactly as the runner gave it (Python may have added LC_CTYPE to its own)."""
+    with open("/proc/self/environ", "rb") as f:
+        entries = f.read().split(b"\0")
+    env = {}
+    for entry in entries:
+        name, eq, value = entry.partition(b"=")
+        if eq and name:
+            env[name] = value
+    return env
+
+
+def _exec_command(argv: list[str], env: dict[bytes, bytes]) -> None:
+    """In the command's process: signals as a fresh program expects them, then the command."""
+    for sig in (*FORWARDED, signal.SIGPIPE, signal.SIGXFSZ):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    try:
+        os.execve(argv[0], argv, env)
+    except OSError as exc:
+        os.write(2, f"kernel-mcp: could not start {argv[0]}: {exc.strerror}\n".encode())
+    os._exit(127)
+
+
+def _forward_to(pid: int):
+    def forward(sig: int, _frame) -> None:
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass  # nobody left to tell
+
+    return forward
+
+
+def init(argv: list[str], env: dict[bytes, bytes], status_w: int) -> int:
+    """The namespace's process 1: start the command, reap everything, return the command's status."""
+    command = os.fork()
+    if command == 0:
+        os.close(status_w)
+        _exec_command(argv, env)
+    for sig in FORWARDED:  # a signal to init (the runner's SIGTERM) goes to every process of the run
+        signal.signal(sig, _forward_to(-1))
+    while True:
+        try:
+            pid, status = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return 0
+        if pid == command:
+            os.write(status_w, str(status).encode())
+            return status
+
+
+def _end_as(status: int) -> None:
+    """End this process as the command ended: its exit code, or the signal that killed it."""
+    if os.WIFEXITED(status):
+        os._exit(os.WEXITSTATUS(status))
+    sig = os.WTERMSIG(status)
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))  # no core of this program
+    signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+    os.kill(os.getpid(), sig)
+    os._exit(128 + sig)
+
+
+def refuse(why: str) -> None:
+    os.write(2, f"kernel-mcp: could not seal the run ({why}); the command did not run\n".encode())
+    os._exit(EXIT_NOT_SEALED)
+
+
+def run(ruleset: int, rights: int, user: bool, proc: bool, argv: list[str]) -> None:
+    env = _original_environ()
+    try:
+        enter_namespaces(user)
+    except Refused as exc:
+        refuse(str(exc))
+    alive_r, alive_w = os.pipe()  # init sees EOF here once this process is gone
+    status_r, status_w = os.pipe()
+    child = os.fork()
+    if child == 0:  # pid 1 of the new namespace
+        os.close(alive_w)
+        os.close(status_r)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # this program killed: init, and so the namespace, die
+        if select.select([alive_r], [], [], 0)[0]:
+            os._exit(137)  # it died before the line above
+        try:
+            if proc:
+                mount_proc()
+            enter_landlock(ruleset, rights, proc)
+        except (Refused, OSError) as exc:
+            refuse(str(exc))
+        os._exit(0 if init(argv, env, status_w) == 0 else 1)  # exit code unused: the status went through the pipe
+    os.close(alive_r)
+    os.close(status_w)
+    os.close(ruleset)
+    for sig in FORWARDED:
+        signal.signal(sig, _forward_to(child))
+    while True:
+        try:
+            _, init_status = os.waitpid(child, 0)
+            break
+        except ChildProcessError:
+            init_status = 0
+            break
+    reported = os.read(status_r, 64)
+    _end_as(int(reported) if reported else init_status)  # no report: init refused (126) or was killed
+
+
+def probe() -> dict:
+    import json
+
+    """What this machine allows (run once per server, without Landlock): which namespaces a run
+    gets, whether its own /proc can be mounted, or why not."""
+    # (no no_new_privs here: the server's reaper takes a child with it for a sealed run's escapee)
+    user = False
+    try:
+        try:
+            enter_namespaces(False)
+        except Refused as first:
+            if first.errno not in (errno.EPERM, errno.EACCES):
+                raise
+            user = True
+            try:
+                enter_namespaces(True)
+            except Refused as second:
+                raise Refused(f"{first}; in a user namespace of its own: {second}") from None
+    except Refused as exc:
+        return {"ok": False, "why": str(exc)}
+    r, w = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(r)
+        answer: dict[str, int | str] = {"pid": os.getpid()}
+        try:
+            mount_proc()
+            answer["proc_self"] = os.readlink("/proc/self")
+        except (Refused, OSError) as exc:
+            answer["proc_error"] = str(exc)
+        os.write(w, json.dumps(answer).encode())
+        os._exit(0)
+    os.close(w)
+    os.waitpid(child, 0)
+    seen = json.loads(os.read(r, 4096) or b"{}")
+    if seen.get("pid") != 1:
+        return {"ok": False, "why": f"the namespace's first process is not pid 1 (it is {seen.get('pid')})"}
+    proc_ok = seen.get("proc_self") == "1"
+    return {"ok": True, "user": user, "proc": proc_ok,
+            "proc_why": None if proc_ok else seen.get("proc_error", f"/proc/self read {seen.get('proc_self')!r}")}
+
+
+def main(args: list[str]) -> None:
+    if args[:1] == ["probe"]:
+        import json
+
+        print(json.dumps(probe()), flush=True)
+        return
+    if len(args) < 6 or args[0] != "run":
+        refuse("usage: seal.py run RULESET_FD RIGHTS USER(0|1) PROC(0|1) EXECUTABLE [ARG...]")
+    run(int(args[1]), int(args[2]), args[3] == "1", args[4] == "1", args[5:])
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
