@@ -36,8 +36,10 @@ import functools
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -54,7 +56,7 @@ _REMOVE_DIR, _REMOVE_FILE = 1 << 4, 1 << 5
 _MAKE_CHAR, _MAKE_DIR, _MAKE_REG, _MAKE_SOCK, _MAKE_FIFO, _MAKE_BLOCK, _MAKE_SYM = (1 << n for n in range(6, 13))
 _REFER = 1 << 13  # ABI 2: moving a file between folders
 _TRUNCATE = 1 << 14  # ABI 3
-_SCOPE_SIGNAL = 1 << 1  # ABI 6
+_SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
 
 SEAL_ENV = "KERNEL_MCP_SEAL"  # "off" in the server's own environment: runs go unsealed (to measure what sealing costs)
 NAMESPACES_ENV = "KERNEL_MCP_SEAL_NAMESPACES"  # "off": Landlock only, no namespaces of a run's own
@@ -127,13 +129,20 @@ class Isolation:
     user: bool  # a user namespace of its own too (the server's user may not make the others without one)
     proc: bool  # its own /proc (else the machine's: every process visible, some entries writable)
     proc_why: str | None = None  # why not
+    sockets: bool = False  # other programs' Unix sockets covered in its mount namespace (seal.hide_sockets)
+    sockets_why: str | None = None  # why not
 
     def describe(self) -> str:
         text = "own user, PID and mount namespaces" if self.user else "own PID and mount namespaces"
         if self.proc:
-            return text + " and /proc"
-        return (text + f"; /proc is the machine's ({self.proc_why}): the run sees every process there and can write "
-                "some entries of this user's (autogroup nice, oom_score_adj)")
+            text += " and /proc"
+        else:
+            text += (f"; /proc is the machine's ({self.proc_why}): the run sees every process there and can write "
+                     "some entries of this user's (autogroup nice, oom_score_adj)")
+        if self.sockets:
+            return text + "; other programs' Unix sockets covered"
+        return text + (f"; other programs' Unix sockets reachable ({self.sockets_why}): a daemon of this user that "
+                       "runs what it is sent (tmux, systemd --user) would act outside the seal")
 
 
 def _seal_argv(*args: str) -> list[str]:
@@ -154,7 +163,8 @@ def _probe() -> tuple[Isolation | None, str | None]:
         return None, f"the namespace probe failed: {exc}"
     if not answer.get("ok"):
         return None, f"the kernel refused them: {answer.get('why')}"
-    return Isolation(user=bool(answer["user"]), proc=bool(answer["proc"]), proc_why=answer.get("proc_why")), None
+    return Isolation(user=bool(answer["user"]), proc=bool(answer["proc"]), proc_why=answer.get("proc_why"),
+                     sockets=bool(answer.get("sockets")), sockets_why=answer.get("sockets_why")), None
 
 
 def isolation() -> tuple[Isolation | None, str | None]:
@@ -170,11 +180,12 @@ def mechanism() -> str:
     why = available()
     if why:
         return f"unsealed: {why}"
-    text = f"Landlock ABI {abi}" + (" (signals scoped)" if abi >= 6 else "")
+    text = f"Landlock ABI {abi}" + (" (signals and abstract sockets scoped)" if abi >= 6 else "")
     iso, missing = isolation()
     if iso is None:
         return text + (f"; NO namespaces of its own ({missing}): a run can reach other processes of this user "
-                       "(prlimit, setpriority, /proc) and what it leaves is killed by the server after it ends")
+                       "(prlimit, setpriority, /proc) and their Unix sockets, and what it leaves is killed by the "
+                       "server after it ends")
     return text + "; " + iso.describe()
 
 
@@ -207,15 +218,43 @@ class Boundary:
 ALWAYS_WRITABLE = (Path("/dev"), Path("/proc"))
 
 
+# A Unix socket's path holds at most 107 bytes, and programs make theirs in the temporary folder
+# (Python's multiprocessing: <tmp>/pymp-XXXXXXXX/listener-XXXXXXXX, 34 more): a run whose private
+# temporary folder is longer than this gets a short one in the user's own temporary folder instead.
+SOCKET_ROOM = 64
+
+
 def private_boundary(tree: Path, private: Path, extra: Iterable[Path] = ()) -> Boundary:
-    """A run in `tree` with `private` as its own temporary folder and caches (made here)."""
+    """A run in `tree` with `private` as its own temporary folder and caches (made here); the
+    temporary folder is `private`/tmp, or a link there names a short one (see SOCKET_ROOM)."""
     tmp, cache = private / "tmp", private / "cache"
+    for folder in [private, *(cache / sub for sub in set(CACHE_ENV.values()))]:
+        folder.mkdir(parents=True, exist_ok=True)
+    writable: tuple[Path, ...] = (tree, private)
+    if len(os.fsencode(tmp)) > SOCKET_ROOM:
+        short = Path(tempfile.mkdtemp(prefix="kmcp-"))  # made 0700, under TMPDIR: where the user keeps temporary files
+        try:
+            tmp.symlink_to(short, target_is_directory=True)  # so that the private folder's removal finds it (`side`)
+        except BaseException:
+            short.rmdir()
+            raise
+        tmp, writable = short, (*writable, short)
+    else:
+        tmp.mkdir(exist_ok=True)
     env: dict[str, str] = {name: str(tmp) for name in TEMP_ENV}
     for name, sub in CACHE_ENV.items():
         env[name] = str(cache / sub)
-    for folder in [tmp, *(cache / sub for sub in set(CACHE_ENV.values()))]:
-        folder.mkdir(parents=True, exist_ok=True)
-    return Boundary(writable=(tree, private, *extra), env=env)
+    return Boundary(writable=(*writable, *extra), env=env)
+
+
+def remove_private(private: Path) -> None:
+    """A private folder and the short temporary folder its `tmp` link names, if it has one."""
+    link = private / "tmp"
+    if link.is_symlink():
+        target = Path(os.readlink(link))
+        if target.name.startswith("kmcp-") and target.parent == Path(tempfile.gettempdir()):  # only what private_boundary made
+            shutil.rmtree(target, ignore_errors=True)
+    shutil.rmtree(private, ignore_errors=True)
 
 
 class Sealing:
@@ -229,12 +268,14 @@ class Sealing:
         self.isolation, _ = isolation()
         abi = landlock_abi()
         self.rights = rights = _write_rights(abi)
-        attr = _RulesetAttr(handled_access_fs=rights, handled_access_net=0, scoped=_SCOPE_SIGNAL if abi >= 6 else 0)
+        # scoped (ABI 6): no signal to, and no connection to an abstract Unix socket of, anything outside the run
+        attr = _RulesetAttr(handled_access_fs=rights, handled_access_net=0, scoped=_SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET if abi >= 6 else 0)
         size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else 8  # older kernels know only the first field
         fd = LIBC.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
         if fd < 0:
             raise OSError(ctypes.get_errno(), "landlock_create_ruleset: " + os.strerror(ctypes.get_errno()))
         self.fd = int(fd)
+        self.writable = [*boundary.writable, *ALWAYS_WRITABLE]
         try:
             for folder in [*boundary.writable, *ALWAYS_WRITABLE]:
                 self._allow(folder, rights)
@@ -256,7 +297,8 @@ class Sealing:
         if self.isolation is None:
             return [executable, *args]
         flags = ("1" if self.isolation.user else "0", "1" if self.isolation.proc else "0")
-        return _seal_argv("run", str(self.fd), str(self.rights), *flags, executable, *args)
+        sockets = others_sockets(self.writable) if self.isolation.sockets else []
+        return _seal_argv("run", str(self.fd), str(self.rights), *flags, str(len(sockets)), *sockets, executable, *args)
 
     def hook(self) -> Callable[[], None]:
         """Runs in the forked child, before exec: no new privileges, then the domain (where seal.py
@@ -285,6 +327,32 @@ class Sealing:
         os.close(self.fd)
 
 
+def others_sockets(writable: Iterable[Path]) -> list[str]:
+    """The Unix sockets bound by a path on this machine now (the kernel's list for the server's network
+    namespace) that this user could connect to, outside the run's writable folders: the ones its
+    mount namespace covers. A path bound relative to some folder cannot be found, and is left out."""
+    try:
+        with open("/proc/net/unix", "rb") as table:
+            lines = table.read().splitlines()[1:]
+    except OSError:
+        return []
+    roots = [os.fsencode(os.path.realpath(folder)).rstrip(b"/") + b"/" for folder in writable]
+    found: list[str] = []
+    for line in lines:
+        fields = line.split(None, 7)
+        if len(fields) < 8 or not fields[7].startswith(b"/"):
+            continue  # unbound, abstract (the Landlock scope covers those) or relative
+        path = fields[7]
+        if any(p.startswith(root) for p in (path, os.path.realpath(path)) for root in roots):
+            continue
+        try:
+            if stat.S_ISSOCK(os.lstat(path).st_mode) and os.access(path, os.W_OK):
+                found.append(os.fsdecode(path))
+        except (OSError, ValueError):
+            continue
+    return sorted(set(found))
+
+
 PRIVATE_DIR = "sandbox"  # under the workspace's state folder: one private folder per side of a run
 
 
@@ -296,4 +364,4 @@ def side(tree: Path, state_dir: Path, key: str, extra: Iterable[Path] = ()) -> I
     try:
         yield private_boundary(tree, private, extra)
     finally:
-        shutil.rmtree(private, ignore_errors=True)
+        remove_private(private)

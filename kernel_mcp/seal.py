@@ -29,7 +29,7 @@ import select
 import sys
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 14, 1 << 18
+MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 12, 1 << 14, 1 << 18
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 SYS_ADD_RULE, SYS_RESTRICT_SELF = 445, 446
 RULE_PATH_BENEATH = 1
@@ -79,10 +79,26 @@ def enter_namespaces(user: bool) -> None:
     _check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID), "unshare(PID and mount namespaces)")
 
 
-def mount_proc() -> None:
-    """In init: a /proc that shows the namespace's processes only (mounts stay in this namespace)."""
+def private_mounts() -> None:
+    """In init: what is mounted from here on stays in this namespace."""
     _check(libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "making the mounts private")
+
+
+def mount_proc() -> None:
+    """In init: a /proc that shows the namespace's processes only."""
     _check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mounting /proc")
+
+
+def hide_sockets(paths: list[str]) -> None:
+    """In init: cover each named Unix socket (other programs' listeners: a tmux server, the user's
+    systemd and D-Bus, an ssh-agent, docker) with /dev/null in this mount namespace, so that the run
+    cannot connect to one and have it act outside the seal (Landlock does not govern connecting to
+    a socket by its path). One gone meanwhile needs no cover; one that cannot be covered refuses the run."""
+    for path in paths:
+        if libc.mount(b"/dev/null", os.fsencode(path), None, MS_BIND, None) != 0:
+            err = ctypes.get_errno()
+            if err not in (errno.ENOENT, errno.ENOTDIR):
+                raise Refused(f"covering the socket {path!r}: {os.strerror(err)}", err)
 
 
 def enter_landlock(ruleset: int, rights: int, proc: bool) -> None:
@@ -171,7 +187,7 @@ def refuse(why: str) -> None:
     os._exit(EXIT_NOT_SEALED)
 
 
-def run(ruleset: int, rights: int, user: bool, proc: bool, argv: list[str]) -> None:
+def run(ruleset: int, rights: int, user: bool, proc: bool, sockets: list[str], argv: list[str]) -> None:
     env = _original_environ()
     try:
         enter_namespaces(user)
@@ -187,8 +203,10 @@ def run(ruleset: int, rights: int, user: bool, proc: bool, argv: list[str]) -> N
         if select.select([alive_r], [], [], 0)[0]:
             os._exit(137)  # it died before the line above
         try:
+            private_mounts()
             if proc:
                 mount_proc()
+            hide_sockets(sockets)
             enter_landlock(ruleset, rights, proc)
         except (Refused, OSError) as exc:
             refuse(str(exc))
@@ -211,6 +229,8 @@ def run(ruleset: int, rights: int, user: bool, proc: bool, argv: list[str]) -> N
 
 def probe() -> dict:
     import json
+    import socket  # noqa: F401  (here, before the namespaces: a server that reads its Python by a capability reads no more inside)
+    import tempfile  # noqa: F401
 
     """What this machine allows (run once per server, without Landlock): which namespaces a run
     gets, whether its own /proc can be mounted, or why not."""
@@ -233,12 +253,17 @@ def probe() -> dict:
     child = os.fork()
     if child == 0:
         os.close(r)
-        answer: dict[str, int | str] = {"pid": os.getpid()}
+        answer: dict[str, int | str | None] = {"pid": os.getpid()}
         try:
+            private_mounts()
             mount_proc()
             answer["proc_self"] = os.readlink("/proc/self")
         except (Refused, OSError) as exc:
             answer["proc_error"] = str(exc)
+        try:
+            answer["sockets_error"] = _try_hiding_a_socket()
+        except Exception as exc:  # whatever it was, runs are told sockets stay reachable, and why
+            answer["sockets_error"] = f"{type(exc).__name__}: {exc}"
         os.write(w, json.dumps(answer).encode())
         os._exit(0)
     os.close(w)
@@ -248,7 +273,32 @@ def probe() -> dict:
         return {"ok": False, "why": f"the namespace's first process is not pid 1 (it is {seen.get('pid')})"}
     proc_ok = seen.get("proc_self") == "1"
     return {"ok": True, "user": user, "proc": proc_ok,
-            "proc_why": None if proc_ok else seen.get("proc_error", f"/proc/self read {seen.get('proc_self')!r}")}
+            "proc_why": None if proc_ok else seen.get("proc_error", f"/proc/self read {seen.get('proc_self')!r}"),
+            "sockets": seen.get("sockets_error", "no answer") is None, "sockets_why": seen.get("sockets_error")}
+
+
+def _try_hiding_a_socket() -> str | None:
+    """Whether a socket can be covered here as each run covers others' (None), or why not."""
+    import socket
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="kmcp-probe-") as folder:
+        path = os.path.join(folder, "s")
+        listener = socket.socket(socket.AF_UNIX)
+        try:
+            listener.bind(path)
+            listener.listen(1)
+            hide_sockets([path])
+            try:
+                with socket.socket(socket.AF_UNIX) as client:
+                    client.connect(path)
+                return "a covered socket still accepted a connection"
+            except OSError:
+                return None
+            finally:
+                libc.umount2(os.fsencode(path), 0)
+        finally:
+            listener.close()
 
 
 def main(args: list[str]) -> None:
@@ -257,9 +307,13 @@ def main(args: list[str]) -> None:
 
         print(json.dumps(probe()), flush=True)
         return
-    if len(args) < 6 or args[0] != "run":
-        refuse("usage: seal.py run RULESET_FD RIGHTS USER(0|1) PROC(0|1) EXECUTABLE [ARG...]")
-    run(int(args[1]), int(args[2]), args[3] == "1", args[4] == "1", args[5:])
+    usage = "usage: seal.py run RULESET_FD RIGHTS USER(0|1) PROC(0|1) N SOCKET_1..SOCKET_N EXECUTABLE [ARG...]"
+    if len(args) < 7 or args[0] != "run" or not args[5].isdigit():
+        refuse(usage)
+    n = int(args[5])
+    if len(args) < 7 + n:
+        refuse(usage)
+    run(int(args[1]), int(args[2]), args[3] == "1", args[4] == "1", args[6:6 + n], args[6 + n:])
 
 
 if __name__ == "__main__":

@@ -316,7 +316,7 @@ def test_an_unprivileged_server_gets_a_user_namespace_mapped_to_itself(tmp_path)
         answer = unprivileged.run_json([PY, str(script), str(tree)], tree, env, GUARD_S)
     uid = unprivileged.UID
     assert answer["ok"], answer
-    assert "own user, PID and mount namespaces" in answer["sealed"], answer["sealed"]
+    assert "own user, PID and mount namespaces" in answer["sealed"] and "Unix sockets covered" in answer["sealed"], answer["sealed"]
     inside = answer["inside"]
     assert inside["uid_map"] == [str(uid), str(uid), "1"] and inside["gid_map"] == [str(uid), str(uid), "1"], inside
     assert inside["uid"] == uid and answer["owner"] == uid  # files keep their owner
