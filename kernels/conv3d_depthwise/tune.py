@@ -3,8 +3,9 @@
 
     python tune.py [--shapes name,...] [--top 5] [--json PATH]
 
-For each shape, runs every candidate (RH, segs, hch, td, groups), for both register
-budgets (RH + 400: the 64-register instance), through
+For each shape, runs every candidate (RH, segs, hch, td, groups), for every
+kernel instance of that RH (CUDA: both register budgets, RH + 400 being the
+64-register instance; ROCm: the one instance per RH), through
 launch_conv3d_fast_with, checks each against the fp32 reference (poisoned
 output, same tolerance as bench.py) and times it like bench.py (events,
 L2 flushed between repeats, median). Prints the best candidates next to the
@@ -29,7 +30,7 @@ def ceil_div(a: int, b: int) -> int:
 
 
 def candidates(shape: ref.Shape) -> list[tuple[int, int, int, int, int]]:
-    """The first-pass search space of fast.hip's fast_choose (plain RH; see
+    """The first-pass search space of fast_plan.h's fast_choose (plain RH; see
     with_budgets for the register budgets)."""
     _, _, D, H, W = shape.dims
     s0 = ceil_div(W, 4)
@@ -53,13 +54,16 @@ def candidates(shape: ref.Shape) -> list[tuple[int, int, int, int, int]]:
     return out
 
 
-CODE_64 = 400  # fast.hip's FAST_CODE_64
+CODE_64 = 400  # fast_plan.h's FAST_CODE_64
 
 
-def with_budgets(cands):
-    """Each candidate for both register budgets fast_choose searches: cfg[0]
-    = RH runs the 80-register instance, 400 + RH the 64-register one (see
-    launch_conv3d_fast_with)."""
+def with_budgets(cands, platform: str = "cuda"):
+    """Each candidate for every instance of its RH that fast_choose searches
+    (see launch_conv3d_fast_with): on CUDA cfg[0] = RH runs the 80-register
+    instance, 400 + RH the 64-register one; the ROCm build has one instance
+    per RH, which plain RH names."""
+    if platform == "rocm":
+        return list(cands)
     return [(code,) + tuple(cfg[1:]) for cfg in cands for code in (cfg[0], CODE_64 + cfg[0])]
 
 
@@ -93,7 +97,7 @@ def main(argv=None) -> int:
         # the register budget the launcher picked.
         lib.conv3d_fast_code.restype = ctypes.c_int
         auto_cfg = (lib.conv3d_fast_code(*shape.dims),) + tuple(list(auto)[1:5])
-        cands = with_budgets(candidates(shape))
+        cands = with_budgets(candidates(shape), platform)
         if auto_cfg not in cands:
             cands.insert(0, auto_cfg)
         rows = []
@@ -117,7 +121,7 @@ def main(argv=None) -> int:
         auto_us = next((r[0] for r in rows if r[1] == auto_cfg), float("nan"))
         wrong = sum(r[2] != 0 for r in rows)
         print(f"{shape.name}: {len(rows)} configs, {wrong} wrong; launcher's choice "
-              f"{auto_cfg} {auto_us:.1f} us; (RH [+400: 64 regs], segs, hch, td, groups) fastest:")
+              f"{auto_cfg} {auto_us:.1f} us; (RH [CUDA +400: 64 regs], segs, hch, td, groups) fastest:")
         for us, cfg, err in rows[: args.top]:
             print(f"    {us:8.1f} us  {cfg}" + ("" if err == 0 else f"  WRONG ({err})"))
         results[shape.name] = [{"us": us, "cfg": cfg, "err": err} for us, cfg, err in rows]

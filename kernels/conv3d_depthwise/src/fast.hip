@@ -26,77 +26,40 @@
 //    every output row it touches: up to 5 kh x 5 kw x 4 columns = 100 FMAs
 //    per window. Accumulators acc[RH][4] use compile-time indices (fully
 //    unrolled), so they stay in registers; results leave as 8-byte stores.
-//    About 80 registers per thread let three 256-thread blocks share an SM,
-//    so one block's fill overlaps the others' arithmetic. Every RH is also
-//    built for 64 registers (four blocks): a few more instructions, but where
-//    shared memory lets a fourth block in, more fill latency is hidden
-//    (x3d_res2/res4, mnet3d_late: 3-9% faster on the H100). The host's cost
-//    model weighs both per shape.
+//    About 80 registers per thread let three 256-thread blocks share an H100
+//    SM, so one block's fill overlaps the others' arithmetic. On CUDA every RH
+//    is also built for 64 registers (four blocks): a few more instructions,
+//    but where shared memory lets a fourth block in, more fill latency is
+//    hidden (x3d_res2/res4, mnet3d_late: 3-9% faster on the H100). The AMD
+//    build has one instance per RH, at the most waves per SIMD its loop fits
+//    without spilling (fast_plan.h explains the two lists).
 // Every runtime division (block index, table rows, thread roles) is a
 // multiply-high by a reciprocal the host computes (FastDiv): the generic
 // integer divisions they replace cost ~20 instructions each, and v3's block
 // setup was ~12% of all issued instructions. A few NVIDIA-only helpers
 // (inline PTX, guarded by KMCP_CUDA) keep the fill and the output stores
 // free of compiler detours; the HIP build takes their plain C++ versions.
-// The host picks (RH, budget, segs, hch, td, groups) per shape with a cost model
-// fitted to sweeps on an H100 (see RESULTS.md); launch_conv3d_fast_with runs
-// any configuration, for new sweeps.
+// The host picks (instance, segs, hch, td, groups) per shape with a cost
+// model (fast_plan.h) fitted to sweeps on an H100 (see RESULTS.md). It plans
+// with the limits of the device it runs on (registers, warp size, shared
+// memory, SM count), read once per device from the runtime, so the residency
+// it counts on is the one the device gives; launch_conv3d_fast_with runs any
+// configuration, for new sweeps.
 #include "portable.h"
+#include "fast_plan.h"
 
-#define FAST_R 4             // outputs per thread along W
-#define FAST_MAX_THREADS 256
-#define FAST_WS_FLOATS 96    // weights: 3 planes of 25, each padded to 32 floats
-// Two register budgets, each instance compiled for both: the second
-// __launch_bounds__ argument (resident 256-thread blocks per SM) caps the
-// registers per thread at 65536 / (256 * MINB), rounded down to 8.
-//   3 -> 80 registers: no spills anywhere, the tightest compute loops;
-//   4 -> 64 registers: one more block fits where shared memory allows it
-//        (more fill latency hidden), for some extra instructions (see the
-//        cost model in fast_plan).
-#define FAST_MINB_80 3
-#define FAST_MINB_64 4
-// launch_conv3d_fast_with's cfg[0]: RH alone (or 300 + RH) asks for the
-// 80-register instance, 400 + RH for the 64-register one.
-#define FAST_CODE_64 400
-#define FAST_SMEM_MAX (100 * 1024)
+// The instances this platform builds (fast_plan.h).
+#if defined(KMCP_HIP)
+#define FAST_INSTANCES FAST_INSTANCES_HIP
+#else
+#define FAST_INSTANCES FAST_INSTANCES_CUDA
+#endif
 
-// Fill modes (FastGeom::fill).
-#define FAST_FILL_ELEM 0
-#define FAST_FILL_8B 1
-#define FAST_FILL_16B 2
-
-// n / d for 0 <= n < 2^31 as (2n * mul) >> (32 + shift), with
-// shift = ceil(log2 d) and mul = ceil(2^(31 + shift) / d) < 2^32: exact,
-// because n * (mul * d - 2^(31 + shift)) < 2^31 * d <= 2^(31 + shift).
-// d = 1 works too (mul = 2^31, shift = 0).
-struct FastDiv {
-  unsigned mul;
-  int shift;
-};
-
+// n / d with the host's reciprocal of d (FastDiv, fast_plan.h).
 __device__ __forceinline__ int fast_div(int n, FastDiv f) {
   const unsigned long long p = (unsigned long long)(2u * (unsigned)n) * f.mul;
   return (int)((unsigned)(p >> 32) >> f.shift);
 }
-
-struct FastGeom {
-  int segs, hch, td;          // threads along W, H, D
-  int groups;                 // row groups each thread walks (TH = RH*hch*groups)
-  int tiles_w, tiles_h, chunks_d;
-  int rows_box;               // TH + 4
-  int nrows;                  // box rows over all planes: (td + 2) * rows_box
-  int stride;                 // floats per shared row (multiple of 4, >= TW + 8; TW + 12 for 16-byte fills)
-  int table;                  // ints reserved for the row-offset table (multiple of 4)
-  int table_rows;             // table entries written: >= rows_par * fill_rows
-  int fill;                   // FAST_FILL_*
-  int items;                  // fill pieces per box row
-  int rows_par;               // box rows filled side by side: threads / items
-  int fill_rows;              // box rows per fill thread: ceil(nrows / rows_par)
-  FastDiv div_tw, div_th, div_cd, div_c;  // block index decode
-  FastDiv div_rows;           // box row -> (plane, row)
-  FastDiv div_items;          // thread -> (row slot, piece) in the fill
-  FastDiv div_segs, div_hch;  // thread -> (dl, hc, seg) in the compute
-};
 
 struct alignas(16) fast_u4 { unsigned int x, y, z, w; };
 
@@ -446,258 +409,68 @@ conv3d_fast_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
   }
 }
 
-// Explicit instantiations: every (RH, budget) the host may pick (also keeps the
+// Explicit instantiations: every instance the host may pick (also keeps the
 // kernels in device-only builds, where the launcher is left out).
-template __global__ void conv3d_fast_kernel<4, FAST_MINB_80>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
-template __global__ void conv3d_fast_kernel<6, FAST_MINB_80>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
-template __global__ void conv3d_fast_kernel<7, FAST_MINB_80>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
-template __global__ void conv3d_fast_kernel<8, FAST_MINB_80>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
-template __global__ void conv3d_fast_kernel<4, FAST_MINB_64>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
-template __global__ void conv3d_fast_kernel<6, FAST_MINB_64>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
-template __global__ void conv3d_fast_kernel<7, FAST_MINB_64>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
-template __global__ void conv3d_fast_kernel<8, FAST_MINB_64>(const bf16*, const bf16*, bf16*, int, int, int, int, FastGeom);
+#define FAST_INSTANTIATE(RH, MINB)                                                  \
+  template __global__ void conv3d_fast_kernel<RH, MINB>(const bf16*, const bf16*, bf16*, int, \
+                                                        int, int, int, FastGeom);
+FAST_INSTANCES(FAST_INSTANTIATE)
+#undef FAST_INSTANTIATE
 
 #if KMCP_HOST_LAUNCHERS
 namespace {
 
-struct FastChoice {
-  int rh;
-  int minb;  // FAST_MINB_80 or FAST_MINB_64: which register budget
-  FastGeom g;
-  int threads;
-  int smem;
-};
-
-long long ceil_div(long long a, long long b) { return (a + b - 1) / b; }
-
-// The reciprocal FastDiv needs for a divisor d >= 1 (see fast_div).
-FastDiv make_div(int d) {
-  int shift = 0;
-  while ((1LL << shift) < d) ++shift;
-  FastDiv f;
-  f.mul = (unsigned)(((1ULL << (31 + shift)) + (unsigned long long)d - 1) / (unsigned long long)d);
-  f.shift = shift;
-  return f;
-}
-
-// The widest fill the shape allows (the 16-byte fill also needs a 16-byte
-// aligned x, which the launch checks), and its pieces per box row.
-int fill_mode(int W, int segs) {
-  if (W % 8 == 0 && segs % 2 == 0) return FAST_FILL_16B;
-  return W % 4 == 0 ? FAST_FILL_8B : FAST_FILL_ELEM;
-}
-int fill_items(int mode, int segs) {
-  return mode == FAST_FILL_16B ? (FAST_R * segs) / 8 + 2 : segs + 2;
-}
-// Table entries the fill reads in a mode: every fill thread walks the same
-// number of rows, so the last ones may run past the box.
-int fill_table_rows(int mode, int segs, int threads, int nrows) {
-  if (mode == FAST_FILL_ELEM) return nrows;  // that loop checks its rows
-  const int rows_par = threads / fill_items(mode, segs);
-  return rows_par * (int)ceil_div(nrows, rows_par);
-}
-void set_fill(FastGeom* g, int mode, int threads) {
-  g->fill = mode;
-  g->items = fill_items(mode, g->segs);
-  g->rows_par = threads / g->items;
-  g->fill_rows = (int)ceil_div(g->nrows, g->rows_par);
-  g->table_rows = fill_table_rows(mode, g->segs, threads, g->nrows);
-  g->div_items = make_div(g->items);
-}
-
-// Fills *out for one candidate; returns its estimated cost in issue cycles
-// per SM (lower is better), or -1 when the candidate does not fit.
-double fast_plan(int N, int C, int D, int H, int W, int sms, int rh, int minb, int segs,
-                 int hch, int td, int groups, FastChoice* out) {
-  const int threads = segs * hch * td;
-  if (threads < 1 || threads > FAST_MAX_THREADS || groups < 1) return -1.0;
-  // The fill needs one full box row of threads in every mode; the element
-  // and 8-byte modes use the most pieces per row (segs + 2).
-  if (threads / (segs + 2) < 1) return -1.0;
-  const int TW = FAST_R * segs, TH = rh * hch * groups;
-  // No more than one spare thread column / row group / depth of padding.
-  if (TW >= W + FAST_R || TH >= H + rh * hch || td > D) return -1.0;
-  const int nrows = (td + 2) * (TH + 4);
-  // The widest fill whose box fits (the 16-byte one needs 4 more floats per
-  // row, which can push a large box over the limit).
-  int mode = fill_mode(W, segs), stride = 0, table = 0;
-  long long smem = 0;
-  for (;; mode = FAST_FILL_8B) {
-    // Row stride: TW + 4 columns are used; the fills write up to TW + 5
-    // (8-byte) or TW + 9 (16-byte pieces, see FastPiece16).
-    stride = mode == FAST_FILL_16B ? TW + 12 : TW + 8;
-    if ((stride * rh) % 32 == 0) stride += 4;  // spread row chunks over banks
-    // Room for the table of this fill and of the 8-byte fill the launch
-    // falls back to when x is not 16-byte aligned.
-    int trows = fill_table_rows(mode, segs, threads, nrows);
-    const int trows8 = fill_table_rows(FAST_FILL_8B, segs, threads, nrows);
-    if (W % 4 == 0 && trows8 > trows) trows = trows8;
-    table = (trows + 3) / 4 * 4;
-    smem = 4LL * (FAST_WS_FLOATS + table + 8 + (long long)nrows * stride);
-    if (smem <= FAST_SMEM_MAX || mode != FAST_FILL_16B) break;
+// The current device's limits (FastLimits, fast_plan.h), read from the
+// runtime once per device; false when no device answers. On an H100 that is
+// 132 SMs, 65536 registers, 32-wide warps, 233472 B of shared memory per SM
+// with 1024 B reserved per block, 232448 B at most per block; on an MI350X
+// 256 CUs, 131072 registers (512 VGPRs x 64 lanes x 4 SIMDs), 64-wide waves,
+// 163840 B of LDS per CU, nothing reserved.
+bool fast_device_limits(FastLimits* lim, int* device) {
+  const int kDevices = 64;
+  static FastLimits known[kDevices];
+  static bool have[kDevices];
+  int dev = 0;
+  if (hipGetDevice(&dev) != hipSuccess || dev < 0) return false;
+  *device = dev;
+  if (dev < kDevices && have[dev]) {
+    *lim = known[dev];
+    return true;
   }
-  if (smem > FAST_SMEM_MAX) return -1.0;
-  const int rows_par = threads / fill_items(mode, segs);
-  const long long tiles_w = ceil_div(W, TW), tiles_h = ceil_div(H, TH),
-                  chunks_d = ceil_div(D, td);
-  const long long blocks = (long long)N * C * tiles_w * tiles_h * chunks_d;
-  if (blocks > 0x7fffffffLL) return -1.0;
-  // Issue cycles per thread and a latency term, fitted to sweeps of all
-  // candidate configurations on an H100 (see RESULTS.md). v5 rescaled the
-  // fill and setup terms by SASS instruction counts, when the fill got wider
-  // loads and the divisions became multiplies: per fill slot (one piece of
-  // one box row) ~23 instructions for 16-byte pieces, ~17 for 8-byte ones,
-  // batching included (was 20 for every 4 columns), setup ~170 (was ~300),
-  // and ~30 less per row group for the output stores.
-  // Measured: the RH = 4 and 6 instances issue their FMAs ~10% / ~4% more
-  // efficiently than RH = 7 and 8 (smaller unrolled bodies).
-  const double fma_eff = rh <= 4 ? 0.90 : rh <= 6 ? 0.96 : 1.0;
-  double compute = 75.0 * FAST_R * rh * fma_eff + 6.0 * (rh + 4) + 8.0 * rh + 170.0;
-  double per_slot = mode == FAST_FILL_16B ? 23.0 : 17.0;
-  if (minb == FAST_MINB_64) {
-    // The 64-register instances, from their SASS: RH = 6, 7 and 8 reload
-    // part of the plane's weights every plane (~21 more instructions per
-    // plane, 3 planes per group); the 16-byte fill spills (8 local accesses
-    // per round of 12 rows, ~1 per slot). RH = 4 issues the same count, but
-    // ran ~5% slower than the 80-register instance at equal residency
-    // (seg3d, 6 blocks either way): less room to load windows ahead.
-    compute += rh >= 6 ? 3 * 21.0 : 0.05 * compute;
-    if (mode == FAST_FILL_16B) per_slot += 1.0;
+  hipDeviceProp_t p;
+  if (hipGetDeviceProperties(&p, dev) != hipSuccess) return false;
+  FastLimits l;
+  l.sms = p.multiProcessorCount;
+  l.warp = p.warpSize;
+  l.regs_per_sm = p.regsPerMultiprocessor;
+  l.threads_per_sm = p.maxThreadsPerMultiProcessor;
+  l.smem_per_sm = (long long)KMCP_SMEM_PER_SM(p);
+  l.smem_reserved = (long long)p.reservedSharedMemPerBlock;
+  l.smem_per_block = (long long)p.sharedMemPerBlockOptin;
+  l.schedulers = KMCP_SCHEDULERS_PER_SM;
+  l.lanes = KMCP_LANES_PER_SCHEDULER;
+  l.per_simd_bounds = KMCP_PER_SIMD_BOUNDS;
+  if (!fast_limits_ok(l)) return false;
+  if (dev < kDevices) {
+    known[dev] = l;
+    have[dev] = true;
   }
-  compute *= groups;
-  const double fill = per_slot * ceil_div(nrows, rows_par) + 2.0 * ceil_div(table, threads) + 170.0;
-  const int warps = (int)ceil_div(threads, 32);
-  const double block_issue = warps * (compute + fill) / 4.0;  // 4 schedulers per SM
-  // Registers per thread under __launch_bounds__(FAST_MAX_THREADS, minb).
-  const int regs = 65536 / (FAST_MAX_THREADS * minb) / 8 * 8;
-  long long resident = 65536 / (regs * 32 * warps);
-  const long long by_smem = 232448 / (smem + 1024);
-  resident = resident < by_smem ? resident : by_smem;
-  if (resident < 1) return -1.0;
-  // Waves of `resident` blocks per SM. A last, partial wave costs the issue
-  // slots of the blocks the busiest SM still runs (ceil(rest / sms)), not a
-  // whole wave: counting whole waves made 4 blocks per SM look ~4% worse
-  // than 3 on x3d_res4 (13.1 -> 14 waves), where it measured ~9% better.
-  const long long per_wave = (long long)sms * resident;
-  const long long full = blocks / per_wave, rest = blocks - full * per_wave;
-  const double issue_waves = (double)full + (double)ceil_div(rest, sms) / (double)resident;
-  // The fill's memory latency is exposed less the more blocks share an SM.
-  const double latency = 40000.0 / (double)(resident * resident * resident);
-  // Ties (several shapes of box cost the same issue slots) go to the box
-  // that reads the fewest bytes.
-  const double cost = issue_waves * resident * block_issue +
-                      (double)ceil_div(blocks, per_wave) * latency + 1e-3 * (double)nrows * stride;
-  if (out) {
-    out->rh = rh;
-    out->minb = minb;
-    FastGeom& g = out->g;
-    g.segs = segs; g.hch = hch; g.td = td; g.groups = groups;
-    g.tiles_w = (int)tiles_w; g.tiles_h = (int)tiles_h; g.chunks_d = (int)chunks_d;
-    g.rows_box = TH + 4;
-    g.nrows = nrows;
-    g.stride = stride;
-    g.table = table;
-    set_fill(&g, mode, threads);
-    g.div_tw = make_div(g.tiles_w);
-    g.div_th = make_div(g.tiles_h);
-    g.div_cd = make_div(g.chunks_d);
-    g.div_c = make_div(C);
-    g.div_rows = make_div(g.rows_box);
-    g.div_segs = make_div(segs);
-    g.div_hch = make_div(hch);
-    out->threads = threads;
-    out->smem = (int)smem;
-  }
-  return cost;
-}
-
-bool fast_rh_supported(int rh) { return rh == 4 || rh == 6 || rh == 7 || rh == 8; }
-
-// cfg[0] of launch_conv3d_fast_with -> (RH, budget); false if unknown.
-bool fast_decode(int code, int* rh, int* minb) {
-  *minb = code >= FAST_CODE_64 ? FAST_MINB_64 : FAST_MINB_80;
-  *rh = code >= FAST_CODE_64 ? code - FAST_CODE_64 : code >= 300 ? code - 300 : code;
-  return fast_rh_supported(*rh) && (code < 100 || code / 100 == 3 || code / 100 == 4);
-}
-
-bool fast_choose(int N, int C, int D, int H, int W, FastChoice* best) {
-  static int sms = 0;
-  if (sms == 0) {
-    int dev = 0;
-    if (hipGetDevice(&dev) != hipSuccess ||
-        hipDeviceGetAttribute(&sms, hipDeviceAttributeMultiprocessorCount, dev) != hipSuccess ||
-        sms <= 0)
-      sms = 100;
-  }
-  // Measured exceptions: where a tune.py sweep on the H100 (132 SMs) found a
-  // configuration clearly faster than the cost model's pick, it is used for
-  // that exact shape. The model ranks the deep seg3d volumes' tiles wrongly:
-  // it charges the 3-blocks-per-SM tiles with a depth of 8 more latency than
-  // they show, and its 4x16x64 pick measured 8-12% slower than them.
-  // Everywhere else (other GPUs, AMD, other shapes) the model decides.
-#if defined(KMCP_CUDA)
-  struct Tuned { int N, C, D, H, W, code, segs, hch, td, groups; };
-  static const Tuned tuned[] = {
-      {2, 64, 64, 64, 64, FAST_CODE_64 + 8, 16, 1, 8, 2},  // seg3d_64: 139.9 us vs 152.5
-      {1, 32, 128, 128, 128, 4, 32, 1, 8, 2},              // seg3d_128: 274.9 us vs 311.6
-  };
-  if (sms == 132)
-    for (const Tuned& t : tuned)
-      if (t.N == N && t.C == C && t.D == D && t.H == H && t.W == W) {
-        int rh = 0, minb = 0;
-        if (fast_decode(t.code, &rh, &minb) &&
-            fast_plan(N, C, D, H, W, sms, rh, minb, t.segs, t.hch, t.td, t.groups, best) >= 0)
-          return true;
-      }
-#endif
-  static const int rhs[] = {4, 6, 7, 8};
-  double best_cost = -1.0;
-  // First pass, the space the cost model was fitted on: whole warps, 128 to
-  // 256 threads, the W tile a 1/k share of the row (k = 1..4), <= 15%
-  // padding along each axis. Second pass (small or odd shapes where nothing
-  // qualifies): anything that fits.
-  const int s0 = (W + FAST_R - 1) / FAST_R;
-  // Both register budgets are searched; the 80-register one first, so that
-  // it wins ties (it has no spills and fewer instructions).
-  static const int budgets[] = {FAST_MINB_80, FAST_MINB_64};
-  for (int strict = 1; strict >= 0 && best_cost < 0; --strict)
-    for (int minb : budgets)
-    for (int rh : rhs)
-      for (int td = 1; td <= 16; ++td)
-        for (int hch = 1; hch <= 32; ++hch)
-          for (int segs = 1; segs <= 32; ++segs)
-            for (int groups = 1; groups <= 4; ++groups) {
-              const int threads = segs * hch * td;
-              const long long TW = FAST_R * segs, TH = (long long)rh * hch * groups;
-              const bool share = segs == (s0 + 0) / 1 || segs == (s0 + 1) / 2 ||
-                                 segs == (s0 + 2) / 3 || segs == (s0 + 3) / 4;
-              if (strict && (!share || threads % 32 != 0 || threads < 128 ||
-                             ceil_div(W, TW) * TW * 20 > W * 23LL ||
-                             ceil_div(H, TH) * TH * 20 > H * 23LL ||
-                             ceil_div(D, td) * td * 20 > D * 23LL))
-                continue;
-              FastChoice cand;
-              const double cost =
-                  fast_plan(N, C, D, H, W, sms, rh, minb, segs, hch, td, groups, &cand);
-              if (cost < 0) continue;
-              if (best_cost < 0 || cost < best_cost) {
-                best_cost = cost;
-                *best = cand;
-              }
-            }
-  return best_cost >= 0;
+  *lim = l;
+  return true;
 }
 
 template <int RH, int MINB>
-int fast_run(const FastChoice& ch, const void* x, const void* w, void* y,
+int fast_run(const FastChoice& ch, const FastLimits& lim, const void* x, const void* w, void* y,
              int N, int C, int D, int H, int W, hipStream_t stream) {
-  static bool raised = false;
-  if (ch.smem > 48 * 1024 && !raised) {
+  // Dynamic shared memory above 48 KiB must be asked for; the plan stays
+  // within fast_smem_cap(lim).
+  static long long raised = 0;
+  if (ch.smem > 48 * 1024 && ch.smem > raised) {
+    const long long cap = fast_smem_cap(lim);
     hipError_t e = hipFuncSetAttribute((const void*)conv3d_fast_kernel<RH, MINB>,
-                                       hipFuncAttributeMaxDynamicSharedMemorySize,
-                                       FAST_SMEM_MAX);
+                                       hipFuncAttributeMaxDynamicSharedMemorySize, (int)cap);
     if (e != hipSuccess) return (int)e;
-    raised = true;
+    raised = cap;
   }
   const long long blocks = (long long)N * C * ch.g.tiles_w * ch.g.tiles_h * ch.g.chunks_d;
   conv3d_fast_kernel<RH, MINB><<<dim3((unsigned)blocks), dim3(ch.threads), ch.smem, stream>>>(
@@ -705,8 +478,8 @@ int fast_run(const FastChoice& ch, const void* x, const void* w, void* y,
   return (int)hipGetLastError();
 }
 
-int fast_dispatch(const FastChoice& plan, const void* x, const void* w, void* y,
-                  int N, int C, int D, int H, int W, void* stream) {
+int fast_dispatch(const FastChoice& plan, const FastLimits& lim, const void* x, const void* w,
+                  void* y, int N, int C, int D, int H, int W, void* stream) {
   hipStream_t s = (hipStream_t)stream;
   // The wide fills need an aligned x (the plan assumed one); fall back to a
   // narrower fill otherwise.
@@ -716,27 +489,18 @@ int fast_dispatch(const FastChoice& plan, const void* x, const void* w, void* y,
   if (mode == FAST_FILL_16B && xa % 16 != 0) mode = FAST_FILL_8B;
   if (mode == FAST_FILL_8B && xa % 8 != 0) mode = FAST_FILL_ELEM;
   if (mode != ch.g.fill) set_fill(&ch.g, mode, ch.threads);
-  if (ch.minb == FAST_MINB_64) {
-    switch (ch.rh) {
-      case 4: return fast_run<4, FAST_MINB_64>(ch, x, w, y, N, C, D, H, W, s);
-      case 6: return fast_run<6, FAST_MINB_64>(ch, x, w, y, N, C, D, H, W, s);
-      case 7: return fast_run<7, FAST_MINB_64>(ch, x, w, y, N, C, D, H, W, s);
-      case 8: return fast_run<8, FAST_MINB_64>(ch, x, w, y, N, C, D, H, W, s);
-      default: return (int)hipErrorInvalidValue;
-    }
-  }
-  switch (ch.rh) {
-    case 4: return fast_run<4, FAST_MINB_80>(ch, x, w, y, N, C, D, H, W, s);
-    case 6: return fast_run<6, FAST_MINB_80>(ch, x, w, y, N, C, D, H, W, s);
-    case 7: return fast_run<7, FAST_MINB_80>(ch, x, w, y, N, C, D, H, W, s);
-    case 8: return fast_run<8, FAST_MINB_80>(ch, x, w, y, N, C, D, H, W, s);
-    default: return (int)hipErrorInvalidValue;
-  }
+#define FAST_DISPATCH(RH, MINB) \
+  if (ch.rh == RH && ch.minb == MINB) return fast_run<RH, MINB>(ch, lim, x, w, y, N, C, D, H, W, s);
+  FAST_INSTANCES(FAST_DISPATCH)
+#undef FAST_DISPATCH
+  return (int)hipErrorInvalidValue;
 }
 
-bool fast_shape_ok(int N, int C, int D, int H, int W) {
-  return N > 0 && C > 0 && D > 0 && H > 0 && W > 0 &&
-         (long long)D * H * W < 0x7fffffffLL;
+// The launcher's plan for a shape on the current device.
+bool fast_choose_here(int N, int C, int D, int H, int W, FastChoice* ch, FastLimits* lim) {
+  int dev = 0;
+  return fast_shape_ok(N, C, D, H, W) && fast_device_limits(lim, &dev) &&
+         fast_choose(*lim, N, C, D, H, W, ch);
 }
 
 }  // namespace
@@ -744,52 +508,62 @@ bool fast_shape_ok(int N, int C, int D, int H, int W) {
 // Tile configuration the launcher picks for a shape, without launching.
 // cfg[0..9] = {RH, segs, hch, td, groups, threads, smem bytes, tiles_w,
 // tiles_h, chunks_d}. Returns 0, or -1 when no configuration fits. cfg[0]
-// is the plain RH (bench.py prints it); conv3d_fast_code gives the register
-// budget too.
+// is the plain RH (bench.py prints it); conv3d_fast_code names the instance.
 extern "C" int conv3d_fast_config(int N, int C, int D, int H, int W, int* cfg) {
   FastChoice ch;
-  if (!fast_shape_ok(N, C, D, H, W) || !fast_choose(N, C, D, H, W, &ch)) return -1;
+  FastLimits lim;
+  if (!fast_choose_here(N, C, D, H, W, &ch, &lim)) return -1;
   const int vals[10] = {ch.rh, ch.g.segs, ch.g.hch, ch.g.td, ch.g.groups, ch.threads,
                         ch.smem, ch.g.tiles_w, ch.g.tiles_h, ch.g.chunks_d};
   for (int i = 0; i < 10; ++i) cfg[i] = vals[i];
   return 0;
 }
 
-// cfg[0] as launch_conv3d_fast_with takes it (RH for the 80-register
-// instance, 400 + RH for the 64-register one) for the configuration the
-// launcher picks, or -1 when none fits.
+// cfg[0] as launch_conv3d_fast_with takes it for the configuration the
+// launcher picks (plain RH for RH's first instance, 100 * MINB + RH for
+// another: on CUDA 400 + RH is the 64-register one), or -1 when none fits.
 extern "C" int conv3d_fast_code(int N, int C, int D, int H, int W) {
   FastChoice ch;
-  if (!fast_shape_ok(N, C, D, H, W) || !fast_choose(N, C, D, H, W, &ch)) return -1;
-  return ch.minb == FAST_MINB_64 ? FAST_CODE_64 + ch.rh : ch.rh;
+  FastLimits lim;
+  if (!fast_choose_here(N, C, D, H, W, &ch, &lim)) return -1;
+  return fast_encode(lim, ch);
 }
 
-// Launch with an explicit configuration {RH code, segs, hch, td, groups},
-// for tuning sweeps: cfg[0] = RH (or 300 + RH) runs the 80-register
-// instance, 400 + RH the 64-register one. Returns the launch status, or
-// hipErrorInvalidValue when the configuration does not fit this shape.
+// Launch with an explicit configuration {code, segs, hch, td, groups}, for
+// tuning sweeps: code = RH runs RH's first instance, 100 * MINB + RH the
+// instance built with that launch bound (on CUDA: 300 + RH the 80-register
+// one, 400 + RH the 64-register one). Returns the launch status, or
+// hipErrorInvalidValue when this platform has no such instance or the
+// configuration does not fit this shape on this device.
 extern "C" int launch_conv3d_fast_with(const void* x, const void* w, void* y,
                                        int N, int C, int D, int H, int W,
                                        const int* cfg, void* stream) {
   FastChoice ch;
-  int rh = 0, minb = 0;
-  if (!fast_shape_ok(N, C, D, H, W) || !fast_decode(cfg[0], &rh, &minb) ||
-      fast_plan(N, C, D, H, W, 1, rh, minb, cfg[1], cfg[2], cfg[3], cfg[4], &ch) < 0)
+  FastLimits lim;
+  int rh = 0, minb = 0, dev = 0;
+  if (!fast_shape_ok(N, C, D, H, W) || !fast_device_limits(&lim, &dev) ||
+      !fast_decode(lim, cfg[0], &rh, &minb) ||
+      fast_plan(lim, N, C, D, H, W, rh, minb, cfg[1], cfg[2], cfg[3], cfg[4], &ch) < 0)
     return (int)hipErrorInvalidValue;
-  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);
+  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);
 }
 
 // x, y: (N, C, D, H, W) bf16; w: (C, 1, 3, 5, 5) bf16.
 extern "C" int launch_conv3d_fast(const void* x, const void* w, void* y, int N,
                                   int C, int D, int H, int W, void* stream) {
   if (!fast_shape_ok(N, C, D, H, W)) return (int)hipErrorInvalidValue;
-  // Remember the last shape's choice: the search costs host time.
-  static int last[5] = {0, 0, 0, 0, 0};
+  FastLimits lim;
+  int dev = 0;
+  if (!fast_device_limits(&lim, &dev)) return (int)hipErrorInvalidValue;
+  // Remember the last shape's choice (and the device it was made for): the
+  // search costs host time.
+  static int last[6] = {-1, 0, 0, 0, 0, 0};
   static FastChoice ch;
-  if (last[0] != N || last[1] != C || last[2] != D || last[3] != H || last[4] != W) {
-    if (!fast_choose(N, C, D, H, W, &ch)) return (int)hipErrorInvalidValue;
-    last[0] = N; last[1] = C; last[2] = D; last[3] = H; last[4] = W;
+  if (last[0] != dev || last[1] != N || last[2] != C || last[3] != D || last[4] != H ||
+      last[5] != W) {
+    if (!fast_choose(lim, N, C, D, H, W, &ch)) return (int)hipErrorInvalidValue;
+    last[0] = dev; last[1] = N; last[2] = C; last[3] = D; last[4] = H; last[5] = W;
   }
-  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);
+  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);
 }
 #endif

@@ -21,6 +21,16 @@
 #endif
 typedef __hip_bfloat16 bf16;
 #define KMCP_WARP 64  // CDNA (gfx942, gfx950) runs 64-wide wavefronts
+// Device facts the runtime's properties do not report (the launchers read the
+// rest with hipGetDeviceProperties): a CDNA CU has 4 SIMDs of 16 lanes, so a
+// 64-wide wave's instruction takes 4 cycles; the CU's LDS is
+// maxSharedMemoryPerMultiProcessor (sharedMemPerMultiprocessor was the whole
+// device's in some HIP releases); and __launch_bounds__'s second argument
+// becomes amdgpu_waves_per_eu: minimum waves per SIMD, not blocks per CU.
+#define KMCP_SCHEDULERS_PER_SM 4
+#define KMCP_LANES_PER_SCHEDULER 16
+#define KMCP_SMEM_PER_SM(props) ((props).maxSharedMemoryPerMultiProcessor)
+#define KMCP_PER_SIMD_BOUNDS 1
 
 #elif defined(__CUDACC__)
 #define KMCP_CUDA 1
@@ -31,14 +41,22 @@ typedef cudaStream_t hipStream_t;
 typedef cudaError_t hipError_t;
 #define hipSuccess cudaSuccess
 #define hipErrorInvalidValue cudaErrorInvalidValue
+typedef cudaDeviceProp hipDeviceProp_t;
 #define hipGetLastError cudaGetLastError
 #define hipGetDevice cudaGetDevice
-#define hipDeviceGetAttribute cudaDeviceGetAttribute
-#define hipDeviceAttributeMultiprocessorCount cudaDevAttrMultiProcessorCount
+#define hipGetDeviceProperties cudaGetDeviceProperties
 #define hipFuncSetAttribute cudaFuncSetAttribute
 #define hipFuncAttributeMaxDynamicSharedMemorySize \
   cudaFuncAttributeMaxDynamicSharedMemorySize
 #define KMCP_WARP 32
+// Device facts the runtime's properties do not report (the launchers read the
+// rest with cudaGetDeviceProperties): an SM has 4 sub-partitions, each with
+// one warp scheduler and, on the H100, 32 FP32 lanes (16 on sm_80); and
+// __launch_bounds__'s second argument is minimum resident blocks per SM.
+#define KMCP_SCHEDULERS_PER_SM 4
+#define KMCP_LANES_PER_SCHEDULER 32
+#define KMCP_SMEM_PER_SM(props) ((props).sharedMemPerMultiprocessor)
+#define KMCP_PER_SIMD_BOUNDS 0
 
 #else
 #error "portable.h: compile with hipcc, clang -x hip, or nvcc -x cu"
