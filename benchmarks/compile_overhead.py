@@ -24,7 +24,7 @@ from mcp import Client
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from kernel_mcp.compile.job import PRELUDE_DIR  # noqa: E402
+from kernel_mcp.platforms.offline.clang import PRELUDE_DIR  # noqa: E402
 from kernel_mcp.server import build_server  # noqa: E402
 
 SOURCES = ["src/naive.hip", "src/lds.hip", "src/fast.hip"]

@@ -29,8 +29,9 @@ import sys, time
 sys.path.insert(0, {repo!r})
 from pathlib import Path
 t = time.perf_counter()
+from kernel_mcp.platforms import VENDORS
 from kernel_mcp.trace import summarise_folder
-s = summarise_folder(Path(sys.argv[1]), "conv3d_fast", "bench")
+s = summarise_folder(Path(sys.argv[1]), "conv3d_fast", "bench", vendors=VENDORS)
 seconds = time.perf_counter() - t
 hwm = [l for l in open("/proc/self/status") if l.startswith("VmHWM")][0].split()[1]
 print(seconds, int(hwm) / 1024, s.instructions, s.total)

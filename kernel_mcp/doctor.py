@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from kernel_mcp import __version__, gpu, platforms, sandbox, toolchain
+from kernel_mcp import __version__, gpu, sandbox, toolchain
 from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.gpu import GpuInfo
 from kernel_mcp.toolchain import ExecutableInfo
@@ -118,13 +118,8 @@ async def diagnose(state: ServerState, tools: Iterable[tuple[str, tuple[str, ...
     except KernelMcpError as exc:
         ws_problem = exc.message
     exes = await toolchain.probe_all(cwd)
-    gpus, notes = await gpu.list_gpus(cwd)
-    notes = notes_first + notes
-    if any(e.name == "rocprofv3" and e.found for e in exes):
-        from kernel_mcp.profile import rocm as rocprof
-
-        fmt, why = await rocprof.output_format(Path(cwd))
-        notes.append(f"rocprofv3 output format in use: {fmt} ({why})")
+    gpus, notes = await gpu.list_gpus(cwd, vendors=state.vendors)
+    notes = notes_first + notes + await state.vendors.tool_notes(Path(cwd))
     if sandbox.available() is None:
         isolated, missing = sandbox.isolation()
         if isolated is None:
@@ -134,7 +129,7 @@ async def diagnose(state: ServerState, tools: Iterable[tuple[str, tuple[str, ...
         elif not isolated.proc:
             notes.append(f"runs of workspace code see the machine's /proc ({isolated.proc_why}): every process is "
                          "visible to them, and some entries of this user's processes (autogroup nice, oom_score_adj) writable")
-    resolution = platforms.resolve(configured, arch)
+    resolution = state.vendors.resolve(configured, arch)
     platform, reason = resolution.name, resolution.reason
     return DoctorResult(
         kernel_mcp_version=__version__,

@@ -27,6 +27,9 @@ PROFILE_CSV_MAX_ROWS = 5_000_000
 # Python's csv module refuses fields over 131,072 characters; a demangled template name can be long,
 # but not this long, so the limit is kept and reported as a property of the file.
 CSV_FIELD_CHARS = 131_072
+# Columns of one profiler table: rocprof-compute's pmc_perf.csv, the widest read, has ~2,700. Past
+# this, reading it would take minutes (pandas works column by column) for no table a profiler writes.
+PROFILE_CSV_MAX_COLUMNS = 20_000
 
 # The benchmark's own CSV: a row per shape and repeat; each config class becomes a figure in every
 # answer and ledger record.

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kernel_mcp import __version__, doctor
+from kernel_mcp import __version__, doctor, platforms
 from kernel_mcp.bench import tools as bench_tools
 from kernel_mcp.compile import tools as compile_tools
 from kernel_mcp.docs import tools as docs_tools
@@ -46,7 +46,8 @@ TOOLS: list[ToolSpec] = [
 
 def build_server(workspace_dir: str | Path | None, http: HttpPolicy | None = None) -> KernelMcpServer:
     """The server; with an HTTP policy that holds a token, every HTTP request must bear it."""
-    state = ServerState(Path(workspace_dir) if workspace_dir else None, tools=tuple(TOOLS))
+    # the platforms are resolved here, at the top, and handed down: no capability package imports them
+    state = ServerState(Path(workspace_dir) if workspace_dir else None, platforms.VENDORS, tools=tuple(TOOLS))
     auth, verifier = http.auth() if http is not None else (None, None)
     server = KernelMcpServer("kernel-mcp", version=__version__, instructions=INSTRUCTIONS, auth=auth, token_verifier=verifier)
     for spec in TOOLS:

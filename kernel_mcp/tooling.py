@@ -10,13 +10,17 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import BaseModel, ConfigDict
 
 from kernel_mcp.errors import KernelMcpError
+from kernel_mcp.models.output import Image, ToolOutput  # noqa: F401  (offered here with the rest of a tool's vocabulary)
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run, Workspace
+
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
 DEFAULT_BUDGET = 4096
 
@@ -40,41 +44,12 @@ class ToolInput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-@dataclass(frozen=True)
-class Image:
-    """A picture that goes with an answer (a plot, a chart), as plain data: the MCP layer sends it
-    as image content beside the text. `path` and `uri` say where the run keeps it, so a front end
-    that cannot show a picture (the command line) names the file instead."""
-
-    data: bytes
-    mime_type: str = "image/png"
-    path: Path | None = None
-    uri: str | None = None
-
-
-class ToolOutput(BaseModel):
-    """Base of every tool result: structured fields plus `render()`, the short text an agent reads,
-    and the pictures attached to it (kept out of the structured content and its schema: a private
-    attribute, so a client that validates the structured content never sees bytes there)."""
-
-    model_config = ConfigDict(extra="forbid")
-    _images: list[Image] = PrivateAttr(default_factory=list)
-
-    def render(self) -> str:
-        return self.model_dump_json(indent=1, exclude_none=True)
-
-    def attach(self, image: Image) -> None:
-        self._images.append(image)
-
-    def images(self) -> list[Image]:
-        return list(self._images)
-
-
 @dataclass
 class ServerState:
     """What the server was started with; everything else is read afresh on each call."""
 
     workspace_dir: Path | None
+    vendors: Vendors  # the platforms' registry (kernel_mcp.platforms.VENDORS): capability code gets it from here, never by import
     tools: tuple[ToolSpec, ...] = ()  # the tools it publishes, for doctor's liveness table
 
     def workspace(self) -> Workspace:
@@ -100,6 +75,10 @@ class ToolContext:
 
     def workspace(self) -> Workspace:
         return self.state.workspace()
+
+    @property
+    def vendors(self) -> Vendors:
+        return self.state.vendors
 
     def new_run(self, arguments: dict[str, Any] | None = None) -> Run:
         run = self.workspace().runs.create(self.tool, arguments)

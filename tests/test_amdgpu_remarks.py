@@ -12,6 +12,7 @@ from mcp import Client
 from kernel_mcp.compile import amdgpu_asm
 from kernel_mcp.compile.amdgpu_remarks import parse_remarks, split_remark
 from kernel_mcp.hardware import load_spec, occupancy
+from kernel_mcp.platforms import VENDORS
 from kernel_mcp.server import build_server
 
 from conftest import fixture, install_stand_ins, text_of
@@ -50,7 +51,7 @@ def test_real_remark_logs_parse_and_the_calculator_agrees_with_them(source, symb
     assert {k: figures[k] for k in expected} == expected
     block = 512 if symbol == TK else 256
     occ = occupancy(load_spec(arch), vgprs=figures["vgprs"], agprs=figures.get("agprs", 0), sgprs=figures["sgprs"],
-                    lds_bytes=figures.get("lds_bytes", 0), block_size=block)
+                    lds_bytes=figures.get("lds_bytes", 0), block_size=block, vendors=VENDORS)
     assert occ.waves == figures["compiler_occupancy"], occ.explanation
 
 
@@ -74,8 +75,8 @@ def test_total_sgprs_and_sgprs_name_the_same_figure_and_99_sgprs_still_give_8_wa
     assert vgpr == [(21, 8), (41, 8), (70, 7), (79, 6)]
     for arch in ("gfx90a", "gfx942", "gfx950"):  # the log names no arch; all three agree with it
         spec = load_spec(arch)
-        assert occupancy(spec, vgprs=4, sgprs=99).waves == 8
-        assert [occupancy(spec, vgprs=v, sgprs=12).waves for v, _ in vgpr] == [w for _, w in vgpr]
+        assert occupancy(spec, vgprs=4, sgprs=99, vendors=VENDORS).waves == 8
+        assert [occupancy(spec, vgprs=v, sgprs=12, vendors=VENDORS).waves for v, _ in vgpr] == [w for _, w in vgpr]
 
 
 def test_remarks_without_a_function_name_are_not_attributed():

@@ -185,7 +185,7 @@ def test_resource_remarks_match_the_metadata(kernel_ws):
     out = kernel_ws / "k.s"
     argv = [__import__("sys").executable, "-m", "ziglang", "clang", "-x", "hip", "--offload-arch=gfx950", "--cuda-device-only",
             "-nogpulib", "-nogpuinc", "-O3", "-S", "-Rpass-analysis=kernel-resource-usage", "-o", str(out),
-            "-isystem", str(REPO / "kernel_mcp/compile/prelude/include"), "-include", str(REPO / "kernel_mcp/compile/prelude/kernel_mcp_hip_prelude.h"),
+            "-isystem", str(REPO / "kernel_mcp/platforms/offline/prelude/include"), "-include", str(REPO / "kernel_mcp/platforms/offline/prelude/kernel_mcp_hip_prelude.h"),
             str(kernel_ws / "src" / "lds.hip")]
     done = subprocess.run(argv, capture_output=True, text=True, check=True)
     remarks = amdgpu_asm.parse_remarks(done.stderr)

@@ -4,7 +4,8 @@ Each backend's real output (recorded outputs of rocprofv3, rocpd, ncu, nvcc/cuob
 nvidia-smi; the real offline clang) goes through the same models, and the same fields come out
 with the same types: what the compile answer shows, what the ledger reads from a profile (target
 dispatches, GPU time per kernel), what a trace summary holds, what the monitors sample. And
-vendor knowledge stays in kernel_mcp/platforms/: a vendor string test anywhere else fails here.
+vendor knowledge stays in kernel_mcp/platforms/ (the registry and one folder per vendor): a vendor
+string test or a table keyed by vendor anywhere else fails here.
 """
 
 from __future__ import annotations
@@ -18,15 +19,16 @@ import pytest
 
 from kernel_mcp import platforms
 from kernel_mcp.compile import amdgpu_asm, nvidia
-from kernel_mcp.compile.models import KernelFacts
 from kernel_mcp.errors import InvalidInput, WorkspaceError
-from kernel_mcp.gpu import cuda as nvidia_smi
-from kernel_mcp.gpu import rocm as amd_smi
-from kernel_mcp.gpu.models import GpuInfo, GpuSample
+from kernel_mcp.models.compile import KernelFacts
+from kernel_mcp.models.gpu import GpuInfo, GpuSample
+from kernel_mcp.models.profile import ProfileSummary
+from kernel_mcp.platforms import VENDORS
 from kernel_mcp.platforms.base import Platform
-from kernel_mcp.profile import cuda as ncu
+from kernel_mcp.platforms.cuda import nvidia_smi
+from kernel_mcp.platforms.rocm import amd_smi
 from kernel_mcp.profile import parsers, rocpd
-from kernel_mcp.profile.summary import ProfileSummary, summarise
+from kernel_mcp.profile.summary import summarise
 from kernel_mcp.trace.analysis import CATEGORIES, TraceSummary
 from kernel_mcp.trace.analysis import summarise as summarise_trace
 from kernel_mcp.trace.ncu_source import read_ncu_source
@@ -50,9 +52,14 @@ def _string_constants(node: ast.AST) -> list[str]:
     return []
 
 
+def _vendor_word(node: ast.AST | None) -> str | None:
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.lower() in VENDOR_WORDS else None
+
+
 def vendor_tests(path: Path) -> list[str]:
-    """Comparisons with a vendor name (`== "cuda"`, `in ("rocm", "cuda")`) and arch-prefix tests
-    (`.startswith("sm_")`) in one source file."""
+    """Comparisons with a vendor name (`== "cuda"`, `in ("rocm", "cuda")`), arch-prefix tests
+    (`.startswith("sm_")`), and tables keyed by vendor (`{"rocm": ...}`, `presets["cuda"]`,
+    `.get("amd")`: a branch by another name) in one source file."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Compare):
@@ -61,6 +68,12 @@ def vendor_tests(path: Path) -> list[str]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("startswith", "endswith"):
             words = [s for arg in node.args for s in _string_constants(arg)]
             found += [f"{path}:{node.lineno}: {node.func.attr}({w!r})" for w in words if w.startswith(ARCH_PREFIXES) or w.lower() in VENDOR_WORDS]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args and _vendor_word(node.args[0]):
+            found.append(f"{path}:{node.lineno}: looks up {_vendor_word(node.args[0])!r}")
+        elif isinstance(node, ast.Dict):
+            found += [f"{path}:{node.lineno}: a table keyed by {w!r}" for w in map(_vendor_word, node.keys) if w]
+        elif isinstance(node, ast.Subscript) and _vendor_word(node.slice):
+            found.append(f"{path}:{node.lineno}: looks up {_vendor_word(node.slice)!r}")
     return found
 
 
@@ -71,13 +84,32 @@ def test_no_vendor_string_test_outside_platforms():
 
 def test_the_scan_finds_what_it_looks_for(tmp_path):
     sample = tmp_path / "sample.py"
-    sample.write_text('if platform == "cuda" or gpu.vendor in ("amd",) or arch.startswith("sm_"):\n    pass\n')
-    assert len(vendor_tests(sample)) == 3
+    sample.write_text('if platform == "cuda" or gpu.vendor in ("amd",) or arch.startswith("sm_"):\n    pass\n'
+                      'PRESETS = {"rocm": [], "cuda": []}\npresets = PRESETS["rocm"] or PRESETS.get("nvidia")\n')
+    assert len(vendor_tests(sample)) == 7
 
 
 # -- one protocol, every member on every platform ------------------------------------------------
 
-MEMBERS = [name for name in dir(Platform) if not name.startswith("_")] + list(Platform.__annotations__)
+# Platform is the roles of models/platform.py together: the annotations of each count as well as its own
+MEMBERS = sorted({name for name in dir(Platform) if not name.startswith("_")}
+                 | {name for cls in Platform.__mro__ for name in vars(cls).get("__annotations__", {}) if not name.startswith("_")})
+
+
+def test_the_protocol_is_fully_typed():
+    """Every member of the contract says its types: no parameter or return without an annotation,
+    and no Any (a platform written against it then knows what it receives and returns)."""
+    for cls in Platform.__mro__:
+        for name, annotation in vars(cls).get("__annotations__", {}).items():
+            assert "Any" not in str(annotation), f"{cls.__name__}.{name}: {annotation}"
+        for name, member in vars(cls).items():
+            if name.startswith("_") or not callable(member):
+                continue
+            signature = inspect.signature(member)
+            assert signature.return_annotation is not inspect.Signature.empty, f"{cls.__name__}.{name} returns an unannotated value"
+            for parameter in list(signature.parameters.values())[1:]:
+                assert parameter.annotation is not inspect.Parameter.empty, f"{cls.__name__}.{name}({parameter.name}) has no type"
+                assert "Any" not in str(parameter.annotation), f"{cls.__name__}.{name}({parameter.name}): {parameter.annotation}"
 
 
 @pytest.mark.parametrize("name", sorted(platforms.PLATFORMS))
@@ -120,6 +152,15 @@ def test_offline_runs_nothing(tmp_path):
 
 
 # -- one rule for "which platform" ---------------------------------------------------------------
+
+def test_the_configurable_platforms_are_the_registrys():
+    """kernel-mcp.toml's [target] platform offers exactly the registered platforms (and auto)."""
+    from typing import get_args
+
+    from kernel_mcp.workspace.config import Platform as ConfiguredPlatform
+
+    assert set(get_args(ConfiguredPlatform)) == {"auto", *platforms.PLATFORMS}
+
 
 @pytest.mark.parametrize("configured", ["rocm", "cuda", "offline"])
 def test_a_configured_platform_is_taken_as_set(configured):
@@ -205,7 +246,7 @@ def test_offline_clang_facts_follow_the_contract(tmp_path):
         "  __shared__ float tile[256];\n  tile[threadIdx.x] = x[threadIdx.x] * a;\n  __syncthreads();\n"
         "  x[threadIdx.x] = tile[255 - threadIdx.x];\n}\n")
     ws = Workspace.open(tmp_path)
-    answer = anyio.run(compiler.compile_kernel, ws, ws.runs.create("compile_kernel", {}), "k.hip")
+    answer = anyio.run(lambda: compiler.compile_kernel(ws, ws.runs.create("compile_kernel", {}), "k.hip", vendors=VENDORS))
     assert answer.ok and answer.backend == "offline-clang"
     _assert_compile_contract(answer.kernels)
     assert answer.kernels[0].lds_bytes == 1024 and answer.kernels[0].occupancy is not None
@@ -243,7 +284,7 @@ def test_rocprofv3_csv_and_rocpd_hand_over_the_same_contract(tmp_path):
 
 def test_ncu_hands_over_the_same_contract():
     text = fixture("cuda/ncu_metrics.csv").read_text()
-    frame, _ = ncu.dispatches(text)
+    frame, _ = parsers.ncu_dispatches(text)
     expected = (frame.assign(us=frame["duration_ns"] / 1000).groupby("kernel")["us"].sum()).to_dict()
     target = str(frame["kernel"].iloc[0]).split("(")[0].split()[-1]
     _assert_profile_contract(summarise(frame, "ncu", target), expected)
@@ -271,7 +312,7 @@ def test_a_merged_multi_process_folder_hands_over_the_same_contract(tmp_path):
             totals[kernel] = totals.get(kernel, 0.0) + us
     write_toml(tmp_path, BASIC_TOML.replace('target_kernel = "k_main"', 'target_kernel = "addition"'))
     ws = Workspace.open(tmp_path)
-    summary = profile_import(ws, ws.runs.create("profile_import", {}), ["prof"])
+    summary = profile_import(ws, ws.runs.create("profile_import", {}), ["prof"], vendors=VENDORS)
     _assert_profile_contract(summary, totals)
     raw = pd.concat([pd.read_csv(p) for p in files])
     assert sum(summary.target_calls.values()) == int(raw["Kernel_Name"].str.contains("addition").sum())
@@ -288,13 +329,13 @@ def _assert_trace_contract(summary: TraceSummary) -> None:
 
 
 def test_rocprofv3_trace_follows_the_contract():
-    summary = summarise_trace("reference_gemm", "rocprofv3 PC sampling", read_code_json(fixture("rocm/rcv-pcsampling-code.json")))
+    summary = summarise_trace("reference_gemm", "rocprofv3 PC sampling", read_code_json(fixture("rocm/rcv-pcsampling-code.json")), vendors=VENDORS)
     _assert_trace_contract(summary)
 
 
 def test_ncu_trace_is_classified_as_sass():
     """SASS read with the AMDGPU classifier came out 'other' for every instruction."""
-    summary = summarise_trace("dwconv3d_naive", "ncu source counters", read_ncu_source(fixture("cuda/ncu_source_sass.csv").read_text()))
+    summary = summarise_trace("dwconv3d_naive", "ncu source counters", read_ncu_source(fixture("cuda/ncu_source_sass.csv").read_text()), vendors=VENDORS)
     _assert_trace_contract(summary)
     assert {h.category for h in summary.hot} - {"other"}, "the hottest SASS instructions have classes"
     assert platforms.of_tool("ncu source counters").name == "cuda" and platforms.of_tool("rocprofv3 thread trace").name == "rocm"

@@ -25,7 +25,9 @@ from hypothesis import strategies as st
 from kernel_mcp.bench.results import figures, read_csv
 from kernel_mcp.docs import DocsStore, ingest
 from kernel_mcp.errors import KernelMcpError
-from kernel_mcp.profile import cuda, rocpd
+from kernel_mcp.platforms import VENDORS
+from kernel_mcp.profile import rocpd
+from kernel_mcp.profile.parsers import ncu_dispatches
 from kernel_mcp.profile.parsers import read_counter_collection, read_kernel_trace, read_ncu_raw
 from kernel_mcp.profile.summary import summarise as summarise_profile
 from kernel_mcp.trace import summarise_folder
@@ -132,7 +134,7 @@ def test_code_json(tmp_path_factory, data):
     (folder / "code.json").write_bytes(data.draw(mutated(data.draw(st.sampled_from([CODE, CODE_ONE_LINE])))))
     if data.draw(st.booleans()):
         (folder / "filenames.json").write_bytes(data.draw(mutated(_bytes("rocm/rcv-pcsampling-filenames.json"))))
-    _outcome("thread_trace_import: rocprofv3 code.json (+ filenames.json)", lambda: summarise_folder(folder, None, "fuzz"))
+    _outcome("thread_trace_import: rocprofv3 code.json (+ filenames.json)", lambda: summarise_folder(folder, None, "fuzz", vendors=VENDORS))
 
 
 ATT_DISPATCH = Path(__file__).resolve().parent / "data/rocm/att-gfx950/fused_rope_cache/att_viewer/big/ui_output_agent_4253_dispatch_8781"
@@ -146,7 +148,7 @@ def test_thread_trace_wave_files(tmp_path_factory, data, which):
     folder = tmp_path_factory.mktemp("att") / ATT_DISPATCH.name
     shutil.copytree(ATT_DISPATCH, folder)
     (folder / which).write_bytes(data.draw(mutated((ATT_DISPATCH / which).read_bytes())))
-    _outcome("thread_trace_import: rocprofv3 wave files and filenames.json", lambda: summarise_folder(folder, None, "fuzz"))
+    _outcome("thread_trace_import: rocprofv3 wave files and filenames.json", lambda: summarise_folder(folder, None, "fuzz", vendors=VENDORS))
 
 
 @FUZZ
@@ -156,14 +158,14 @@ def test_stats_csv(tmp_path_factory, data):
         b"0,%d,s_waitcnt vmcnt(%d),%d,%d,%d,0,k.hip:%d\n" % (4 * i, i % 4, i, 10 * i, 5 * i, i) for i in range(40))
     path = tmp_path_factory.mktemp("stats") / "stats_k.csv"
     path.write_bytes(data.draw(mutated(base)))
-    _outcome("thread_trace_import: rocprofv3 stats CSV", lambda: summarise("k", "rocprofv3 thread trace stats", read_stats_csv(path)))
+    _outcome("thread_trace_import: rocprofv3 stats CSV", lambda: summarise("k", "rocprofv3 thread trace stats", read_stats_csv(path), vendors=VENDORS))
 
 
 @FUZZ
 @given(data=st.data(), which=st.sampled_from(["cuda/ncu_source_sass.csv", "cuda/ncu_source_cuda_sass.csv"]))
 def test_ncu_source(data, which):
     text = data.draw(mutated(_bytes(which))).decode("utf-8", errors="replace")
-    _outcome("thread_trace_import: ncu source page CSV", lambda: summarise("k", "ncu source counters", read_ncu_source(text, "fuzz.csv")))
+    _outcome("thread_trace_import: ncu source page CSV", lambda: summarise("k", "ncu source counters", read_ncu_source(text, "fuzz.csv"), vendors=VENDORS))
 
 
 BANK = Path(__file__).resolve().parent / "data/cuda"
@@ -175,7 +177,7 @@ def test_ncu_source_of_several_kernels(tmp_path_factory, data, which):
     """Two kernels, each section printed twice, shared-memory wavefront columns (tests/data)."""
     path = tmp_path_factory.mktemp("ncu") / which
     path.write_bytes(data.draw(mutated((BANK / which).read_bytes())))
-    _outcome("thread_trace_import: ncu source page of several kernels", lambda: summarise_file(path, None, "fuzz", path.parent))
+    _outcome("thread_trace_import: ncu source page of several kernels", lambda: summarise_file(path, None, "fuzz", path.parent, vendors=VENDORS))
 
 
 # ---------------------------------------------------------------- profiles ------------------
@@ -199,7 +201,7 @@ def test_counter_collection(tmp_path_factory, data, which):
 @given(data=st.data(), which=st.sampled_from(["cuda/ncu_metrics.csv", "cuda/ncu_metrics_conv3d_bigger.csv", "cuda/ncu_raw.csv"]))
 def test_ncu_csv(data, which):
     text = data.draw(mutated(_bytes(which))).decode("utf-8", errors="replace")
-    parse = read_ncu_raw if which.endswith("raw.csv") else (lambda t: summarise_profile(cuda.dispatches(t)[0], "ncu", "conv"))
+    parse = read_ncu_raw if which.endswith("raw.csv") else (lambda t: summarise_profile(ncu_dispatches(t)[0], "ncu", "conv"))
     _outcome("profile_import: ncu --csv (metrics, raw)", lambda: parse(text))
 
 
@@ -235,7 +237,7 @@ def test_profile_import_folders(import_ws, data, which):
     shutil.copytree(source, folder)
     (folder / name).write_bytes(data.draw(mutated((source / name).read_bytes())))
     ws = Workspace.open(import_ws)
-    _outcome(f"profile_import: {which} folder", lambda: profile_import(ws, ws.runs.create("profile_import", {}), [folder.name]))
+    _outcome(f"profile_import: {which} folder", lambda: profile_import(ws, ws.runs.create("profile_import", {}), [folder.name], vendors=VENDORS))
     shutil.rmtree(folder)
 
 

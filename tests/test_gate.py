@@ -15,7 +15,8 @@ import sys
 import pytest
 
 from kernel_mcp.gpu import gate
-from kernel_mcp.gpu.usage import parse_amd_smi_metric, parse_rocm_smi
+from kernel_mcp.platforms import VENDORS
+from kernel_mcp.platforms.rocm.usage import parse_amd_smi_metric, parse_rocm_smi
 from kernel_mcp.workspace.config import GateConfig
 
 from conftest import PY, fixture
@@ -62,17 +63,17 @@ def fake_smi(tmp_path, monkeypatch):
 
 async def test_idle_gpu_is_locked_and_pinned(fake_smi, tmp_path):
     cfg = GateConfig(interval_s=0.2, limit_s=1)
-    status = await gate.gpu_status(cfg, str(tmp_path))
+    status = await gate.gpu_status(cfg, str(tmp_path), vendors=VENDORS)
     assert status.monitor == "nvidia-smi" and status.chosen == 0 and status.gpus[0].idle
-    async with gate.acquire(cfg, str(tmp_path)) as lease:
+    async with gate.acquire(cfg, str(tmp_path), vendors=VENDORS) as lease:
         assert lease.env["CUDA_VISIBLE_DEVICES"] == "GPU-2ff7243f-8039-b359-3d2b-e0aa01b9f345"
         assert lease.env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
-        held = await gate.gpu_status(cfg, str(tmp_path))
+        held = await gate.gpu_status(cfg, str(tmp_path), vendors=VENDORS)
         assert held.gpus[0].locked and not held.gpus[0].idle
         with pytest.raises(gate.NoIdleGpu):
-            async with gate.acquire(cfg, str(tmp_path)):
+            async with gate.acquire(cfg, str(tmp_path), vendors=VENDORS):
                 pass
-    async with gate.acquire(cfg, str(tmp_path)) as again:
+    async with gate.acquire(cfg, str(tmp_path), vendors=VENDORS) as again:
         assert again.gpu is not None
 
 
@@ -84,7 +85,7 @@ async def test_busy_gpu_waits_reports_progress_then_gives_up(fake_smi, tmp_path)
         seen.append(message)
 
     with pytest.raises(gate.NoIdleGpu) as info:
-        async with gate.acquire(GateConfig(interval_s=0.3, limit_s=1.0), str(tmp_path), progress):
+        async with gate.acquire(GateConfig(interval_s=0.3, limit_s=1.0), str(tmp_path), progress, vendors=VENDORS):
             pass
     assert "utilization 97% > 10%" in info.value.message and seen and "re-checking" in seen[0]
 
@@ -92,21 +93,22 @@ async def test_busy_gpu_waits_reports_progress_then_gives_up(fake_smi, tmp_path)
 async def test_gpu_that_becomes_idle_is_taken(fake_smi, tmp_path):
     fake_smi.write_text("97")
     flipper = subprocess.Popen([PY, "-c", f"import time; time.sleep(0.5); open({str(fake_smi)!r}, 'w').write('1')"])
-    async with gate.acquire(GateConfig(interval_s=0.3, limit_s=10), str(tmp_path)) as lease:
+    async with gate.acquire(GateConfig(interval_s=0.3, limit_s=10), str(tmp_path), vendors=VENDORS) as lease:
         assert lease.gpu is not None and lease.waited_s > 0.2
     flipper.wait()
 
 
 def test_lock_is_released_when_its_holder_dies(fake_smi, tmp_path):
     code = (
-        "import anyio, os\nfrom kernel_mcp.gpu import gate\nfrom kernel_mcp.workspace.config import GateConfig\n"
-        "async def main():\n    async with gate.acquire(GateConfig(), '.'):\n        print('held', flush=True)\n        os.kill(os.getpid(), 9)\n"
+        "import anyio, os\nfrom kernel_mcp.gpu import gate\nfrom kernel_mcp.platforms import VENDORS\nfrom kernel_mcp.workspace.config import GateConfig\n"
+        "async def main():\n    async with gate.acquire(GateConfig(), '.', vendors=VENDORS):\n        print('held', flush=True)\n        os.kill(os.getpid(), 9)\n"
         "anyio.run(main)\n"
     )
     done = subprocess.run([PY, "-c", code], capture_output=True, text=True, env=os.environ, timeout=60)
     assert "held" in done.stdout and done.returncode == -9
-    status = subprocess.run([PY, "-c", "import anyio; from kernel_mcp.gpu import gate; from kernel_mcp.workspace.config import GateConfig;"
-                             "print(anyio.run(gate.gpu_status, GateConfig(), '.').gpus[0].locked)"], capture_output=True, text=True, env=os.environ, timeout=60)
+    status = subprocess.run([PY, "-c", "import anyio; from kernel_mcp.gpu import gate; from kernel_mcp.platforms import VENDORS; "
+                             "from kernel_mcp.workspace.config import GateConfig;"
+                             "print(anyio.run(lambda: gate.gpu_status(GateConfig(), '.', vendors=VENDORS)).gpus[0].locked)"], capture_output=True, text=True, env=os.environ, timeout=60)
     assert status.stdout.strip() == "False"
 
 
@@ -115,8 +117,8 @@ async def test_no_monitor_runs_ungated_unless_a_gpu_is_required(tmp_path, monkey
     monkeypatch.setenv("ROCM_PATH", str(tmp_path / "none"))
     monkeypatch.setenv("CUDA_HOME", str(tmp_path / "none"))
     monkeypatch.setattr(sys, "path", [])
-    async with gate.acquire(GateConfig(), str(tmp_path)) as lease:
+    async with gate.acquire(GateConfig(), str(tmp_path), vendors=VENDORS) as lease:
         assert lease.gpu is None and "without the GPU gate" in lease.describe()
     with pytest.raises(gate.NoIdleGpu):
-        async with gate.acquire(GateConfig(), str(tmp_path), require_gpu=True):
+        async with gate.acquire(GateConfig(), str(tmp_path), require_gpu=True, vendors=VENDORS):
             pass

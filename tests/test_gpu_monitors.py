@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kernel_mcp.errors import CommandFailed
-from kernel_mcp.gpu.cuda import parse_nvidia_smi_xml
-from kernel_mcp.gpu.rocm import parse_amd_smi_static
+from kernel_mcp.platforms.cuda.nvidia_smi import parse_nvidia_smi_xml
+from kernel_mcp.platforms.rocm.amd_smi import parse_amd_smi_static
 from kernel_mcp.toolchain import PROBES, extract_version, parse_amd_smi_version
 
 from conftest import fixture

@@ -26,8 +26,9 @@ import pytest
 
 from kernel_mcp import gpu as gpu_mod
 from kernel_mcp.gpu import GpuInfo, lock_clocks, sample, unlock_clocks
-from kernel_mcp.gpu.cuda import parse_nvidia_smi_samples, parse_nvidia_smi_xml
-from kernel_mcp.gpu.rocm import parse_amd_smi_metric_samples
+from kernel_mcp.platforms import VENDORS
+from kernel_mcp.platforms.cuda.nvidia_smi import parse_nvidia_smi_samples, parse_nvidia_smi_xml
+from kernel_mcp.platforms.rocm.amd_smi import parse_amd_smi_metric_samples
 
 from conftest import find_fixture, fixture, install_stand_ins
 
@@ -89,13 +90,13 @@ async def test_no_monitor_no_sample_and_a_reason_for_no_lock(tmp_path, monkeypat
     for var in ("PATH", "ROCM_PATH", "CUDA_HOME", "CUDA_PATH"):
         monkeypatch.setenv(var, str(empty))
     nvidia = parse_nvidia_smi_xml(fixture(XML).read_text())[0]
-    assert await sample(None, str(tmp_path)) is None
-    assert await sample(AMD, str(tmp_path)) is None
-    assert await sample(nvidia, str(tmp_path)) is None
-    assert await lock_clocks(AMD, str(tmp_path)) == "neither amd-smi nor rocm-smi is installed: clocks not locked"
-    assert await unlock_clocks(AMD, str(tmp_path)) == "neither amd-smi nor rocm-smi is installed: nothing to unlock"
-    assert await lock_clocks(nvidia, str(tmp_path)) is None  # ncu holds clocks itself; -lgc needs root
-    assert await unlock_clocks(nvidia, str(tmp_path)) is None
+    assert await sample(None, str(tmp_path), vendors=VENDORS) is None
+    assert await sample(AMD, str(tmp_path), vendors=VENDORS) is None
+    assert await sample(nvidia, str(tmp_path), vendors=VENDORS) is None
+    assert await lock_clocks(AMD, str(tmp_path), vendors=VENDORS) == "neither amd-smi nor rocm-smi is installed: clocks not locked"
+    assert await unlock_clocks(AMD, str(tmp_path), vendors=VENDORS) == "neither amd-smi nor rocm-smi is installed: nothing to unlock"
+    assert await lock_clocks(nvidia, str(tmp_path), vendors=VENDORS) is None  # ncu holds clocks itself; -lgc needs root
+    assert await unlock_clocks(nvidia, str(tmp_path), vendors=VENDORS) is None
 
 
 def _logging(body: str, log) -> str:
@@ -111,7 +112,7 @@ async def test_sample_asks_nvidia_smi_for_the_given_gpu_only(tmp_path, monkeypat
     log = tmp_path / "calls.jsonl"
     install_stand_ins(tmp_path, monkeypatch, {"nvidia-smi": _logging(f"sys.stdout.write(open({str(fixture(XML))!r}).read())", log)})
     h100 = parse_nvidia_smi_xml(fixture(XML).read_text())[0]
-    s = await sample(h100, str(tmp_path))
+    s = await sample(h100, str(tmp_path), vendors=VENDORS)
     assert _calls(log) == [["-i", h100.uuid, "-q", "-x"]]
     assert s is not None and (s.sm_clock_mhz, s.temperature_c, s.power_w) == (1980.0, 41.0, 127.98)
 
@@ -121,12 +122,12 @@ async def test_sample_amd_retries_without_perf_level_and_picks_its_gpu(tmp_path,
     ecc = fixture("rocm/roctop-amdsmi-metric-ecc-r9700.json")
     body = f"if '--perf-level' in sys.argv:\n    sys.exit(2)\nsys.stdout.write(open({str(ecc)!r}).read())"
     install_stand_ins(tmp_path, monkeypatch, {"amd-smi": _logging(body, log)})
-    s = await sample(GpuInfo(index=2, vendor="amd", name="AMD GPU 2"), str(tmp_path))
+    s = await sample(GpuInfo(index=2, vendor="amd", name="AMD GPU 2"), str(tmp_path), vendors=VENDORS)
     assert _calls(log) == [["metric", "--gpu", "2", "--power", "--clock", "--temperature", "--perf-level", "--json"],
                            ["metric", "--gpu", "2", "--power", "--clock", "--temperature", "--json"]]
     assert s is not None and s.index == 2 and s.sm_clock_mhz is None
     # no clock group, so no maximum clock to cap at: nothing is set
-    statement = await lock_clocks(GpuInfo(index=2, vendor="amd", name="AMD GPU 2"), str(tmp_path))
+    statement = await lock_clocks(GpuInfo(index=2, vendor="amd", name="AMD GPU 2"), str(tmp_path), vendors=VENDORS)
     assert statement.startswith("GPU 2: its maximum graphics clock is unknown")
     assert not any(call[0] == "set" for call in _calls(log))
 
@@ -134,10 +135,10 @@ async def test_sample_amd_retries_without_perf_level_and_picks_its_gpu(tmp_path,
 async def test_a_failing_or_hanging_monitor_gives_no_sample(tmp_path, monkeypatch):
     h100 = parse_nvidia_smi_xml(fixture(XML).read_text())[0]
     install_stand_ins(tmp_path, monkeypatch, {"nvidia-smi": "import sys; sys.stderr.write('NVIDIA-SMI has failed'); sys.exit(9)"})
-    assert await sample(h100, str(tmp_path)) is None
+    assert await sample(h100, str(tmp_path), vendors=VENDORS) is None
     install_stand_ins(tmp_path, monkeypatch, {"nvidia-smi": "import time; time.sleep(60)"})
     monkeypatch.setattr(gpu_mod, "SAMPLE_TIMEOUT_S", 0.5)
-    assert await sample(h100, str(tmp_path)) is None
+    assert await sample(h100, str(tmp_path), vendors=VENDORS) is None
 
 
 async def test_lock_without_permission_says_so(tmp_path, monkeypatch):
@@ -147,9 +148,9 @@ async def test_lock_without_permission_says_so(tmp_path, monkeypatch):
     body = "sys.stderr.write('PermissionError: Command requires elevation\\n'); sys.exit(1)"
     install_stand_ins(tmp_path, monkeypatch, {"amd-smi": _logging(body, log)})
     gpu = GpuInfo(index=0, vendor="amd", name="AMD Instinct MI300X", bus_id="0000:1b:00.0")
-    statement = await lock_clocks(gpu, str(tmp_path), sclk_mhz=2100)
+    statement = await lock_clocks(gpu, str(tmp_path), sclk_mhz=2100, vendors=VENDORS)
     assert "no permission" in statement and statement.endswith("clocks not locked")
     assert _calls(log) == [["set", "--gpu", "0000:1b:00.0", "--perf-determinism", "2100"]]
-    assert "no permission" in await unlock_clocks(gpu, str(tmp_path))
+    assert "no permission" in await unlock_clocks(gpu, str(tmp_path), vendors=VENDORS)
     assert _calls(log)[-1] == ["reset", "--gpu", "0000:1b:00.0", "--perf-determinism"]
     assert os.environ["PATH"].startswith(str(tmp_path))  # the stand-ins, not a real amd-smi, answered

@@ -11,6 +11,7 @@ from mcp import Client
 from kernel_mcp.arch_registry import arch_names
 from kernel_mcp.docs import DocsStore, ingest, open_store
 from kernel_mcp.hardware import load_spec, occupancy
+from kernel_mcp.platforms import VENDORS
 from kernel_mcp.server import build_server
 
 from conftest import rocm_docs
@@ -24,12 +25,12 @@ def text_of(result) -> str:
 
 @pytest.mark.parametrize("vgprs, waves", [(22, 8), (155, 3), (86, 5)])
 def test_published_gfx950_vgpr_cases(vgprs, waves):
-    assert occupancy(load_spec("gfx950"), vgprs=vgprs, block_size=256).waves == waves
+    assert occupancy(load_spec("gfx950"), vgprs=vgprs, block_size=256, vendors=VENDORS).waves == waves
 
 
 def test_lds_32k_workgroup_gfx950_vs_gfx942():
-    cdna4 = occupancy(load_spec("gfx950"), vgprs=32, lds_bytes=32768, block_size=256)
-    cdna3 = occupancy(load_spec("gfx942"), vgprs=32, lds_bytes=32768, block_size=256)
+    cdna4 = occupancy(load_spec("gfx950"), vgprs=32, lds_bytes=32768, block_size=256, vendors=VENDORS)
+    cdna3 = occupancy(load_spec("gfx942"), vgprs=32, lds_bytes=32768, block_size=256, vendors=VENDORS)
     assert (cdna4.waves, cdna4.limiter) == (5, ["LDS"])
     assert cdna3.waves < cdna4.waves and cdna3.limiter == ["LDS"]
     # the sources disagree on the gfx950 LDS allocation block: the answer says so
@@ -38,8 +39,8 @@ def test_lds_32k_workgroup_gfx950_vs_gfx942():
 
 def test_agprs_count_in_the_unified_file():
     spec = load_spec("gfx942")
-    assert occupancy(spec, vgprs=9, agprs=32, block_size=256).limits[1].detail.startswith("align4(9) + 32 AGPRs = 44")
-    assert occupancy(spec, vgprs=128, agprs=128, block_size=256).waves == 2
+    assert occupancy(spec, vgprs=9, agprs=32, block_size=256, vendors=VENDORS).limits[1].detail.startswith("align4(9) + 32 AGPRs = 44")
+    assert occupancy(spec, vgprs=128, agprs=128, block_size=256, vendors=VENDORS).waves == 2
 
 
 def test_every_figure_has_a_source():

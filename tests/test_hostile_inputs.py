@@ -28,7 +28,7 @@ from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.hardware import load_spec, roofline
 from kernel_mcp.server import build_server
 
-from conftest import BASIC_TOML, PY, call, fixture, text_of, write_toml
+from conftest import BASIC_TOML, PY, call, data, fixture, text_of, write_toml
 from rocpd_builder import build as build_rocpd
 
 pytestmark = pytest.mark.anyio
@@ -127,6 +127,30 @@ async def test_malformed_profiler_outputs_are_invalid_input(tmp_path):
             result = await client.call_tool("profile_import", {"paths": [name]})
             text = text_of(result)
             assert result.is_error and text.startswith("invalid input") and name in text, (name, text)
+
+
+async def test_oversized_fields_and_headers_are_invalid_input(tmp_path):
+    """A field past the csv module's 131,072 characters (a workload's sysinfo.csv, a kernel stats
+    table) and a pmc_perf.csv header of 150,000 fields: each refused at once, naming the file; the
+    first two were internal errors and the last took two minutes (found by test_fuzz_importers)."""
+    write_toml(tmp_path, BASIC_TOML)
+    huge = '"' + "x" * 200_000 + '"'
+    workload = tmp_path / "wl"
+    shutil.copytree(data("rocm/rcm-vcopy-mi350-rocprofv3"), workload)
+    head, row = (workload / "sysinfo.csv").read_text().splitlines()[:2]
+    (workload / "sysinfo.csv").write_text(f"{head}\n{huge}{row[row.index(','):]}\n")
+    stats = tmp_path / "results.stats.csv"
+    stats.write_text(f"Name,Calls,TotalDurationNs,AverageNs,Percentage\n{huge},1,10,10,100\n")
+    wide = tmp_path / "wide"
+    shutil.copytree(data("rocm/rcm-vcopy-mi350-rocprofv3"), wide)
+    (wide / "pmc_perf.csv").write_bytes(b"," * 150_000 + (wide / "pmc_perf.csv").read_bytes())
+    async with Client(build_server(tmp_path)) as client:
+        for path, named in (("wl", "sysinfo.csv"), ("results.stats.csv", "results.stats.csv"), ("wide", "pmc_perf.csv")):
+            started = time.monotonic()
+            result = await client.call_tool("profile_import", {"paths": [path]})
+            text = text_of(result)
+            assert result.is_error and text.startswith("invalid input") and named in text, (path, text)
+            assert time.monotonic() - started < 30, path
 
 
 async def test_rocpd_with_text_durations_is_refused(tmp_path):

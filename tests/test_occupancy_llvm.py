@@ -16,10 +16,11 @@ from kernel_mcp.compile import amdgpu_asm
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.hardware import load_spec, occupancy
 from kernel_mcp.hardware import llvm_amdgpu as llvm
+from kernel_mcp.platforms import VENDORS
 
 from conftest import REPO
 
-PRELUDE = REPO / "kernel_mcp" / "compile" / "prelude"
+PRELUDE = REPO / "kernel_mcp" / "platforms" / "offline" / "prelude"
 # Extra SGPRs the compiler adds to a clobbered sN (IsaInfo::getNumExtraSGPRs, measured with the
 # offline clang): VCC, XNACK and flat scratch. The table states the total the compiler reports.
 EXTRA_SGPRS = {"gfx950": 6, "gfx942": 6, "gfx90a": 4}
@@ -89,7 +90,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[f"{c.arch}-{c.name}" for c in CASES])
 def test_the_calculator_gives_llvms_occupancy(case: Case):
-    occ = occupancy(load_spec(case.arch), vgprs=case.vgprs, agprs=case.agprs, sgprs=case.sgprs, lds_bytes=case.lds, block_size=case.block)
+    occ = occupancy(load_spec(case.arch), vgprs=case.vgprs, agprs=case.agprs, sgprs=case.sgprs, lds_bytes=case.lds, block_size=case.block, vendors=VENDORS)
     assert occ.waves == case.llvm, occ.explanation
     assert occ.waves_min is not None and occ.waves_min <= occ.waves
     assert occ.explanation and occ.sources  # every limit with its figures, every figure with its source
@@ -97,14 +98,14 @@ def test_the_calculator_gives_llvms_occupancy(case: Case):
 
 def test_the_three_cases_that_were_wrong_and_their_explanations():
     g950, g942 = load_spec("gfx950"), load_spec("gfx942")
-    wg576 = occupancy(g950, vgprs=8, block_size=576)
+    wg576 = occupancy(g950, vgprs=8, block_size=576, vendors=VENDORS)
     assert (wg576.waves, wg576.waves_min, wg576.limiter) == (7, 6, ["workgroup slots"])
     assert any("3 workgroups of 9 waves" in line for line in wg576.explanation)
-    lds = occupancy(g950, vgprs=8, lds_bytes=50000, block_size=64)
+    lds = occupancy(g950, vgprs=8, lds_bytes=50000, block_size=64, vendors=VENDORS)
     assert (lds.waves, lds.limiter) == (1, ["LDS"]) and any("SIMDs empty" in line for line in lds.explanation)
-    assert occupancy(g942, vgprs=8, lds_bytes=40000, block_size=128).waves == 1
-    assert [occupancy(g950, vgprs=8, sgprs=s).waves for s in range(97, 103)] == [8, 8, 8, 8, 7, 7]
-    whole = occupancy(g950, vgprs=96, block_size=1024)  # LLVM's 5, and what whole workgroups allow
+    assert occupancy(g942, vgprs=8, lds_bytes=40000, block_size=128, vendors=VENDORS).waves == 1
+    assert [occupancy(g950, vgprs=8, sgprs=s, vendors=VENDORS).waves for s in range(97, 103)] == [8, 8, 8, 8, 7, 7]
+    whole = occupancy(g950, vgprs=96, block_size=1024, vendors=VENDORS)  # LLVM's 5, and what whole workgroups allow
     assert whole.waves == 5 and any("1 workgroup(s) = 16 waves, at most 4 on a SIMD" in line for line in whole.explanation)
 
 
@@ -128,15 +129,15 @@ def test_sgpr_rule_is_llvms_step_table(sgprs):
 ])
 def test_impossible_inputs_are_refused(arch, kwargs, words):
     with pytest.raises(InvalidInput) as caught:
-        occupancy(load_spec(arch), **kwargs)
+        occupancy(load_spec(arch), **kwargs, vendors=VENDORS)
     assert words in caught.value.message
 
 
 def test_readable_but_suspicious_inputs_carry_a_note():
     spec = load_spec("gfx950")
-    assert "unified count" in occupancy(spec, vgprs=300).notes[0]
-    assert "allocation granule" in occupancy(spec, vgprs=8, sgprs=112).notes[0]
-    assert occupancy(spec, vgprs=8, sgprs=100).notes == []
+    assert "unified count" in occupancy(spec, vgprs=300, vendors=VENDORS).notes[0]
+    assert "allocation granule" in occupancy(spec, vgprs=8, sgprs=112, vendors=VENDORS).notes[0]
+    assert occupancy(spec, vgprs=8, sgprs=100, vendors=VENDORS).notes == []
 
 
 def test_workgroup_sizes_range_as_the_compiler_reports_for_a_launch_bound():
@@ -196,7 +197,7 @@ def test_the_compiler_reports_the_same_occupancy(case: Case, compiled):
     assert not case.sgprs or k["sgprs"] == case.sgprs
     assert k["max_block_size"] == case.block
     assert k["compiler_occupancy"] == case.llvm
-    ours = occupancy(load_spec(case.arch), vgprs=k["vgprs"], agprs=k["agprs"] or 0, sgprs=k["sgprs"], lds_bytes=k["lds_bytes"], block_size=case.block)
+    ours = occupancy(load_spec(case.arch), vgprs=k["vgprs"], agprs=k["agprs"] or 0, sgprs=k["sgprs"], lds_bytes=k["lds_bytes"], block_size=case.block, vendors=VENDORS)
     assert ours.waves == k["compiler_occupancy"], ours.explanation
 
 
@@ -222,6 +223,6 @@ async def test_compile_kernel_explains_a_launch_bound_the_compiler_reads_as_a_ra
 def test_resource_notes_flag_a_database_agpr_count_without_raising():
     from kernel_mcp.hardware import resource_notes
 
-    assert resource_notes("gfx950", vgprs=128, agprs=384)[0].startswith("not a possible kernel on gfx950: 384 AGPRs")
-    assert "allocation granule" in resource_notes("gfx942", vgprs=64, sgprs=112)[0]
-    assert resource_notes("gfx950", vgprs=128, agprs=128, sgprs=48, lds_bytes=32768, block_size=256) == []
+    assert resource_notes("gfx950", vgprs=128, agprs=384, vendors=VENDORS)[0].startswith("not a possible kernel on gfx950: 384 AGPRs")
+    assert "allocation granule" in resource_notes("gfx942", vgprs=64, sgprs=112, vendors=VENDORS)[0]
+    assert resource_notes("gfx950", vgprs=128, agprs=128, sgprs=48, lds_bytes=32768, block_size=256, vendors=VENDORS) == []

@@ -126,7 +126,7 @@ def test_wheel_carries_what_the_server_reads(wheel, source_copy):
         missing = [f for f in files if f"kernel_mcp/shipped/{f}" not in names]
         assert not missing, f"the wheel lacks {missing}"
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
-    assert "kernel_mcp/workspace/example.toml" in names and "kernel_mcp/compile/prelude/kernel_mcp_hip_prelude.h" in names
+    assert "kernel_mcp/workspace/example.toml" in names and "kernel_mcp/platforms/offline/prelude/kernel_mcp_hip_prelude.h" in names
     assert not [n for n in names if n.startswith(("tests/", "kernels/", "docs_index/", "skills/"))], "only kernel_mcp/ at the top"
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     requires = re.findall(r"^Requires-Dist: ([A-Za-z0-9_.-]+)(.*)$", metadata, re.M)

@@ -14,9 +14,9 @@ from mcp import Client
 from kernel_mcp import arch_registry
 from kernel_mcp.arch_registry import device_id_hex, product_for_gpu, product_named, products, products_of, registry
 from kernel_mcp.bench import floor_for
-from kernel_mcp.gpu.cuda import parse_nvidia_smi_xml
-from kernel_mcp.gpu.models import GpuInfo
-from kernel_mcp.gpu.rocm import parse_amd_smi_static
+from kernel_mcp.platforms.cuda.nvidia_smi import parse_nvidia_smi_xml
+from kernel_mcp.models.gpu import GpuInfo
+from kernel_mcp.platforms.rocm.amd_smi import parse_amd_smi_static
 from kernel_mcp.hardware import load_spec
 from kernel_mcp.server import build_server
 from kernel_mcp.workspace import Workspace

@@ -21,7 +21,9 @@ import pytest
 from mcp import Client
 
 from kernel_mcp.errors import InvalidInput
-from kernel_mcp.profile import profile_import, rocm
+from kernel_mcp.platforms import VENDORS
+from kernel_mcp.platforms.rocm import rocprofv3
+from kernel_mcp.profile import profile_import
 from kernel_mcp.server import build_server
 from kernel_mcp.workspace import Workspace
 
@@ -34,7 +36,7 @@ VCOPY = "vecCopy(double*, double*, double*, int, int)"
 def _import(root: Path, *paths: str, target: str = "k_main"):
     write_toml(root, BASIC_TOML.replace('target_kernel = "k_main"', f'target_kernel = "{target}"'))
     ws = Workspace.open(root)
-    return profile_import(ws, ws.runs.create("profile_import", {}), list(paths))
+    return profile_import(ws, ws.runs.create("profile_import", {}), list(paths), vendors=VENDORS)
 
 
 def _copy_tree(source: Path, dest: Path) -> None:
@@ -107,10 +109,10 @@ def test_two_copies_of_one_process_file_count_twice(tmp_path):
 
 def test_the_profile_kernels_folder_readers_merge_every_file(tmp_path):
     out = _multi_process(tmp_path)
-    frame = rocm.read_trace_folder(out, within=tmp_path)
+    frame = rocprofv3.read_trace_folder(out, within=tmp_path)
     assert len(frame) == 25 and frame["origin"].nunique() == 3
     assert {f.path for f in frame.attrs["inputs"] if f.skipped} == {f"prof/{p.relative_to(out).as_posix()}" for p in out.rglob("*_agent_info.csv")}
-    counters = rocm.read_counters_folder(out, within=tmp_path)
+    counters = rocprofv3.read_counters_folder(out, within=tmp_path)
     assert len(counters) == sum(len(pd.read_csv(p)) for p in out.rglob("*_counter_collection.csv"))
 
 

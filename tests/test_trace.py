@@ -15,6 +15,7 @@ import pytest
 from mcp import Client
 
 from kernel_mcp.errors import InvalidInput
+from kernel_mcp.platforms import VENDORS
 from kernel_mcp.server import build_server
 from kernel_mcp.trace.analysis import summarise
 from kernel_mcp.trace.ncu_source import read_ncu_source
@@ -34,7 +35,7 @@ def test_pc_sampling_code_json():
     assert len(rows) > 1000 and not any(r.isa.startswith(";") for r in rows)
     barrier = next(r for r in rows if r.index == 102)
     assert barrier.isa == "s_barrier" and barrier.reasons == {"BARRIER_WAIT": 153.0} and barrier.samples == 153
-    s = summarise("reference_gemm", "rocprofv3 PC sampling", rows)
+    s = summarise("reference_gemm", "rocprofv3 PC sampling", rows, vendors=VENDORS)
     assert s.unit == "samples" and s.total == sum(r.samples for r in rows)
     assert s.categories["barrier"] > 0.1 and s.hot[0].isa in ("s_barrier", "s_waitcnt vmcnt(0)")
     waits = [w for w in s.waits if w.waits_for]
@@ -46,8 +47,8 @@ def test_pc_sampling_code_json():
 
 
 def test_ncu_source_views_agree():
-    sass = summarise("dwconv3d_naive", "ncu source counters", read_ncu_source(fixture("cuda/ncu_source_sass.csv").read_text()))
-    both = summarise("dwconv3d_naive", "ncu source counters", read_ncu_source(fixture("cuda/ncu_source_cuda_sass.csv").read_text()))
+    sass = summarise("dwconv3d_naive", "ncu source counters", read_ncu_source(fixture("cuda/ncu_source_sass.csv").read_text()), vendors=VENDORS)
+    both = summarise("dwconv3d_naive", "ncu source counters", read_ncu_source(fixture("cuda/ncu_source_cuda_sass.csv").read_text()), vendors=VENDORS)
     assert sass.total == both.total == 3159  # an instruction listed under several source lines counts once
     assert sass.categories == pytest.approx(both.categories)
     assert both.hot[0].source.endswith("dw.cu:14") and "LDG" in both.waits[0].waits_for[0].isa
@@ -60,7 +61,7 @@ def test_stats_csv(tmp_path):
     path.write_text("Codeobj,Vaddr,Instruction,Hitcount,Latency,Stall,Idle,Source\n11,5888,global_load_dwordx4 v[0:3], v[4:5], off,48,276,96,48,k.hip:10\n"
                     "11,5896,s_waitcnt vmcnt(0),48,900,850,0,k.hip:11\n11,5900,v_fmac_f32_e32 v1, v2, v3,48,192,0,0,k.hip:12\n")
     path.write_text(path.read_text().replace("global_load_dwordx4 v[0:3], v[4:5], off", '"global_load_dwordx4 v[0:3], v[4:5], off"').replace("v_fmac_f32_e32 v1, v2, v3", '"v_fmac_f32_e32 v1, v2, v3"'))
-    s = summarise("k", "rocprofv3 thread trace stats", read_stats_csv(path))
+    s = summarise("k", "rocprofv3 thread trace stats", read_stats_csv(path), vendors=VENDORS)
     assert s.unit == "cycles" and s.hot[0].isa == "s_waitcnt vmcnt(0)"
     assert s.waits[0].waits_for[0].isa.startswith("global_load_dwordx4") and s.waits[0].valu_between == 0
     assert s.waits[0].attribution.startswith("estimate")

@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from kernel_mcp.platforms import VENDORS
 from kernel_mcp.trace import summarise_folder
 from kernel_mcp.trace.folder import summarise_file
 from kernel_mcp.trace.models import pct
@@ -93,12 +94,12 @@ def test_each_dispatch_is_its_own_summary_never_merged():
     folders = dispatches()
     assert len(folders) == 4 and len({label_of(f) for f in folders}) == 4
     costliest = max(folders, key=lambda f: (instructions(f).latency + instructions(f).idle).sum())
-    s = summarise_folder(ATT, None, "att-gfx950")
+    s = summarise_folder(ATT, None, "att-gfx950", vendors=VENDORS)
     assert {b.kernel for b in s.found} == {label_of(f) for f in folders} and len(s.found) == 4
     assert s.kernel == label_of(costliest) and s.found[0].kernel == s.kernel
     assert s.facts[0].startswith("summarised: the costliest dispatch")
     for folder in folders:
-        one = summarise_folder(ATT, label_of(folder), "att-gfx950")
+        one = summarise_folder(ATT, label_of(folder), "att-gfx950", vendors=VENDORS)
         rows = instructions(folder)
         assert one.kernel == label_of(folder) and one.arch == "gfx950"
         assert one.total == (rows.latency + rows.idle).sum() and one.instructions == len(rows)
@@ -110,7 +111,7 @@ def test_each_dispatch_is_its_own_summary_never_merged():
 
 def test_stall_issue_and_idle_are_kept_apart_in_every_category():
     for folder in dispatches():
-        s = summarise_folder(folder, None, folder.name, within=ATT)
+        s = summarise_folder(folder, None, folder.name, within=ATT, vendors=VENDORS)
         rows = instructions(folder)
         assert sum(c.stall for c in s.costs.values()) == rows.stall.sum()
         assert sum(c.issue for c in s.costs.values()) == (rows.latency - rows.stall).sum()
@@ -131,13 +132,13 @@ def test_stall_issue_and_idle_are_kept_apart_in_every_category():
 def test_waves_are_counted_per_dispatch_from_filenames_and_folder():
     total = 0
     for folder in dispatches():
-        s = summarise_folder(folder, None, folder.name, within=ATT)
+        s = summarise_folder(folder, None, folder.name, within=ATT, vendors=VENDORS)
         files = len(list(folder.glob("se*_sm*_sl*_wv*.json")))
         assert s.waves == files == wave_leaves(folder)
         total += files
     vec_add = next(f for f in dispatches() if label_of(f) == "vecAddKernel_0")
     assert wave_leaves(vec_add) == 632 and total == 632 + 16 + 8 + 4
-    s = summarise_folder(vec_add, None, "vec_add", within=ATT)
+    s = summarise_folder(vec_add, None, "vec_add", within=ATT, vendors=VENDORS)
     assert "632 waves" in s.render() and all(w.attribution.endswith("64 of 632 wave files") for w in s.waits if w.waits_for)
 
 
@@ -151,7 +152,7 @@ def test_waits_name_what_the_decoder_recorded():
             continue
         records = decoder_waits(folder)
         rows = instructions(folder).set_index("line")
-        s = summarise_folder(folder, None, folder.name, within=ATT)
+        s = summarise_folder(folder, None, folder.name, within=ATT, vendors=VENDORS)
         assert s.waits
         for w in s.waits:
             named = records.get(w.index, Counter())
@@ -175,9 +176,9 @@ def test_same_kernel_two_dispatches_are_listed_apart(tmp_path):
         row[7] *= 2  # the second launch ran twice as long
         row[8] *= 2
     (second / "code.json").write_text(json.dumps(doc, separators=(",", ":")))
-    s = summarise_folder(tmp_path, "layernorm", "two")
+    s = summarise_folder(tmp_path, "layernorm", "two", vendors=VENDORS)
     assert [b.dispatch for b in s.found] == ["agent 22257 dispatch 24", "agent 22257 dispatch 23"]
-    first = summarise_folder(tmp_path, "layernorm", "two", dispatch=23)
+    first = summarise_folder(tmp_path, "layernorm", "two", dispatch=23, vendors=VENDORS)
     assert first.dispatch == "agent 22257 dispatch 23" and first.total == (instructions(layernorm).latency + instructions(layernorm).idle).sum()
     assert s.total - first.total == instructions(layernorm).latency.sum()
 
@@ -200,13 +201,13 @@ def test_stats_csv_and_code_json_name_instructions_alike(tmp_path):
     folder = next(f for f in dispatches() if label_of(f) == "hgemm_bf16_32x64x256_W1x2x2_S2_BT_BLDS1_AS1_SPK14_0")
     stats = tmp_path / f"stats_{folder.name}.csv"
     write_stats_csv(folder, stats)
-    from_code = summarise_folder(folder, None, "code", within=ATT)
-    from_stats = summarise_file(stats, None, "stats", tmp_path)
+    from_code = summarise_folder(folder, None, "code", within=ATT, vendors=VENDORS)
+    from_stats = summarise_file(stats, None, "stats", tmp_path, vendors=VENDORS)
     assert from_stats.kernel == from_code.kernel and from_stats.dispatch == from_code.dispatch
     assert [(h.address, h.isa, h.cost) for h in from_stats.hot] == [(h.address, h.isa, h.cost) for h in from_code.hot]
     assert from_stats.categories.keys() <= set(from_code.categories) | {"VMEM wait", "LDS/SMEM wait"}
     shutil.copytree(folder, tmp_path / folder.name)
-    both = summarise_folder(tmp_path, None, "both")
+    both = summarise_folder(tmp_path, None, "both", vendors=VENDORS)
     assert len(both.found) == 1 and both.source == "rocprofv3 thread trace"  # the stats CSV of a decoded dispatch is not a second one
 
 
@@ -231,7 +232,7 @@ def test_bank_conflicts_are_named_from_the_shared_wavefront_columns(path):
     ideal, excess = frame["L1 Wavefronts Shared Ideal"].sum(), frame["L1 Wavefronts Shared Excessive"].sum()
     details = (DATA / "cuda" / "ncu_details_bank.csv").read_text()
     assert f"total of {excess:.0f} excessive wavefronts (97% of the total {wavefronts:.0f} wavefronts)" in details
-    s = summarise_file(path, None, path.name, DATA)
+    s = summarise_file(path, None, path.name, DATA, vendors=VENDORS)
     assert s.kernel == name and len(s.found) == 2 and s.total == samples
     b = s.bank_conflicts
     assert (b.wavefronts, b.ideal, b.excess) == (wavefronts, ideal, excess) and b.excess_share == excess / wavefronts
@@ -249,7 +250,7 @@ def test_bank_conflicts_are_named_from_the_shared_wavefront_columns(path):
 
 def test_the_conflict_free_twin_is_summarised_when_asked_for():
     name, frame = ncu_sections(BANK_SASS)[2]
-    s = summarise_file(BANK_SASS, "transpose_read<(int)1>", "bank", DATA)
+    s = summarise_file(BANK_SASS, "transpose_read<(int)1>", "bank", DATA, vendors=VENDORS)
     assert s.kernel == name and s.total == frame["Warp Stall Sampling (All Samples)"].sum()
     assert s.bank_conflicts.excess == 0 and s.bank_conflicts.wavefronts == frame["L1 Wavefronts Shared"].sum()
     assert any(f.startswith("no shared-memory bank conflicts") for f in s.findings)
@@ -260,7 +261,7 @@ def test_an_export_without_wavefront_columns_says_it_cannot_tell(tmp_path):
     """The conv3d export (../shared) has no L1 Wavefronts Shared columns: nothing is claimed."""
     from conftest import fixture
 
-    s = summarise_file(fixture("cuda/ncu_source_sass.csv"), None, "conv3d", fixture("cuda/ncu_source_sass.csv").parent)
+    s = summarise_file(fixture("cuda/ncu_source_sass.csv"), None, "conv3d", fixture("cuda/ncu_source_sass.csv").parent, vendors=VENDORS)
     assert s.bank_conflicts is None and not any("bank conflicts" in f and "cannot" not in f for f in s.findings)
 
 

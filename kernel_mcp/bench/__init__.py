@@ -14,23 +14,27 @@ import time
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import anyio
 from pydantic import BaseModel, field_validator
 
-from kernel_mcp import platforms, runner, safe_files, sandbox
+from kernel_mcp import runner, safe_files, sandbox
 from kernel_mcp.arch_registry import product_named
 from kernel_mcp.bench.results import TableFigures, figures, read_csv, shown
 from kernel_mcp.bench.stats import Comparison, compare, median, spread
 from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.gpu import gate
-from kernel_mcp.gpu.models import GpuInfo
+from kernel_mcp.models.gpu import GpuInfo
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.untrusted import inline
 from kernel_mcp.workspace import Run, Workspace
 from kernel_mcp.workspace.runs import run_uri
 from kernel_mcp.workspace.config import BenchmarkConfig
+
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
 __all__ = ["BenchRun", "BenchmarkFailed", "ClassRun", "Comparison", "compare", "run_benchmark", "spread"]
 
@@ -155,7 +159,7 @@ def merge(tables: list[TableFigures]) -> list[ClassRun]:
 async def run_benchmark(
     ws: Workspace, run: Run, label: str | None = None, repeats: int | None = None,
     progress: ProgressFn | None = None, cwd: Path | None = None, extra_env: dict[str, str] | None = None,
-    lease: gate.Lease | None = None, file_prefix: str = "bench", boundary: sandbox.Boundary | None = None,
+    lease: gate.Lease | None = None, file_prefix: str = "bench", boundary: sandbox.Boundary | None = None, *, vendors: Vendors,
 ) -> BenchRun:
     """Run the fixed command `repeats` times on one gated GPU; `cwd` lets the ledger run it in its
     worktree (or BEST's), `lease` run it on a GPU the caller already holds, and `file_prefix` keeps
@@ -171,7 +175,7 @@ async def run_benchmark(
     seeds: list[int] = []
     started_all = time.monotonic()
     failure = None
-    require_gpu = platforms.needs_gpu(ws)
+    require_gpu = vendors.needs_gpu(ws)
     impossible: list[str] = []
     floor_of = floor_note = None
     sealed: list[str | None] = []
@@ -179,7 +183,7 @@ async def run_benchmark(
     with ExitStack() as stack:
         if boundary is None:
             boundary = stack.enter_context(ws.sealed_side(root, f"{run.id}-{file_prefix}"))
-        async with gate.use(ws.config.gate, str(root), progress, require_gpu=require_gpu, lease=lease) as lease:
+        async with gate.use(ws.config.gate, str(root), progress, require_gpu=require_gpu, lease=lease, vendors=vendors) as lease:
             floor, floor_of, floor_note = floor_for(ws, lease.gpu)
             for index in range(1, repeats + 1):
                 seed = secrets.randbits(62)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from kernel_mcp import bench, ledger
+from kernel_mcp import bench
+from kernel_mcp.ledger.core import compare_with_best
 from kernel_mcp.ledger.tools import workdir_for
 from kernel_mcp.tooling import RUNS_COMMANDS, ToolContext, ToolInput, ToolSpec
 
@@ -19,8 +20,8 @@ async def _run_benchmark(args: RunBenchmarkInput, ctx: ToolContext) -> bench.Ben
     ws = ctx.workspace()
     run = ctx.new_run(args.model_dump())
     result = await bench.run_benchmark(ws, run, label=args.label, repeats=args.repeats, progress=ctx.progress,
-                                       cwd=workdir_for(ws, args.in_experiment))
-    answer = ledger.compare_with_best(ws, result, run.id)
+                                       cwd=workdir_for(ws, args.in_experiment), vendors=ctx.vendors)
+    answer = compare_with_best(ws, result, run.id)
     if result.failure:
         # an error answer (isError), with the reason; the run keeps the logs, the CSVs of the
         # repeats that completed, and this summary

@@ -1,6 +1,6 @@
 """compile_kernel: what the compiler really produced, per kernel, after every edit.
 
-The compiler follows the target and the machine (platforms.compiler_for): hipcc when ROCm is
+The compiler follows the target and the machine (Vendors.compiler_for): hipcc when ROCm is
 installed, the offline clang (device-only) for AMD targets otherwise, nvcc for NVIDIA ones. Each
 answer carries registers, LDS,
 spills, occupancy with its limiter, the instruction mix, the diagnostics and the change against
@@ -10,18 +10,22 @@ the previous compile of the same kernel; the full ISA and compiler output stay a
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
-from kernel_mcp import platforms
 from kernel_mcp.compile import dynamic_lds
 from kernel_mcp.compile.diagnostics import parse_diagnostics
 from kernel_mcp.compile.flags import check_defines, check_flags
-from kernel_mcp.compile.job import BackendOutput, CompileJob
-from kernel_mcp.compile.models import Diagnostic, KernelFacts, merged_notes
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.hardware import load_spec, occupancy
+from kernel_mcp.models.compile import BackendOutput, CompileJob, Diagnostic, KernelFacts, merged_notes
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.workspace import Run, Workspace
+
+if TYPE_CHECKING:
+    from kernel_mcp.hardware.specs import HardwareSpec
+    from kernel_mcp.models.occupancy import Occupancy
+    from kernel_mcp.models.platform import Vendors
 
 SOURCE_SUFFIXES = (".hip", ".cu", ".cpp", ".cc", ".cxx")
 MAX_KERNELS_SHOWN = 12
@@ -85,7 +89,7 @@ def with_dynamic_lds(kernels: list[KernelFacts], declared: list[str], dynamic_ld
             f"(the dynamic_lds_bytes argument; {told})"]
 
 
-def _with_occupancy(kernels: list[KernelFacts], arch: str, block_size: int | None) -> list[str]:
+def _with_occupancy(kernels: list[KernelFacts], arch: str, block_size: int | None, vendors: Vendors) -> list[str]:
     notes: list[tuple[str, str]] = []  # (kernel, what is said of it)
     spec = load_spec(arch)
     for k in kernels:
@@ -93,7 +97,7 @@ def _with_occupancy(kernels: list[KernelFacts], arch: str, block_size: int | Non
             continue
         size = block_size or k.max_block_size or 256
         try:
-            k.occupancy = _occupancy_for(spec, k, size)
+            k.occupancy = _occupancy_for(spec, k, size, vendors)
         except InvalidInput as exc:
             notes.append((k.name, f"occupancy not computed: {exc.message}"))
             continue
@@ -102,22 +106,22 @@ def _with_occupancy(kernels: list[KernelFacts], arch: str, block_size: int | Non
         if k.occupancy_lds_bytes():
             notes.append((k.name, f"occupancy assumes blocks of {size} threads ({origin})"))
         if k.compiler_occupancy is not None and k.compiler_occupancy != k.occupancy.waves:
-            notes.append((k.name, _compiler_differs(spec, k, size)))
+            notes.append((k.name, _compiler_differs(spec, k, size, vendors)))
     return merged_notes(notes)
 
 
-def _occupancy_for(spec, k: KernelFacts, size: int, lds_bytes: int | None = None):
+def _occupancy_for(spec: HardwareSpec, k: KernelFacts, size: int, vendors: Vendors, lds_bytes: int | None = None) -> Occupancy:
     lds = k.occupancy_lds_bytes() if lds_bytes is None else lds_bytes
-    return occupancy(spec, vgprs=k.vgprs or 0, agprs=k.agprs or 0, sgprs=k.sgprs or 0, lds_bytes=lds, block_size=size)
+    return occupancy(spec, vgprs=k.vgprs or 0, agprs=k.agprs or 0, sgprs=k.sgprs or 0, lds_bytes=lds, block_size=size, vendors=vendors)
 
 
-def _compiler_differs(spec, k: KernelFacts, size: int) -> str:
+def _compiler_differs(spec: HardwareSpec, k: KernelFacts, size: int, vendors: Vendors) -> str:
     """Why the compiler's occupancy differs from the calculator's for `size`-thread blocks. The
     compiler only knows the kernel's largest workgroup and reports the best any size up to it
     reaches (a smaller workgroup may fit where the largest leaves slots over)."""
     if k.dynamic_lds_bytes:
         try:
-            static_only = _occupancy_for(spec, k, size, lds_bytes=k.lds_bytes or 0).waves
+            static_only = _occupancy_for(spec, k, size, vendors, lds_bytes=k.lds_bytes or 0).waves
         except InvalidInput:
             static_only = None
         if static_only == k.compiler_occupancy:  # said alike of every kernel: the occupancy lines hold the figures
@@ -126,7 +130,7 @@ def _compiler_differs(spec, k: KernelFacts, size: int) -> str:
     best: tuple[int, int] | None = None
     for smaller in range(wave, size, wave):
         try:
-            waves = _occupancy_for(spec, k, smaller).waves
+            waves = _occupancy_for(spec, k, smaller, vendors).waves
         except InvalidInput:
             continue
         if waves == k.compiler_occupancy:
@@ -196,13 +200,15 @@ async def compile_kernel(
     block_size: int | None = None,
     progress: ProgressFn | None = None,
     dynamic_lds_bytes: int | None = None,
+    *,
+    vendors: Vendors,
 ) -> CompileAnswer:
     path = ws.resolve(source, must_exist=True)
     if not path.is_file() or path.suffix not in SOURCE_SUFFIXES:
         raise InvalidInput(f"{source} is not a kernel source file ({', '.join(SOURCE_SUFFIXES)})")
     arch = arch or ws.config.target.arch
     load_spec(arch)  # refuses unknown archs with the list of known ones
-    compiler = platforms.compiler_for(ws, arch)
+    compiler = vendors.compiler_for(ws, arch)
     job = CompileJob(
         ws=ws, source=path, source_rel=ws.relative(path), arch=arch,
         defines=check_defines(defines or []), flags=check_flags(flags or [], compiler.flag_dialect),
@@ -215,7 +221,7 @@ async def compile_kernel(
     if out.ok and not out.kernels:
         notes.append("no kernels in the output (is anything marked __global__?)")
     notes += with_dynamic_lds(out.kernels, dynamic_lds.declarations(path, ws.root), dynamic_lds_bytes)
-    notes += _with_occupancy(out.kernels, arch, block_size)
+    notes += _with_occupancy(out.kernels, arch, block_size, vendors)
     if out.ok:
         _apply_history(ws, f"{arch}:{job.source_rel}", out.kernels)
     diagnostics, total = parse_diagnostics(out.diagnostic_lines())

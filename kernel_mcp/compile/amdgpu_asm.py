@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from kernel_mcp.compile.amdgpu_remarks import parse_remarks  # (part of this module's interface)
-from kernel_mcp.compile.models import InstructionMix, KernelFacts
+from kernel_mcp.models.compile import InstructionMix, KernelFacts
 
 _META_KEYS = {
     ".name": "name",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from kernel_mcp.compile.models import Diagnostic
+from kernel_mcp.models.compile import Diagnostic
 
 # clang: "src/k.hip:12:5: error: use of undeclared identifier 'x'"
 _CLANG = re.compile(r"^(?P<file>[^\s:][^:]*):(?P<line>\d+):(?P<col>\d+): (?P<sev>fatal error|error|warning): (?P<msg>.*)$")

@@ -6,7 +6,7 @@ import re
 from collections import defaultdict
 
 from kernel_mcp.compile.amdgpu_asm import display_name
-from kernel_mcp.compile.models import InstructionMix, KernelFacts, merged_notes
+from kernel_mcp.models.compile import InstructionMix, KernelFacts, merged_notes
 
 _ENTRY = re.compile(r"Compiling entry function '(?P<name>[^']+)' for '(?P<arch>[^']+)'")
 _PROPS = re.compile(r"Function properties for (?P<name>\S+)")

@@ -37,7 +37,8 @@ async def _compile_kernel(args: CompileKernelInput, ctx: ToolContext) -> compile
     ws.resolve(args.source, must_exist=True)  # refuse bad paths before creating a run
     run = ctx.new_run(args.model_dump())
     return await compiler.compile_kernel(ws, run, source=args.source, arch=args.arch, defines=args.defines, flags=args.flags,
-                                         block_size=args.block_size, progress=ctx.progress, dynamic_lds_bytes=args.dynamic_lds_bytes)
+                                         block_size=args.block_size, progress=ctx.progress, dynamic_lds_bytes=args.dynamic_lds_bytes,
+                                         vendors=ctx.vendors)
 
 
 async def _isa_view(args: IsaViewInput, ctx: ToolContext) -> isa_view.IsaSlice:

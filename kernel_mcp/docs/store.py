@@ -12,8 +12,11 @@ import sqlite3
 import time
 from pathlib import Path
 
+# the package's modules by their full names: the package imports this one (see test_architecture.py)
+import kernel_mcp.docs.passages as passages
+import kernel_mcp.docs.ranking as ranking
+import kernel_mcp.docs.vocabulary as vocabulary
 from kernel_mcp import safe_files
-from kernel_mcp.docs import passages, ranking, vocabulary
 from kernel_mcp.docs.hardware_pages import PAGE_PREFIX, read_hardware_table
 from kernel_mcp.docs.isa_xml import read_isa_xml
 from kernel_mcp.docs.readers import SUFFIXES, Section, read_html, read_markdown, read_pdf, read_rst, slug

@@ -17,21 +17,22 @@ import time
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from kernel_mcp import runner, toolchain
 from kernel_mcp.errors import CommandFailed, KernelMcpError
-from kernel_mcp.gpu.cuda import QUERY_ARGS, parse_nvidia_smi_xml
+from kernel_mcp.models.gpu import GpuInfo
 from kernel_mcp.untrusted import inline
-from kernel_mcp.gpu.models import GpuInfo
-from kernel_mcp.gpu.usage import AMD_METRIC_ARGS, ROCM_SMI_ARGS, parse_amd_smi_metric, parse_rocm_smi
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.workspace.config import GateConfig
 
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
+
 LOCK_DIR_ENV = "KERNEL_MCP_LOCK_DIR"
-MONITORS = (("nvidia-smi", QUERY_ARGS, parse_nvidia_smi_xml), ("amd-smi", AMD_METRIC_ARGS, parse_amd_smi_metric), ("rocm-smi", ROCM_SMI_ARGS, parse_rocm_smi))
 
 
 class NoIdleGpu(KernelMcpError):
@@ -109,21 +110,22 @@ def _rank(gpu: GpuInfo) -> tuple:
     return (len(gpu.processes or []), gpu.utilization_pct or 0.0, memory, gpu.index)
 
 
-async def gpu_status(cfg: GateConfig, cwd: str) -> GpuStatus:
-    for name, args, parse in MONITORS:
-        path = toolchain.find(name)
+async def gpu_status(cfg: GateConfig, cwd: str, *, vendors: Vendors) -> GpuStatus:
+    """What the first installed monitor of `vendors.usage_monitors()` says of every GPU."""
+    for query in vendors.usage_monitors():
+        path = toolchain.find(query.tool)
         if path is None:
             continue
-        result = await runner.run([path, *args], cwd=cwd, timeout_s=60, tail_bytes=8 * 2**20)
+        result = await runner.run([path, *query.args], cwd=cwd, timeout_s=60, tail_bytes=8 * 2**20)
         if not result.ok:
-            raise CommandFailed(f"{name} {' '.join(args)} gave {result.status()}", hint=result.stderr.tail[-300:] or None)
+            raise CommandFailed(f"{query.tool} {' '.join(query.args)} gave {result.status()}", hint=result.stderr.tail[-300:] or None)
         states = []
-        for gpu in parse(result.stdout.tail):
+        for gpu in query.read(result.stdout.tail):
             idle, reason = judge(gpu, cfg)
             locked = _is_locked(gpu)
             states.append(GpuState(gpu=gpu, idle=idle and not locked, locked=locked, reason="locked by another kernel-mcp run" if locked else reason))
         ready = sorted((s.gpu for s in states if s.idle), key=_rank)
-        return GpuStatus(monitor=name, gpus=states, chosen=ready[0].index if ready else None)
+        return GpuStatus(monitor=query.tool, gpus=states, chosen=ready[0].index if ready else None)
     return GpuStatus(monitor=None, gpus=[], note="no GPU monitor (nvidia-smi, amd-smi, rocm-smi) on this machine")
 
 
@@ -142,11 +144,9 @@ class Lease:
         return f"GPU {self.gpu.index} ({named})" + (f" after waiting {self.waited_s:.0f} s" if self.waited_s >= 1 else "")
 
 
-def pin_env(gpu: GpuInfo) -> dict[str, str]:
+def pin_env(gpu: GpuInfo, vendors: Vendors) -> dict[str, str]:
     """The environment that makes a run see this GPU only (its vendor's visibility variables)."""
-    from kernel_mcp import platforms
-
-    return platforms.for_gpu(gpu).pin_env(gpu)
+    return vendors.for_gpu(gpu).pin_env(gpu)
 
 
 def _try_lock(gpu: GpuInfo):
@@ -163,23 +163,24 @@ def _try_lock(gpu: GpuInfo):
 
 
 @asynccontextmanager
-async def use(cfg: GateConfig, cwd: str, progress: ProgressFn | None = None, require_gpu: bool = False, lease: Lease | None = None):
+async def use(cfg: GateConfig, cwd: str, progress: ProgressFn | None = None, require_gpu: bool = False, lease: Lease | None = None, *, vendors: Vendors):
     """The caller's lease when it already holds one (a pool of candidates), else a fresh acquire."""
     if lease is not None:
         yield lease
         return
-    async with acquire(cfg, cwd, progress, require_gpu) as fresh:
+    async with acquire(cfg, cwd, progress, require_gpu, vendors=vendors) as fresh:
         yield fresh
 
 
 @asynccontextmanager
-async def acquire(cfg: GateConfig, cwd: str, progress: ProgressFn | None = None, require_gpu: bool = False, wait: bool = True):
-    """Hold the most idle GPU for the duration of the block (see the module docstring).
+async def acquire(cfg: GateConfig, cwd: str, progress: ProgressFn | None = None, require_gpu: bool = False, wait: bool = True, *, vendors: Vendors):
+    """Hold the most idle GPU for the duration of the block (see the module docstring); `vendors`
+    names each vendor's monitors and pinning.
 
     `wait=False` raises NoIdleGpu at once instead of waiting (a pool taking its extra GPUs)."""
     started = time.monotonic()
     while True:
-        status = await gpu_status(cfg, cwd)
+        status = await gpu_status(cfg, cwd, vendors=vendors)
         if status.monitor is None:
             if require_gpu:
                 raise NoIdleGpu("no GPU monitor found, so no GPU can be gated", hint="install nvidia-smi or amd-smi/rocm-smi")
@@ -190,7 +191,7 @@ async def acquire(cfg: GateConfig, cwd: str, progress: ProgressFn | None = None,
             if handle is None:
                 continue
             try:
-                yield Lease(gpu=state.gpu, env=pin_env(state.gpu), waited_s=time.monotonic() - started)
+                yield Lease(gpu=state.gpu, env=pin_env(state.gpu, vendors), waited_s=time.monotonic() - started)
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
                 handle.close()

@@ -12,7 +12,7 @@ class GpuStatusInput(ToolInput):
 
 async def _gpu_status(args: GpuStatusInput, ctx: ToolContext) -> gate.GpuStatus:
     ws = ctx.workspace()
-    return await gate.gpu_status(ws.config.gate, str(ws.root))
+    return await gate.gpu_status(ws.config.gate, str(ws.root), vendors=ctx.vendors)
 
 
 TOOLS: list[ToolSpec] = [

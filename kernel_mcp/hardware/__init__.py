@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.hardware.occupancy import Occupancy, occupancy
@@ -12,6 +13,9 @@ from kernel_mcp.hardware.specs import (
     KNOWN_ARCHS, Figure, HardwareSpec, ProductEntry, arch_for_gpu, docs_index_dir, load_spec, product_for_gpu, product_named,
 )
 from kernel_mcp.tooling import ToolOutput
+
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
 __all__ = [
     "KNOWN_ARCHS", "Figure", "arch_for_gpu", "HardwareSpec", "ProductEntry", "product_for_gpu", "product_named", "spec_for", "HwSpecAnswer", "Occupancy", "OccupancyAnswer", "Roofline",
@@ -55,19 +59,19 @@ class OccupancyAnswer(ToolOutput):
         return "\n".join(lines)
 
 
-def resource_notes(arch: str, *, vgprs: int, agprs: int = 0, sgprs: int = 0, lds_bytes: int = 0, block_size: int = 64) -> list[str]:
+def resource_notes(arch: str, *, vgprs: int, agprs: int = 0, sgprs: int = 0, lds_bytes: int = 0, block_size: int = 64, vendors: Vendors) -> list[str]:
     """What is wrong or doubtful about one kernel's resource counts (read from a profiler
     database, say), as sentences; never raises. Empty when the counts are ones a wave can have."""
     try:
-        return occupancy(load_spec(arch), vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds_bytes, block_size=block_size).notes
+        return occupancy(load_spec(arch), vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds_bytes, block_size=block_size, vendors=vendors).notes
     except InvalidInput as exc:
         return [f"not a possible kernel on {arch}: {exc.message}"]
 
 
-def occupancy_answer(arch: str | None, vgprs: int, agprs: int, sgprs: int, lds_bytes: int, block_size: int, product: str | None = None,
+def occupancy_answer(arch: str | None, vgprs: int, agprs: int, sgprs: int, lds_bytes: int, block_size: int, vendors: Vendors, product: str | None = None,
                      default_arch: str | None = None, default_product: str | None = None) -> OccupancyAnswer:
     spec = spec_for(arch, product, default_arch, default_product)
-    return OccupancyAnswer(occupancy=occupancy(spec, vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds_bytes, block_size=block_size))
+    return OccupancyAnswer(occupancy=occupancy(spec, vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds_bytes, block_size=block_size, vendors=vendors))
 
 
 class RooflineAnswer(ToolOutput):

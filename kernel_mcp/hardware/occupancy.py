@@ -16,36 +16,15 @@ Every figure used comes from the hardware table, with its source.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, Field
-
+import kernel_mcp.hardware.llvm_amdgpu as llvm  # the module itself, not the package's namespace (which imports this one)
 from kernel_mcp.errors import InvalidInput
-from kernel_mcp.hardware import llvm_amdgpu as llvm
 from kernel_mcp.hardware.specs import HardwareSpec
+from kernel_mcp.models.occupancy import Occupancy, OccupancyLimit
 
-
-class OccupancyLimit(BaseModel):
-    resource: str
-    waves: int  # per SIMD (AMD) / per SM sub-partition (NVIDIA)
-    detail: str
-
-
-class Occupancy(BaseModel):
-    arch: str
-    figures_of: str | None = None  # occupancy is the arch's: the product only says which GPU was meant
-    unit: str
-    waves: int
-    max_waves: int
-    limiter: list[str]
-    limits: list[OccupancyLimit]
-    explanation: list[str]
-    sources: list[str]
-    disagreements: list[str] = []
-    waves_min: int | None = Field(None, description="fewest waves on a SIMD when a CU's waves do not divide evenly over its SIMDs")
-    notes: list[str] = Field(default_factory=list, description="inputs a wave cannot have as given, and how they were read")
-
-    def short(self) -> str:
-        return f"{self.waves}/{self.max_waves} {self.unit} (limited by {', '.join(self.limiter)})"
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
 
 def _round_up(value: int, granule: int) -> int:
@@ -234,11 +213,10 @@ def nvidia_occupancy(spec: HardwareSpec, registers: int, shared_bytes: int, bloc
     return _finish(spec, "warps per SM sub-partition", per_partition, limits, keys)
 
 
-def occupancy(spec: HardwareSpec, *, vgprs: int, agprs: int = 0, sgprs: int = 0, lds_bytes: int = 0, block_size: int = 256) -> Occupancy:
+def occupancy(spec: HardwareSpec, *, vgprs: int, agprs: int = 0, sgprs: int = 0, lds_bytes: int = 0, block_size: int = 256, vendors: Vendors) -> Occupancy:
     if block_size <= 0 or block_size > int(spec.get("max_workgroup_size") or 1024):
         raise InvalidInput(f"block size {block_size} is outside 1..{int(spec.get('max_workgroup_size') or 1024)}")
     if min(vgprs, agprs, sgprs, lds_bytes) < 0:
         raise InvalidInput("resource counts must not be negative")
-    from kernel_mcp import platforms  # the vendor's rules live with its platform
-
-    return platforms.for_vendor(spec.vendor).occupancy(spec, vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds_bytes, block_size=block_size)
+    # the vendor's rules live with its platform, which the caller was handed
+    return vendors.for_vendor(spec.vendor).occupancy(spec, vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds_bytes, block_size=block_size)

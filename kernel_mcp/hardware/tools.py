@@ -65,7 +65,7 @@ async def _hw_spec(args: HwSpecInput, ctx: ToolContext) -> hardware.HwSpecAnswer
 
 async def _occupancy(args: OccupancyInput, ctx: ToolContext) -> hardware.OccupancyAnswer:
     return hardware.occupancy_answer(args.arch, vgprs=args.vgprs, agprs=args.agprs, sgprs=args.sgprs,
-                                     lds_bytes=args.lds_bytes, block_size=args.block_size, product=args.product, **_defaults(ctx))
+                                     lds_bytes=args.lds_bytes, block_size=args.block_size, vendors=ctx.vendors, product=args.product, **_defaults(ctx))
 
 
 async def _roofline(args: RooflineInput, ctx: ToolContext) -> hardware.RooflineAnswer:

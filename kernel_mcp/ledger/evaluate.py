@@ -9,21 +9,26 @@ make the measurement void, and the attempt is refused with the files named.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernel_mcp.gpu.gate import NoIdleGpu
-from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, crash_point, figures_of, gitops, harness, reach
+from kernel_mcp.ledger import gitops, harness, reach
+from kernel_mcp.ledger.core import STOP_AFTER_REGRESSIONS, Ledger, crash_point, figures_of
 from kernel_mcp import sandbox
 from kernel_mcp.bench.stats import mean_interval
 from kernel_mcp.ledger.decide import KEEPABLE, Verdict, decide
+from kernel_mcp.ledger.experiment import stop
 from kernel_mcp.ledger.models import ExperimentAnswer
 from kernel_mcp.ledger.paired import Together, measure_together, pair_walls
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run
 from kernel_mcp.ledger.state import Experiment
 
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
-def judge(ledger: Ledger, together: Together, target: str | None, prev_dir: int, repairs: int) -> Verdict:
+
+def judge(ledger: Ledger, together: Together, target: str | None, prev_dir: int, repairs: int, keep_metric: str) -> Verdict:
     """The keep/discard rule for a candidate measured side by side with BEST."""
     cand = together.candidate
     if together.tampered:
@@ -37,7 +42,7 @@ def judge(ledger: Ledger, together: Together, target: str | None, prev_dir: int,
     cfg = ledger.ws.config
     verdict = decide(cand, together.comparisons, together.script, target, cfg.require_benchmark().noise_threshold, prev_dir, repairs,
                      together.gpu_time, cfg.harness.suspicious_factor)
-    if ledger.keep_metric() == "profiler" and together.gpu_time is None and verdict.decision in KEEPABLE:
+    if keep_metric == "profiler" and together.gpu_time is None and verdict.decision in KEEPABLE:
         # The profiler is the keep metric but measured nothing usable: never fall back silently.
         return Verdict(decision="failed", reasons=verdict.reasons + ["the profiler is the keep metric but gave no target GPU time: " + together.stopped],
                        comparisons=verdict.comparisons, overall=verdict.overall)
@@ -144,7 +149,8 @@ def attempt_fields(exp: Experiment, together: Together, verdict: Verdict, hypoth
     )
 
 
-async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None, tag: str | None, progress: ProgressFn | None) -> ExperimentAnswer:
+async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None, tag: str | None, progress: ProgressFn | None, *,
+                   vendors: Vendors) -> ExperimentAnswer:
     exp = ledger.running(tag)
     wt = ledger.worktree(exp)
     workdir = ledger.workdir(exp)
@@ -160,7 +166,7 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
                                                     decision="refused", reasons=["the harness is frozen: " + p for p in problems], outcome="pending",
                                                     evidence={"candidate_commit": snap}), None)
     repairs = previous.repair_count + 1 if previous and previous.decision == "repair-needed" and previous.hypothesis == hypothesis else 0
-    keep_metric = ledger.keep_metric()
+    keep_metric = ledger.keep_metric(vendors)
     try:
         with ledger.judging(exp, "experiment_evaluate"):
             # what runs is the commit and nothing else: what is kept is the commit
@@ -168,15 +174,15 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
             async with ledger.watching(exp) as seen:
                 crash_point("evaluate-during-runs")
                 best_dir = ledger.best_tree(exp)
-                together = await measure_together(ledger.ws, run, best_dir, workdir, keep_metric, target, progress, label=hypothesis[:60],
+                together = await measure_together(ledger.ws, run, best_dir, workdir, keep_metric, target, progress, label=hypothesis[:60], vendors=vendors,
                                                   guard=ledger.guard(exp, best_dir, Path(exp.worktree), workdir))
     except NoIdleGpu:
-        await ledger.stop(exp, "no idle GPU for the whole waiting limit")
+        await stop(ledger, exp, "no idle GPU for the whole waiting limit")
         raise
     # Candidates of a batch are siblings, not a line of changes: "twice in a row" skips them.
     in_line = previous and previous.decision in ("discard", "keep", "suspicious") and not previous.evidence.batch
     prev_dir = previous.evidence.direction if previous is not None and in_line else 0
-    verdict = judge(ledger, together, target, prev_dir, repairs)
+    verdict = judge(ledger, together, target, prev_dir, repairs, keep_metric)
     if seen.edited:
         verdict = Verdict(decision="refused", comparisons=verdict.comparisons, overall=verdict.overall,
                           reasons=[f"kernel sources changed while they were measured: {', '.join(seen.edited[:6])} "
@@ -216,5 +222,5 @@ async def _record(ledger: Ledger, exp: Experiment, run: Run, snap: str, fields: 
     repo, _ = gitops.repo_of(ledger.ws.root)
     gitops.pin(repo, f"refs/kernel-mcp/{exp.tag}/attempt-{attempt_id}", snap)  # the measured code stays reachable
     if count >= STOP_AFTER_REGRESSIONS:
-        await ledger.stop(exp, f"{STOP_AFTER_REGRESSIONS} consecutive measured regressions")
+        await stop(ledger, exp, f"{STOP_AFTER_REGRESSIONS} consecutive measured regressions")
     return ledger.status_answer(ledger.store.existing_experiment(exp.tag), attempt=ledger.store.attempt(attempt_id), run_id=run.id)

@@ -8,16 +8,21 @@ start that fails removes its worktree, branch and record itself.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
 from kernel_mcp.bench import run_benchmark
 from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
 from kernel_mcp import sandbox
-from kernel_mcp.ledger import STOP_AFTER_REGRESSIONS, Ledger, crash_point, figures_summary, figures_of, gitops, harness, performance, reach, recover
+from kernel_mcp.ledger import gitops, harness, performance, reach, recover
+from kernel_mcp.ledger.core import STOP_AFTER_REGRESSIONS, Ledger, crash_point, figures_of, figures_summary
 from kernel_mcp.ledger.models import ExperimentAnswer
 from kernel_mcp.ledger.store import now
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run
 from kernel_mcp.ledger.state import Experiment
+
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
 
 def _discard_half_made(ledger: Ledger, exp: Experiment) -> None:
@@ -31,7 +36,7 @@ def _discard_half_made(ledger: Ledger, exp: Experiment) -> None:
         ledger.store.delete_experiment(exp.tag)
 
 
-async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: ProgressFn | None) -> ExperimentAnswer:
+async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: ProgressFn | None, *, vendors: Vendors) -> ExperimentAnswer:
     gitops.check_tag(tag)
     config = ledger.freeze_config()  # the rules of the whole experiment, kept in the ledger
     ws = ledger.ws
@@ -76,7 +81,7 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
         with ledger.judging(exp, "experiment_start's baseline"):
             async with ledger.watching(exp):
                 crash_point("start-during-baseline")
-                bench = await run_benchmark(ws, run, "baseline", progress=progress, cwd=workdir)
+                bench = await run_benchmark(ws, run, "baseline", progress=progress, cwd=workdir, vendors=vendors)
         if not bench.all_correct or bench.impossible:
             raise KernelMcpError("the baseline is not correct (or not plausible), so nothing can be compared with it: "
                                  + bench.trouble(), hint=f"see run {run.id}")
@@ -87,7 +92,7 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
                 attempt_id = ledger.store.add_attempt(
                     tag=tag, parent_commit=base, commit_sha=base, hypothesis="baseline", figures=figures_of(bench), decision="baseline", outcome="kept",
                     evidence={"seeds": bench.seeds, "run": run.id, "carried": carried, "protected_digest": harness.hashes_digest(protected),
-                              "keep_metric": ledger.keep_metric(), "candidate_commit": base,
+                              "keep_metric": ledger.keep_metric(vendors), "candidate_commit": base,
                               "gpu": bench.gpu, "floor_of": bench.floor_of, "floor_note": bench.floor_note}, closed=now())
             cfg = ws.config.require_benchmark()
             performance.append_row(workdir, performance.Row(

@@ -12,16 +12,20 @@ a process killed in between is reconciled by the next call from the branch itsel
 from __future__ import annotations
 
 from pathlib import Path
-
+from typing import TYPE_CHECKING
 
 from kernel_mcp.errors import InvalidInput
-from kernel_mcp.ledger import Ledger, crash_point, figures_summary, gitops, harness, performance, recover
+from kernel_mcp.ledger import gitops, harness, performance, recover
+from kernel_mcp.ledger.core import Ledger, crash_point, figures_summary
 from kernel_mcp.ledger.models import ExperimentAnswer, measured_statement
 from kernel_mcp.ledger.state import Attempt, Evidence, Experiment
 from kernel_mcp.ledger.store import now
 from kernel_mcp.ledger.verify import remeasure, verify
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run
+
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
 
 def _still_evaluated(ledger: Ledger, exp: Experiment, attempt: Attempt, when: str) -> str:
@@ -46,7 +50,8 @@ def _close(ledger: Ledger, attempt: Attempt, evidence: Evidence, reason: str) ->
             ledger.store.update_attempt(attempt.id, evidence=evidence, reasons=attempt.reasons + [reason], decision="refused", outcome="refused", closed=now())
 
 
-async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progress: ProgressFn | None, attempt_id: int | None = None) -> ExperimentAnswer:
+async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progress: ProgressFn | None, attempt_id: int | None = None, *,
+               vendors: Vendors) -> ExperimentAnswer:
     exp = ledger.running(tag)
     attempt = ledger.store.latest_attempt(exp.tag) if attempt_id is None else ledger.store.attempt(attempt_id)
     if attempt_id is not None and (attempt is None or attempt.tag != exp.tag):
@@ -64,10 +69,10 @@ async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progr
         # the verification checks the commit that is kept, and nothing the worktree holds besides
         gitops.match_commit(ledger.worktree(exp), snap)
         async with ledger.watching(exp) as seen:
-            verification = await verify(ledger.ws, run, workdir, progress)
+            verification = await verify(ledger.ws, run, workdir, progress, vendors=vendors)
             evidence.verification = verification
             if not verification.get("failed") and attempt.decision == "suspicious":
-                evidence.remeasured = await remeasure(ledger, exp, run, workdir, attempt, progress)
+                evidence.remeasured = await remeasure(ledger, exp, run, workdir, attempt, progress, vendors=vendors)
     rewritten = sorted(set(seen.edited) | set(seen.tracked))
     if rewritten:
         _close(ledger, attempt, evidence, f"refused at keep: the verification changed files of the candidate: {', '.join(rewritten[:6])}")

@@ -15,20 +15,26 @@ import secrets
 import shutil
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field, model_validator
 
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.gpu.gate import NoIdleGpu
-from kernel_mcp.ledger import BATCH_DIR, STOP_AFTER_REGRESSIONS, Ledger, crash_point, gitops, harness, recover
+from kernel_mcp.ledger import gitops, harness, recover
+from kernel_mcp.ledger.core import BATCH_DIR, STOP_AFTER_REGRESSIONS, Ledger, crash_point
 from kernel_mcp.ledger.evaluate import attempt_fields, judge
+from kernel_mcp.ledger.experiment import stop
 from kernel_mcp.ledger.decide import KEEPABLE, Verdict
-from kernel_mcp.ledger.engines import Job, Measurement, engine_for
+from kernel_mcp.ledger.engines import Engine, Job, Measurement
 from kernel_mcp.ledger.models import CandidateRow, ManyAnswer
 from kernel_mcp.ledger.paired import Together
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run
 from kernel_mcp.ledger.state import Experiment, Attempt
+
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
 MAX_CANDIDATES = 32
 MAX_PATCH_BYTES = 1 << 20
@@ -71,18 +77,30 @@ def _prepare(ledger: Ledger, exp: Experiment, batch: str, index: int, cand: Cand
     return job, ["the harness is frozen: " + p for p in problems] + ([nested] if nested else [])
 
 
-def _verdict(ledger: Ledger, exp: Experiment, m: Measurement, target: str | None) -> Verdict:
+def _verdict(ledger: Ledger, exp: Experiment, m: Measurement, target: str | None, keep_metric: str) -> Verdict:
     if m.error is not None or m.together is None:
         return Verdict(decision="failed", reasons=[m.error or "no measurement came back"], comparisons={})
-    return judge(ledger, m.together, target, 0, 0)
+    return judge(ledger, m.together, target, 0, 0, keep_metric)
+
+
+def engine_for(ledger: Ledger, exp: Experiment, batch: str, keep_metric: str, target: str | None, vendors: Vendors) -> Engine:
+    """The engine [engine] kind names: a pool over this node's GPUs, or Ray tasks."""
+    cfg = ledger.ws.config.engine
+    if cfg.kind == "ray":
+        from kernel_mcp.ledger.engines.on_ray import RayEngine
+
+        return RayEngine(ledger, exp, batch, keep_metric, target, vendors)
+    from kernel_mcp.ledger.engines.local import LocalEngine
+
+    return LocalEngine(ledger, exp, batch, keep_metric, target, vendors)
 
 
 async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], target: str | None, tag: str | None,
-                        progress: ProgressFn | None) -> ManyAnswer:
+                        progress: ProgressFn | None, *, vendors: Vendors) -> ManyAnswer:
     exp = ledger.running(tag)  # the candidates' count and form were checked by the tool's input model
     batch = time.strftime("b%Y%m%d-%H%M%S-") + secrets.token_hex(2)
-    keep_metric = ledger.keep_metric()
-    engine = engine_for(ledger, exp, batch, keep_metric, target)
+    keep_metric = ledger.keep_metric(vendors)
+    engine = engine_for(ledger, exp, batch, keep_metric, target, vendors)
     with ledger.store.transaction():  # an earlier batch's candidates were measured against this BEST too, but are superseded
         ledger.store.close_pending(exp.tag, "superseded")
     root = ledger.ws.state_dir / BATCH_DIR / exp.tag / batch
@@ -92,7 +110,7 @@ async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], t
     jobs: list[Job] = []
 
     async def record(job: Job, m: Measurement, refused: list[str] | None = None) -> None:
-        verdict = Verdict(decision="refused", reasons=refused, comparisons={}) if refused else _verdict(ledger, exp, m, target)
+        verdict = Verdict(decision="refused", reasons=refused, comparisons={}) if refused else _verdict(ledger, exp, m, target, keep_metric)
         placement = {"index": job.index, "ref": job.ref, "where": m.where, "started": m.started, "ended": m.ended, "run": m.run_id}
         fields = attempt_fields(exp, m.together or Together(), verdict, job.hypothesis, target,
                                        job.files, job.digest, 0, m.run_id or run.id, keep_metric, batch=batch, candidate=placement,
@@ -128,7 +146,7 @@ async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], t
                 with ledger.judging(exp, "experiment_evaluate_many"):
                     slots = await engine.measure(jobs, record, progress)
             except NoIdleGpu:
-                await ledger.stop(exp, "no idle GPU for the whole waiting limit")
+                await stop(ledger, exp, "no idle GPU for the whole waiting limit")
                 raise
     finally:
         _remove_worktrees(ledger, root)
@@ -156,7 +174,7 @@ async def _answer(ledger: Ledger, tag: str, run: Run, batch: str, engine: str, s
         ledger.store.update_experiment(tag, consecutive_regressions=count)
     notes = []
     if count >= STOP_AFTER_REGRESSIONS:
-        await ledger.stop(ledger.store.existing_experiment(tag), f"{STOP_AFTER_REGRESSIONS} consecutive measured regressions")
+        await stop(ledger, ledger.store.existing_experiment(tag), f"{STOP_AFTER_REGRESSIONS} consecutive measured regressions")
         notes.append("stopped: every candidate of the recent batches regressed")
     exp = ledger.store.existing_experiment(tag)
     winners = [r for r in rows if r.decision in ("keep", "suspicious")]

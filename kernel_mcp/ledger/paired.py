@@ -29,21 +29,24 @@ import time
 from collections.abc import Awaitable, Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pydantic import BaseModel
 
-from kernel_mcp import platforms, runner, sandbox
+from kernel_mcp import runner, sandbox
 from kernel_mcp.bench import BenchRun, run_benchmark, worse
 from kernel_mcp.bench.stats import Comparison, clear_of, geomean, median, paired
 from kernel_mcp.errors import CommandFailed, KernelMcpError
 from kernel_mcp.gpu import gate
-from kernel_mcp.gpu.models import GpuSample
 from kernel_mcp.ledger.decide import matches
 from kernel_mcp.ledger.guard import TreeGuard
+from kernel_mcp.models.gpu import GpuSample
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.untrusted import inline
 from kernel_mcp.workspace import Run, Workspace
+
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
 Side = Literal["best", "candidate"]
 CLOCK_MOVED = 0.03  # an SM clock range wider than this share of its top counts as "moved"
@@ -193,54 +196,54 @@ class Guarded:
 
 async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Path, keep_metric: str, target: str | None,
                            progress: ProgressFn | None = None, lease: gate.Lease | None = None, label: str = "candidate",
-                           slot_env: dict[str, str] | None = None, sampler: Sampler | None = None, guard=None) -> Together:
+                           slot_env: dict[str, str] | None = None, sampler: Sampler | None = None, guard=None, *, vendors: Vendors) -> Together:
     """Measure BEST (in `best_dir`) and the candidate (in `cand_dir`) in alternating pairs on one GPU,
     each side sealed to its own tree and private folder; `guard` (guard.TreeGuard) checks the trees
-    around every run."""
+    around every run; `vendors` says what gates, samples, pins and profiles here."""
     cfg = ws.config
     threshold = cfg.require_benchmark().noise_threshold
     lo_pairs, hi_pairs = cfg.harness.min_pairs, cfg.harness.max_pairs
     folders = {"best": best_dir, "candidate": cand_dir}
     out = Together()
     started_all = time.monotonic()
-    sample = sampler or gpu_sampler(ws)
-    require_gpu = platforms.needs_gpu(ws)
+    sample = sampler or gpu_sampler(ws, vendors)
+    require_gpu = vendors.needs_gpu(ws)
     checks = Guarded(guard, out)
     key = f"{run.id}-{secrets.token_hex(3)}"  # several measurements of one run (a batch's slots) stay apart
     with ExitStack() as stack:
         sides = {side: stack.enter_context(ws.sealed_side(folders[side], f"{key}-{side}")) for side in ("best", "candidate")}
-        async with gate.use(cfg.gate, str(cand_dir), progress, require_gpu=require_gpu, lease=lease) as held:
+        async with gate.use(cfg.gate, str(cand_dir), progress, require_gpu=require_gpu, lease=lease, vendors=vendors) as held:
             builds: list[runner.RunResult] = []
             for side in ("best", "candidate"):
                 if not checks.before(side):
-                    return _finish(ws, out, started_all, keep_metric, held)
+                    return _finish(ws, out, started_all, keep_metric, held, vendors)
                 build = await _build(ws, run, folders[side], side, held, sides[side])
                 builds += [build] if build else []
                 failed = f"the build of {side} {build.status()}: {build.stderr.tail.strip()[-300:]}" if build and not build.ok else None
                 if not checks.after(side):
-                    return _finish(ws, out, started_all, keep_metric, held)
+                    return _finish(ws, out, started_all, keep_metric, held, vendors)
                 if failed and side == "best":
                     raise CommandFailed(inline(failed), hint=f"BEST itself does not build; see run {run.id}")  # quotes the build's output
                 if failed:
                     out.candidate = _failed_bench(ws, label, failed, held)
                     out.stopped = "the candidate's build failed"
-                    return _finish(ws, out, started_all, keep_metric, held)
-            lock_note = await _lock_clocks(ws, held)
+                    return _finish(ws, out, started_all, keep_metric, held, vendors)
+            lock_note = await _lock_clocks(ws, held, vendors)
             try:
                 await _bench_pairs(ws, run, folders, held, out, label, target, threshold, lo_pairs, hi_pairs, progress, slot_env, sample, sides, checks,
-                                   needs_witness=keep_metric != "profiler")
+                                   vendors, needs_witness=keep_metric != "profiler")
                 cand = out.candidate
                 if keep_metric == "profiler" and cand is not None and not unusable(cand) and not out.tampered:
-                    await _profile_pairs(ws, run, folders, held, out, threshold, lo_pairs, hi_pairs, progress, sample, sides, checks)
+                    await _profile_pairs(ws, run, folders, held, out, threshold, lo_pairs, hi_pairs, progress, sample, sides, checks, vendors)
             finally:
-                await _unlock_clocks(ws, held, lock_note)
+                await _unlock_clocks(ws, held, lock_note, vendors)
             seals = [b.sealed for b in builds] + [b.sealed for b in (out.best, out.candidate) if b is not None]
             out.sealed = seals[0] if seals and all(s == seals[0] for s in seals) else None
-            return _finish(ws, out, started_all, keep_metric, held, lock_note)
+            return _finish(ws, out, started_all, keep_metric, held, vendors, lock_note)
 
 
 async def _bench_pairs(ws, run, folders, held, out: Together, label, target, threshold, lo_pairs, hi_pairs, progress, slot_env, sample,
-                       boundaries: dict[str, sandbox.Boundary], checks: Guarded, needs_witness: bool = True) -> None:
+                       boundaries: dict[str, sandbox.Boundary], checks: Guarded, vendors: Vendors, needs_witness: bool = True) -> None:
     """Pairs of benchmark runs until the outcome is clear; a gain on the benchmark's own timer (the
     keep metric) is clear only once the witness has seen it too, or the pairs run out."""
     sides: dict[str, list[BenchRun]] = {"best": [], "candidate": []}
@@ -254,7 +257,7 @@ async def _bench_pairs(ws, run, folders, held, out: Together, label, target, thr
             before = await sample(held.gpu)
             started = time.time()
             bench = await run_benchmark(ws, run, f"{label} {side} pair {pair + 1}", repeats=1, cwd=folders[side], extra_env=slot_env,
-                                        lease=held, file_prefix=f"{side}-{pair + 1}", boundary=boundaries[side])
+                                        lease=held, file_prefix=f"{side}-{pair + 1}", boundary=boundaries[side], vendors=vendors)
             rec = RunRecord(side=side, pair=pair + 1, kind="benchmark", started=started, ended=time.time(), before=before, after=await sample(held.gpu),
                             wall_s=bench.wall_s[0] if bench.wall_s else None)
             out.runs.append(rec)
@@ -314,9 +317,7 @@ def witness_of(runs: list[RunRecord]) -> Comparison | None:
 
 
 async def _profile_pairs(ws, run, folders, held, out: Together, threshold, lo_pairs, hi_pairs, progress, sample,
-                         boundaries: dict[str, sandbox.Boundary], checks: Guarded) -> None:
-    from kernel_mcp.ledger import keep_profile
-
+                         boundaries: dict[str, sandbox.Boundary], checks: Guarded, vendors: Vendors) -> None:
     totals: dict[str, list[float]] = {"best": [], "candidate": []}
     for pair in range(hi_pairs):
         order: tuple[Side, Side] = ("best", "candidate") if pair % 2 == 0 else ("candidate", "best")
@@ -328,7 +329,7 @@ async def _profile_pairs(ws, run, folders, held, out: Together, threshold, lo_pa
                 return
             before = await sample(held.gpu)
             started = time.time()
-            profiles[side] = await keep_profile(ws, "profiler", run, folders[side], None, held, locked=True, boundary=boundaries[side])
+            profiles[side] = await keep_profile(ws, "profiler", run, folders[side], None, held, locked=True, boundary=boundaries[side], vendors=vendors)
             out.runs.append(RunRecord(side=side, pair=pair + 1, kind="profiler", started=started, ended=time.time(), before=before, after=await sample(held.gpu)))
             if not checks.after(side):
                 return
@@ -353,6 +354,25 @@ async def _profile_pairs(ws, run, folders, held, out: Together, threshold, lo_pa
     out.stopped += f"; profiler: the cap of {hi_pairs} pairs was reached"
 
 
+async def keep_profile(ws: Workspace, keep_metric: str, run: Run, workdir: Path, progress: ProgressFn | None, lease=None, locked: bool = True,
+                       boundary=None, *, vendors: Vendors) -> dict[str, Any]:
+    """The profiler's view of one benchmark run (GPU times, launches), when it is the keep metric.
+    `locked`: let the profiler hold the clocks steady (ncu's base-clock control) for a keep measurement."""
+    if keep_metric != "profiler":
+        return {"keep_metric": "csv"}
+    from kernel_mcp import profile
+
+    prof_run = ws.runs.create("profile_kernels", {"for": run.id})
+    try:
+        summary = await profile.profile_kernels(ws, prof_run, None, [], None, progress, cwd=workdir, lease=lease, lock_clocks=locked, boundary=boundary,
+                                                vendors=vendors)
+    except BaseException as exc:  # the run says it failed, never that it is still running
+        prof_run.fail(exc)
+        raise
+    return {"keep_metric": "profiler", "profile": summary.model_dump(mode="json", include={"kernels", "source", "dispatches", "run_id"}),
+            "dispatches": summary.target_dispatches, "dispatch_counts": summary.target_calls}
+
+
 def from_launch_checks(out: Together) -> bool:
     """A candidate the profiler's dispatch list already refuses needs no more profiled pairs."""
     from kernel_mcp.ledger.harness import launch_problems
@@ -367,13 +387,13 @@ def _failed_bench(ws: Workspace, label: str, failure: str, held: gate.Lease) -> 
                     inferred_classes=False, classes=[], seeds=[], repeats=0, gpu=held.describe(), duration_s=0.0, failure=failure)
 
 
-def _finish(ws: Workspace, out: Together, started: float, keep_metric: str, held: gate.Lease, lock_note: str | None = None) -> Together:
+def _finish(ws: Workspace, out: Together, started: float, keep_metric: str, held: gate.Lease, vendors: Vendors, lock_note: str | None = None) -> Together:
     out.wall_s = time.monotonic() - started
     samples = [s for r in out.runs for s in (r.before, r.after) if s is not None]
     clocks = [s.sm_clock_mhz for s in samples if s.sm_clock_mhz]
     temps = [s.temperature_c for s in samples if s.temperature_c is not None]
     if keep_metric == "profiler" and out.gpu_time is not None:
-        locked = platforms.of(ws).platform.profiled_clocks(lock_note)
+        locked = vendors.of(ws).platform.profiled_clocks(lock_note)
     elif lock_note:
         locked = lock_note
     elif any(s.clocks_locked for s in samples):
@@ -388,28 +408,28 @@ def _finish(ws: Workspace, out: Together, started: float, keep_metric: str, held
     return out
 
 
-def gpu_sampler(ws: Workspace) -> Sampler:
+def gpu_sampler(ws: Workspace, vendors: Vendors) -> Sampler:
     """Samples through the GPU monitor (gpu.sample never fails a run: None when it cannot say)."""
     from kernel_mcp import gpu as monitor
 
     async def sample(gpu) -> GpuSample | None:
-        return await monitor.sample(gpu, str(ws.root))
+        return await monitor.sample(gpu, str(ws.root), vendors=vendors)
     return sample
 
 
-async def _lock_clocks(ws: Workspace, held: gate.Lease) -> str | None:
+async def _lock_clocks(ws: Workspace, held: gate.Lease, vendors: Vendors) -> str | None:
     """The vendor's deterministic-performance mode for the evaluation, when kernel-mcp.toml asks for
     it (where the vendor has one; the statement says what was done or why not)."""
     if not ws.config.harness.lock_clocks or held.gpu is None:
         return None
     from kernel_mcp import gpu as monitor
 
-    return await monitor.lock_clocks(held.gpu, str(ws.root))
+    return await monitor.lock_clocks(held.gpu, str(ws.root), vendors=vendors)
 
 
-async def _unlock_clocks(ws: Workspace, held: gate.Lease, note: str | None) -> None:
+async def _unlock_clocks(ws: Workspace, held: gate.Lease, note: str | None, vendors: Vendors) -> None:
     if note is None or held.gpu is None:
         return
     from kernel_mcp import gpu as monitor
 
-    await monitor.unlock_clocks(held.gpu, str(ws.root))
+    await monitor.unlock_clocks(held.gpu, str(ws.root), vendors=vendors)

@@ -99,7 +99,7 @@ def write_report(state_dir: Path, experiment: Experiment, attempts: Sequence[Att
 
 def report(ws, tag: str | None) -> Path:
     """`kernel-mcp report [TAG]`: the page of an experiment (the latest without a tag); its path."""
-    from kernel_mcp.ledger import Ledger
+    from kernel_mcp.ledger.core import Ledger
 
     ledger = Ledger(ws)
     experiment = ledger.experiment(tag)  # an unknown tag is refused with the tags that exist

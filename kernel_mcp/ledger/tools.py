@@ -7,8 +7,10 @@ from typing import Literal
 
 from pydantic import Field
 
-from kernel_mcp import ledger
-from kernel_mcp.ledger import chart, many
+from kernel_mcp.ledger import chart, experiment, keep, many
+from kernel_mcp.ledger.core import Ledger
+from kernel_mcp.ledger.evaluate import evaluate
+from kernel_mcp.ledger.models import ExperimentAnswer, LogAnswer
 from kernel_mcp.tooling import DESTRUCTIVE, READ_ONLY, RUNS_COMMANDS, Image, ToolContext, ToolInput, ToolSpec
 from kernel_mcp.workspace import Workspace
 
@@ -20,7 +22,7 @@ def workdir_for(ws: Workspace, in_experiment: bool) -> Path | None:
     candidate live), or None for the workspace itself."""
     if not in_experiment:
         return None
-    lg = ledger.Ledger(ws)
+    lg = Ledger(ws)
     return lg.workdir(lg.experiment(None))
 
 
@@ -65,48 +67,49 @@ class ExperimentLogInput(ToolInput):
                                                    "kept ones marked, the BEST line) as a PNG in the answer, kept as a run artifact")
 
 
-async def _experiment_start(args: ExperimentStartInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
+async def _experiment_start(args: ExperimentStartInput, ctx: ToolContext) -> ExperimentAnswer:
     ws = ctx.workspace()
-    return await ledger.Ledger(ws).start(ctx.new_run(args.model_dump()), tag=args.tag, carry=args.carry_changes, progress=ctx.progress)
+    return await experiment.start(Ledger(ws), ctx.new_run(args.model_dump()), tag=args.tag, carry=args.carry_changes, progress=ctx.progress,
+                                  vendors=ctx.vendors)
 
 
-async def _experiment_evaluate(args: ExperimentEvaluateInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
+async def _experiment_evaluate(args: ExperimentEvaluateInput, ctx: ToolContext) -> ExperimentAnswer:
     ws = ctx.workspace()
-    return await ledger.Ledger(ws).evaluate(ctx.new_run(args.model_dump()), hypothesis=args.hypothesis, target=args.target_class,
-                                            tag=args.tag, progress=ctx.progress)
+    return await evaluate(Ledger(ws), ctx.new_run(args.model_dump()), hypothesis=args.hypothesis, target=args.target_class,
+                          tag=args.tag, progress=ctx.progress, vendors=ctx.vendors)
 
 
-async def _experiment_keep(args: ExperimentKeepInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
+async def _experiment_keep(args: ExperimentKeepInput, ctx: ToolContext) -> ExperimentAnswer:
     ws = ctx.workspace()
-    return await ledger.Ledger(ws).keep(ctx.new_run(args.model_dump()), tag=args.tag, why=args.why, progress=ctx.progress,
-                                        attempt_id=args.attempt)
+    return await keep.keep(Ledger(ws), ctx.new_run(args.model_dump()), tag=args.tag, why=args.why, progress=ctx.progress,
+                           attempt_id=args.attempt, vendors=ctx.vendors)
 
 
 async def _experiment_evaluate_many(args: ExperimentEvaluateManyInput, ctx: ToolContext) -> many.ManyAnswer:
     ws = ctx.workspace()
-    return await many.evaluate_many(ledger.Ledger(ws), ctx.new_run(args.model_dump()), candidates=args.candidates,
-                                    target=args.target_class, tag=args.tag, progress=ctx.progress)
+    return await many.evaluate_many(Ledger(ws), ctx.new_run(args.model_dump()), candidates=args.candidates,
+                                    target=args.target_class, tag=args.tag, progress=ctx.progress, vendors=ctx.vendors)
 
 
-async def _experiment_revert(args: ExperimentTagInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
-    return await ledger.Ledger(ctx.workspace()).revert(args.tag)
+async def _experiment_revert(args: ExperimentTagInput, ctx: ToolContext) -> ExperimentAnswer:
+    return await keep.revert(Ledger(ctx.workspace()), args.tag)
 
 
-async def _experiment_end(args: ExperimentEndInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
-    return await ledger.Ledger(ctx.workspace()).end(args.tag, reason=args.reason)
+async def _experiment_end(args: ExperimentEndInput, ctx: ToolContext) -> ExperimentAnswer:
+    return await experiment.end(Ledger(ctx.workspace()), args.tag, reason=args.reason)
 
 
-async def _experiment_status(args: ExperimentTagInput, ctx: ToolContext) -> ledger.ExperimentAnswer:
-    lg = ledger.Ledger(ctx.workspace())
+async def _experiment_status(args: ExperimentTagInput, ctx: ToolContext) -> ExperimentAnswer:
+    lg = Ledger(ctx.workspace())
     return lg.status_answer(lg.experiment(args.tag))
 
 
 CHART = "history.png"
 
 
-async def _experiment_log(args: ExperimentLogInput, ctx: ToolContext) -> ledger.LogAnswer:
+async def _experiment_log(args: ExperimentLogInput, ctx: ToolContext) -> LogAnswer:
     ws = ctx.workspace()
-    lg = ledger.Ledger(ws)
+    lg = Ledger(ws)
     answer = lg.log(args.tag, limit=args.limit, outcome=args.outcome)
     if args.chart:
         # the whole history, whatever `limit` and `outcome` cut from the text: progress shows only against the baseline
@@ -126,14 +129,14 @@ TOOLS: list[ToolSpec] = [
         "experiment_start",
         "Start an optimization run: a branch kernel-opt/<tag> and its own worktree from HEAD (the user's tree is never touched), "
         "the baseline measured and recorded as BEST, performance.md created. Edit the kernel in the worktree it names.",
-        ExperimentStartInput, ledger.ExperimentAnswer, _experiment_start, RUNS_COMMANDS, ("workspace", "benchmark"),
+        ExperimentStartInput, ExperimentAnswer, _experiment_start, RUNS_COMMANDS, ("workspace", "benchmark"),
     ),
     ToolSpec(
         "experiment_evaluate",
         "Evaluate the worktree's change against BEST, with its hypothesis: BEST and the change run side by side in pairs of fresh runs "
         "(drift cancels), then keep / discard / repair-needed / split-suggested, with figures per config class and the timing source. "
         "Every attempt is recorded. Keeping is a separate step.",
-        ExperimentEvaluateInput, ledger.ExperimentAnswer, _experiment_evaluate, RUNS_COMMANDS, ("workspace", "benchmark"),
+        ExperimentEvaluateInput, ExperimentAnswer, _experiment_evaluate, RUNS_COMMANDS, ("workspace", "benchmark"),
     ),
     ToolSpec(
         "experiment_evaluate_many",
@@ -146,28 +149,28 @@ TOOLS: list[ToolSpec] = [
         "experiment_keep",
         "Commit the evaluated change (hypothesis and figures in the message), add its row to performance.md, move BEST. "
         "Refused unless that evaluation decided keep and the worktree is unchanged since; attempt=N keeps a batch candidate.",
-        ExperimentKeepInput, ledger.ExperimentAnswer, _experiment_keep, RUNS_COMMANDS, ("workspace",),
+        ExperimentKeepInput, ExperimentAnswer, _experiment_keep, RUNS_COMMANDS, ("workspace",),
     ),
     ToolSpec(
         "experiment_revert",
         "Reset the experiment's worktree to BEST, discarding only what the attempt changed there.",
-        ExperimentTagInput, ledger.ExperimentAnswer, _experiment_revert, DESTRUCTIVE, ("workspace",),
+        ExperimentTagInput, ExperimentAnswer, _experiment_revert, DESTRUCTIVE, ("workspace",),
     ),
     ToolSpec(
         "experiment_end",
         "End the experiment: the worktree back to BEST, the stop summary (kept steps, recent regressions) into performance.md, committed. "
         "Refused while the worktree holds changes that were never evaluated.",
-        ExperimentEndInput, ledger.ExperimentAnswer, _experiment_end, DESTRUCTIVE, ("workspace",),
+        ExperimentEndInput, ExperimentAnswer, _experiment_end, DESTRUCTIVE, ("workspace",),
     ),
     ToolSpec(
         "experiment_status",
         "The experiment's state: BEST commit and figures, the worktree, consecutive regressions and the recent ones, stop state.",
-        ExperimentTagInput, ledger.ExperimentAnswer, _experiment_status, READ_ONLY, ("workspace",),
+        ExperimentTagInput, ExperimentAnswer, _experiment_status, READ_ONLY, ("workspace",),
     ),
     ToolSpec(
         "experiment_log",
         "Every attempt with its parent commit, hypothesis, per-class figures and outcome: the population and its lineage; "
         "chart=true adds a picture of the metric per config class over all attempts.",
-        ExperimentLogInput, ledger.LogAnswer, _experiment_log, READ_ONLY, ("workspace",),
+        ExperimentLogInput, LogAnswer, _experiment_log, READ_ONLY, ("workspace",),
     ),
 ]

@@ -6,11 +6,11 @@ from __future__ import annotations
 import secrets
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from kernel_mcp import platforms, runner
+from kernel_mcp import runner
 from kernel_mcp.bench.results import _OPS as OPS, read_csv
 from kernel_mcp.errors import CommandFailed, KernelMcpError
 from kernel_mcp.gpu import gate
@@ -18,17 +18,20 @@ from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run, Workspace
 from kernel_mcp.ledger.state import Experiment, Attempt
 
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
+
 AGREEMENT = 0.25  # the re-measured speedup must be within 25% of the evaluated one
 
 
-async def verify(ws: Workspace, run: Run, workdir: Path, progress: ProgressFn | None) -> dict[str, Any]:
+async def verify(ws: Workspace, run: Run, workdir: Path, progress: ProgressFn | None, *, vendors: Vendors) -> dict[str, Any]:
     """Run the workspace's verification command (extra shapes, odd sizes, a second seed) once."""
     h = ws.config.harness
     if not h.verify_command:
         return {"summary": "none configured"}
     cfg = ws.config.require_benchmark()
     seed = secrets.randbits(62)
-    async with gate.acquire(ws.config.gate, str(workdir), progress, require_gpu=platforms.needs_gpu(ws)) as lease:
+    async with gate.acquire(ws.config.gate, str(workdir), progress, require_gpu=vendors.needs_gpu(ws), vendors=vendors) as lease:
         started = time.time()
         with ws.sealed_side(workdir, f"{run.id}-verify") as boundary:
             result = await runner.run(h.verify_command, cwd=workdir, timeout_s=cfg.timeout_s, env={cfg.seed_env: str(seed), **lease.env},
@@ -59,14 +62,14 @@ async def verify(ws: Workspace, run: Run, workdir: Path, progress: ProgressFn | 
     return {"summary": f"{len(frame)} verification rows correct (seed {seed})", "seed": seed, "errors": worst}
 
 
-async def remeasure(ledger, exp: Experiment, run: Run, workdir: Path, attempt: Attempt, progress: ProgressFn | None) -> dict[str, Any]:
+async def remeasure(ledger, exp: Experiment, run: Run, workdir: Path, attempt: Attempt, progress: ProgressFn | None, *, vendors: Vendors) -> dict[str, Any]:
     """BEST and the candidate measured again, side by side in fresh processes (pairs, both orders),
     with the benchmark's own metric: does the evaluated speedup hold?"""
     from kernel_mcp.ledger.paired import measure_together
 
     best_dir = ledger.best_tree(exp)
     again = await measure_together(ledger.ws, run, best_dir, workdir, "csv", attempt.target_class, progress, label="re-measure",
-                                   guard=ledger.guard(exp, best_dir, Path(exp.worktree), workdir))
+                                   guard=ledger.guard(exp, best_dir, Path(exp.worktree), workdir), vendors=vendors)
     if again.candidate is None or again.script is None or again.candidate.failure or not again.candidate.all_correct:
         raise CommandFailed("the re-measurement failed: " + (again.stopped or "no figures"))
     evaluated = attempt.evidence.overall.change if attempt.evidence.overall else 0.0

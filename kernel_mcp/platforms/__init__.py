@@ -6,23 +6,28 @@ configuration; `for_gpu` and `for_vendor` pick the module for a GPU the monitor 
 architecture's vendor; `compiler_for` picks who compiles an arch (a gfx target on an NVIDIA machine
 compiles with the offline clang while its benchmarks run on the NVIDIA GPU). Every vendor string
 test of the project lives in this package (tests/test_contracts.py checks that).
+
+Capability packages never import this package: `VENDORS`, these functions as one object (the
+`models.platform.Vendors` protocol), is what the server hands them, and they pass it on.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
+from kernel_mcp.models.platform import ProfileRequest, TraceRequest
 from kernel_mcp.platforms import cuda, offline, rocm
-from kernel_mcp.platforms.base import PLATFORM_NAMES, Platform, ProfileRequest, TraceRequest
+from kernel_mcp.platforms.base import Platform
 
 if TYPE_CHECKING:
-    from kernel_mcp.gpu.models import GpuInfo
+    from kernel_mcp.models.gpu import GpuInfo, MonitorQuery
     from kernel_mcp.workspace import Workspace
 
-__all__ = ["PLATFORM_NAMES", "Platform", "ProfileRequest", "Resolution", "TraceRequest", "compiler_for", "for_gpu", "for_vendor",
-           "needs_gpu", "of", "of_tool", "resolve", "runtime"]
+__all__ = ["VENDORS", "Platform", "ProfileRequest", "Registry", "Resolution", "TraceRequest", "compiler_for", "for_gpu",
+           "for_vendor", "inventory", "needs_gpu", "of", "of_tool", "resolve", "runtime", "tool_notes", "usage_monitors"]
 
 PLATFORMS: dict[str, Platform] = {"rocm": rocm.PLATFORM, "cuda": cuda.PLATFORM, "offline": offline.PLATFORM}
 BY_VENDOR: dict[str, Platform] = {"amd": rocm.PLATFORM, "nvidia": cuda.PLATFORM}
@@ -140,3 +145,42 @@ def compiler_for(ws: Workspace, arch: str) -> Platform:
     if configured == native.name:
         raise WorkspaceError(f"platform = {native.name!r} but its compiler was not found", hint=f"install {native.toolkit} or set platform = 'offline'")
     return offline.PLATFORM
+
+
+def inventory() -> tuple[MonitorQuery, ...]:
+    """Every vendor's GPU listing, AMD's first (the order doctor has always listed GPUs in)."""
+    return tuple(query for platform in BY_VENDOR.values() for query in platform.inventory)
+
+
+# The gate asks the first of these that is installed how busy each GPU is: nvidia-smi first, as it
+# always has (its report names each GPU's compute processes; the AMD tools cannot).
+USAGE_ORDER: tuple[Platform, ...] = (cuda.PLATFORM, rocm.PLATFORM)
+
+
+def usage_monitors() -> tuple[MonitorQuery, ...]:
+    return tuple(query for platform in USAGE_ORDER for query in platform.usage_monitors)
+
+
+async def tool_notes(cwd: Path) -> list[str]:
+    """What doctor says about the installed vendor tools beyond their versions."""
+    return [note for platform in PLATFORMS.values() for note in await platform.tool_notes(cwd)]
+
+
+class Registry:
+    """The functions above as one object (models.platform.Vendors): server.py hands `VENDORS` to
+    the capability packages, which never import this package, and a Ray task receives it pickled."""
+
+    resolve = staticmethod(resolve)
+    of = staticmethod(of)
+    runtime = staticmethod(runtime)
+    needs_gpu = staticmethod(needs_gpu)
+    compiler_for = staticmethod(compiler_for)
+    for_vendor = staticmethod(for_vendor)
+    for_gpu = staticmethod(for_gpu)
+    of_tool = staticmethod(of_tool)
+    inventory = staticmethod(inventory)
+    usage_monitors = staticmethod(usage_monitors)
+    tool_notes = staticmethod(tool_notes)
+
+
+VENDORS = Registry()

@@ -1,7 +1,7 @@
 """Profiling: the GPU time of every kernel the fixed benchmark launches, and hardware counters.
 
 profile_kernels runs the benchmark under the platform's profiler (rocprofv3 on AMD, ncu on NVIDIA)
-on the gated GPU;
+on the gated GPU, the platform being the one the caller's `Vendors` picks for the workspace;
 profile_import reads output made elsewhere (a rocprofv3 folder, an ncu CSV, rocpd databases);
 profile_compare puts two runs side by side. The summary of each run is kept as profile.json so
 that runs can be compared later, whatever produced them.
@@ -13,19 +13,25 @@ import json
 import secrets
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from kernel_mcp import limits, platforms, safe_files, sandbox
+from kernel_mcp import limits, safe_files, sandbox
 from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
 from kernel_mcp.gpu import gate
-from kernel_mcp.gpu.models import GpuInfo
+from kernel_mcp.models.gpu import GpuInfo
 from kernel_mcp.hardware import load_spec
+from kernel_mcp.models.platform import ProfileRequest
+from kernel_mcp.models.profile import CounterRow, ProfileSummary
 from kernel_mcp.profile import counters as ctr
 from kernel_mcp.profile import gather, tables
-from kernel_mcp.profile.summary import CounterRow, ProfileComparison, ProfileSummary, compare_summaries, summarise, summarise_stats
+from kernel_mcp.profile.summary import ProfileComparison, compare_summaries, summarise, summarise_stats
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run, Workspace
+
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
 SUMMARY_FILE = "profile.json"
 
@@ -68,24 +74,25 @@ def rows_from_sums(sums: pd.DataFrame, durations: dict[str, float], derive) -> l
 
 
 async def profile_kernels(ws: Workspace, run: Run, kernel_regex: str | None, counters: list[str], preset: str | None, progress: ProgressFn | None, cwd: Path | None = None,
-                          lease: gate.Lease | None = None, lock_clocks: bool = False, boundary: sandbox.Boundary | None = None) -> ProfileSummary:
+                          lease: gate.Lease | None = None, lock_clocks: bool = False, boundary: sandbox.Boundary | None = None, *,
+                          vendors: Vendors) -> ProfileSummary:
     """The benchmark run once under the workspace platform's profiler, on a gated GPU, sealed:
     `boundary` (the ledger's side) or its own folder and a private one; the profiler may also write
     this run's folder, where it leaves its output."""
     cfg = ws.config.benchmark
     if cfg is None:
         raise WorkspaceError("kernel-mcp.toml has no [benchmark] table")
-    platform = platforms.runtime(ws, "profiled")
+    platform = vendors.runtime(ws, "profiled")
     root = cwd or ws.root
     with ExitStack() as stack:
         if boundary is None:
             boundary = stack.enter_context(ws.sealed_side(root, run.id))
-        async with gate.use(ws.config.gate, str(root), progress, require_gpu=True, lease=lease) as lease:
+        async with gate.use(ws.config.gate, str(root), progress, require_gpu=True, lease=lease, vendors=vendors) as lease:
             env = {cfg.seed_env: str(secrets.randbits(62)), **lease.env}
-            request = platforms.ProfileRequest(root=root, env=env, kernel_regex=kernel_regex, counters=counters, preset=preset, lock_clocks=lock_clocks,
-                                               boundary=boundary.with_writable(run.folder), gpu=lease.gpu)
+            request = ProfileRequest(root=root, env=env, kernel_regex=kernel_regex, counters=counters, preset=preset, lock_clocks=lock_clocks,
+                                     boundary=boundary.with_writable(run.folder), gpu=lease.gpu)
             summary, notes = await platform.profile(ws, run, request, progress)
-    summary.notes = notes + [f"on {lease.describe()}"] + impossible_resources(ws, summary)
+    summary.notes = notes + [f"on {lease.describe()}"] + impossible_resources(ws, summary, vendors)
     return _keep(run, summary)
 
 
@@ -93,7 +100,7 @@ DISPATCHES_FILE = "target_dispatches.json"
 MAX_RESOURCE_NOTES = 4
 
 
-def impossible_resources(ws: Workspace, summary: ProfileSummary) -> list[str]:
+def impossible_resources(ws: Workspace, summary: ProfileSummary, vendors: Vendors) -> list[str]:
     """Register counts no wave can have on the GPU the profile came from (a database row with 384
     AGPRs, say), named rather than passed on. The arch is the one the profile's origins name, else
     the workspace's target when its vendor is the profiler's."""
@@ -102,13 +109,13 @@ def impossible_resources(ws: Workspace, summary: ProfileSummary) -> list[str]:
 
     named = [a for a in arch_names() if any(a in origin for origin in summary.origins)]
     arch = named[0] if len(named) == 1 else ws.config.target.arch
-    if registry()[arch].vendor != platforms.of_tool(summary.source).gpu_vendor and not named:
+    if registry()[arch].vendor != vendors.of_tool(summary.source).gpu_vendor and not named:
         return []  # an NVIDIA profile against an AMD target (or the reverse): no table to judge it by
     notes = []
     for k in summary.kernels:
         if k.vgprs is None:
             continue
-        for note in resource_notes(arch, vgprs=int(k.vgprs), agprs=int(k.agprs or 0), sgprs=int(k.sgprs or 0)):
+        for note in resource_notes(arch, vgprs=int(k.vgprs), agprs=int(k.agprs or 0), sgprs=int(k.sgprs or 0), vendors=vendors):
             if note.startswith("not a possible kernel"):
                 notes.append(f"{k.name[:60]}: {note}")
     return notes[:MAX_RESOURCE_NOTES]
@@ -122,7 +129,7 @@ def _keep(run: Run, summary: ProfileSummary) -> ProfileSummary:
     return summary
 
 
-def profile_import(ws: Workspace, run: Run, paths: list[str]) -> ProfileSummary:
+def profile_import(ws: Workspace, run: Run, paths: list[str], *, vendors: Vendors) -> ProfileSummary:
     """Summaries of profiler output made elsewhere: every file of the folders and files named is
     read (or reported as skipped, with the reason) and merged; see gather.py for the order of sources."""
     from kernel_mcp.profile import rocpd
@@ -150,7 +157,7 @@ def profile_import(ws: Workspace, run: Run, paths: list[str]) -> ProfileSummary:
         durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
         peak = peak_bandwidth(ws)
         summary.counters = rows_from_sums(g.counter_sums, durations, lambda c, t: ctr.derived_amd(c, t, peak, {}))
-    summary.notes += impossible_resources(ws, summary)
+    summary.notes += impossible_resources(ws, summary, vendors)
     return _keep(run, summary)
 
 

@@ -1,5 +1,6 @@
-"""Hardware counter presets, name checking against the profiler's own listing, pass packing,
-and derived metrics with their definitions.
+"""Choosing counters, checked against the profiler's own listing, pass packing, and the derived
+metrics of AMD counter files (which imports read too); each platform holds its presets (and NVIDIA's
+derived metrics) in its folder.
 
 Which counters exist comes from the installed tool (`rocprofv3 --list-avail`, `ncu
 --query-metrics`), cached per workspace; presets are filtered by that listing, and an unknown
@@ -13,33 +14,13 @@ import difflib
 from collections.abc import Callable
 
 from kernel_mcp.errors import InvalidInput
-from kernel_mcp.profile.summary import DerivedMetric
+from kernel_mcp.models.profile import DerivedMetric
 
-PRESETS: dict[str, dict[str, list[str]]] = {
-    "rocm": {
-        "memory": ["FETCH_SIZE", "WRITE_SIZE", "TCC_EA0_RDREQ_sum", "TCC_EA0_WRREQ_sum", "MemUnitBusy"],
-        "compute": ["SQ_WAVES", "SQ_INSTS_VALU", "SQ_INSTS_SALU", "VALUUtilization", "VALUBusy", "GRBM_GUI_ACTIVE"],
-        "lds": ["SQ_INSTS_LDS", "SQ_ACTIVE_INST_LDS", "SQ_LDS_BANK_CONFLICT", "LDSBankConflict", "ALUStalledByLDS"],
-        "mfma": ["SQ_INSTS_MFMA", "SQ_VALU_MFMA_BUSY_CYCLES", "SQ_BUSY_CYCLES", "GRBM_GUI_ACTIVE"],
-        "occupancy": ["SQ_WAVES", "SQ_WAVE_CYCLES", "OccupancyPercent", "MeanOccupancyPerCU"],
-        "cache": ["TCC_HIT_sum", "TCC_MISS_sum", "TCP_TCC_READ_REQ_sum", "L2CacheHit"],
-    },
-    "cuda": {
-        "memory": ["dram__bytes_read.sum", "dram__bytes_write.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed"],
-        "compute": ["sm__throughput.avg.pct_of_peak_sustained_elapsed", "smsp__inst_executed.sum", "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active"],
-        "lds": ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "smsp__inst_executed_op_shared_ld.sum"],
-        "mfma": ["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "sm__inst_executed_pipe_tensor.sum"],
-        "occupancy": ["sm__warps_active.avg.pct_of_peak_sustained_active", "launch__occupancy_limit_registers", "launch__occupancy_limit_shared_mem", "launch__waves_per_multiprocessor"],
-        "cache": ["lts__t_sector_hit_rate.pct", "l1tex__t_sector_hit_rate.pct"],
-    },
-}
-
-
-def choose(platform, preset: str | None, names: list[str], available: set[str] | None) -> tuple[list[str], list[str]]:
-    """The counters to collect on `platform` (a platforms.Platform) and notes about any dropped;
-    unknown explicit names are an error."""
-    presets = PRESETS[platform.name]
-    base_name = platform.counter_base_name
+def choose(presets: dict[str, list[str]], base_name: Callable[[str], str], preset: str | None, names: list[str],
+           available: set[str] | None) -> tuple[list[str], list[str]]:
+    """The counters to collect, from a platform's `presets` and the names asked for, and notes about
+    any dropped; unknown explicit names are an error. `base_name` is the name the profiler's listing
+    uses for a counter (Platform.counter_base_name)."""
     notes = []
     wanted = list(names)
     if preset:
@@ -103,21 +84,4 @@ def derived_amd(c: dict[str, float], duration_s: float | None, peak_bw: float | 
         out.append(DerivedMetric(name="HBM bandwidth", value=bw / 1e9, unit=" GB/s", definition="(FETCH_SIZE + WRITE_SIZE) KiB * 1024 / kernel time"))
         if peak_bw:
             out.append(DerivedMetric(name="HBM share of peak", value=100 * bw / peak_bw, unit="%", definition="HBM bandwidth / hw_spec hbm_bandwidth_bytes_per_s"))
-    return out
-
-
-def derived_cuda(c: dict[str, float], duration_s: float | None, peak_bw: float | None) -> list[DerivedMetric]:
-    out = []
-    read, write = c.get("dram__bytes_read.sum"), c.get("dram__bytes_write.sum")
-    if read is not None and write is not None and duration_s:
-        bw = (read + write) / duration_s
-        out.append(DerivedMetric(name="HBM bandwidth", value=bw / 1e9, unit=" GB/s", definition="(dram__bytes_read.sum + dram__bytes_write.sum) / gpu__time_duration.sum"))
-        if peak_bw:
-            out.append(DerivedMetric(name="HBM share of peak", value=100 * bw / peak_bw, unit="%", definition="HBM bandwidth / hw_spec hbm_bandwidth_bytes_per_s"))
-    conflicts = c.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
-    wavefronts = c.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
-    if conflicts is not None and wavefronts:
-        out.append(DerivedMetric(name="shared-memory bank-conflict rate", value=100 * conflicts / wavefronts, unit="%", definition="100 * l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum / l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"))
-    if "sm__warps_active.avg.pct_of_peak_sustained_active" in c:
-        out.append(DerivedMetric(name="achieved occupancy", value=c["sm__warps_active.avg.pct_of_peak_sustained_active"], unit="%", definition="sm__warps_active.avg.pct_of_peak_sustained_active"))
     return out

@@ -24,11 +24,14 @@ from pathlib import Path
 
 import pandas as pd
 
+# the package's modules by their full names: the package imports this one (see test_architecture.py)
+import kernel_mcp.profile.sniff as fmt
+import kernel_mcp.profile.tables as tables
+import kernel_mcp.profile.workload as workload
 from kernel_mcp import limits, safe_files
 from kernel_mcp.errors import InvalidInput, KernelMcpError
-from kernel_mcp.profile import sniff as fmt
-from kernel_mcp.profile import tables, workload
-from kernel_mcp.profile.summary import InputFile
+from kernel_mcp.models.profile import InputFile
+from kernel_mcp.profile.parsers import ncu_dispatches
 
 MAX_FILES = 10_000  # a thread-trace folder holds a few thousand; a whole home folder is refused
 NO_KERNEL_FIGURES = {
@@ -192,9 +195,7 @@ def _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files) -> None
         else:
             timed.append((record, frame, SOURCES[s.format]))
     elif s.format == fmt.NCU:
-        from kernel_mcp.profile import cuda
-
-        frame, _ = cuda.dispatches(limits.read_text(s.path, limits.PROFILE_CSV_MAX_BYTES, "ncu CSV"))
+        frame, _ = ncu_dispatches(limits.read_text(s.path, limits.PROFILE_CSV_MAX_BYTES, "ncu CSV"))
         frame["origin"] = s.label
         timed.append((record, frame, SOURCES[s.format]))
     elif s.format in (fmt.COUNTERS, fmt.COMPUTE_LONG, fmt.COMPUTE_WIDE):

@@ -17,38 +17,18 @@ from typing import Any
 import pandas as pd
 
 from kernel_mcp import limits
-from kernel_mcp.errors import InvalidInput
-
-
-def _malformed(what: str, name: str):
-    """Turns the value errors of a column of the wrong kind (text in a count, a timestamp past
-    int64, infinity) into invalid input naming the file, never an internal error."""
-    import contextlib
-
-    @contextlib.contextmanager
-    def guard():
-        try:
-            yield
-        except InvalidInput:
-            raise
-        except (ValueError, TypeError, OverflowError, KeyError, IndexError, AttributeError) as exc:
-            raise InvalidInput(f"{what}: {name} holds a value of the wrong kind: {type(exc).__name__}: {str(exc)[:200]}") from None
-
-    return guard()
+from kernel_mcp.errors import CommandFailed, InvalidInput
+from kernel_mcp.profile.tables import read_counter_rows, read_dispatches
 
 
 def read_kernel_trace(path: Path) -> pd.DataFrame:
     """rocprofv3 kernel_trace.csv -> one row per dispatch with normalised columns (the alias-aware
     reader of tables.py, which every dispatch list goes through)."""
-    from kernel_mcp.profile.tables import read_dispatches
-
     return read_dispatches(path, "kernel trace", path.name)
 
 
 def read_counter_collection(path: Path) -> pd.DataFrame:
     """rocprofv3 counter_collection.csv (long format: one row per dispatch and counter)."""
-    from kernel_mcp.profile.tables import read_counter_rows
-
     return read_counter_rows(path, "counter collection", path.name)[0]
 
 
@@ -69,6 +49,11 @@ def parse_list_avail(text: str) -> dict[str, dict[str, str]]:
 
 
 # ---------------------------------------------------------------- ncu -------------------------
+# the metrics every ncu run asks for: a launch's GPU time and its shape (ncu_dispatches reads them)
+NCU_TIME = "gpu__time_duration.sum"
+NCU_LAUNCH = ["launch__grid_size", "launch__block_size", "launch__registers_per_thread", "launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic"]
+
+
 def _ncu_table(text: str, what: str) -> pd.DataFrame:
     start = text.find('"ID"')
     if start < 0:
@@ -137,3 +122,23 @@ def read_ncu_raw(text: str) -> pd.DataFrame:
         rows.append({"launch": _launch(r["ID"], "ncu raw"), "kernel": r["Kernel Name"], "block": _dims(r.get("Block Size", "")), "grid": _dims(r.get("Grid Size", "")),
                      "metrics": metrics, "units": {c: (units[c] if units is not None else "") for c in metrics}})
     return pd.DataFrame(rows)
+
+
+def ncu_dispatches(text: str) -> tuple[pd.DataFrame, dict[int, dict[str, float]]]:
+    """ncu --metrics CSV -> one row per launch (kernel, duration_ns, grid, block, registers, shared) and the metrics per launch."""
+    table = read_ncu_metrics(text)
+    rows, metrics = [], {}
+    for _, r in table.iterrows():
+        m = r["metrics"]
+        duration = ncu_duration_ns(m.get(NCU_TIME), r["units"].get(NCU_TIME, "ns"))
+        if duration is None:
+            raise CommandFailed(f"ncu reported no {NCU_TIME} for launch {r['launch']}")
+        shared = (m.get("launch__shared_mem_per_block_static") or 0) + (m.get("launch__shared_mem_per_block_dynamic") or 0)
+        rows.append({
+            "kernel": r["kernel"], "duration_ns": duration, "dispatch": r["launch"],
+            "grid_x": r["grid"][0], "grid_y": r["grid"][1], "grid_z": r["grid"][2],
+            "wg_x": r["block"][0], "wg_y": r["block"][1], "wg_z": r["block"][2],
+            "vgprs": m.get("launch__registers_per_thread"), "lds_bytes": shared if shared else None,
+        })
+        metrics[int(r["launch"])] = {k: v for k, v in m.items() if v is not None}
+    return pd.DataFrame(rows), metrics

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+import kernel_mcp.profile.counters as ctr  # by its full name: the package imports this one (see test_architecture.py)
 from kernel_mcp.errors import InvalidInput
-from kernel_mcp.profile import counters as ctr
-from kernel_mcp.profile.summary import MAX_GROUP_SAMPLES, MAX_KERNELS, CounterRow, KernelRow, ProfileSummary, target_pattern
+from kernel_mcp.models.profile import CounterRow, KernelRow, ProfileSummary
+from kernel_mcp.profile.summary import MAX_GROUP_SAMPLES, MAX_KERNELS, target_pattern
 
 KNOWN_SCHEMA_VERSIONS = {"3"}
 NEEDED = {

@@ -10,9 +10,11 @@ row count from limits.py; every value error becomes InvalidInput naming the file
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,6 @@ import pandas as pd
 
 from kernel_mcp import limits
 from kernel_mcp.errors import InvalidInput
-from kernel_mcp.profile.parsers import _malformed
 
 # canonical name -> the lower-cased spellings the tools use, first match wins
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -50,6 +51,32 @@ TIME_COLUMNS = set(ALIASES["start"] + ALIASES["end"])
 EXPONENT = re.compile(r"^\s*[-+]?(\d*)\.?(\d*)[eE]([-+]?\d+)\s*$")
 
 
+def _malformed(what: str, name: str):
+    """Turns the value errors of a column of the wrong kind (text in a count, a timestamp past
+    int64, infinity) into invalid input naming the file, never an internal error."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def guard():
+        try:
+            yield
+        except InvalidInput:
+            raise
+        except (ValueError, TypeError, OverflowError, KeyError, IndexError, AttributeError) as exc:
+            raise InvalidInput(f"{what}: {name} holds a value of the wrong kind: {type(exc).__name__}: {str(exc)[:200]}") from None
+
+    return guard()
+
+
+@contextlib.contextmanager
+def _readable(what: str, name: str) -> Iterator[None]:
+    """The csv module's own refusals (a field over its 131,072-character limit) as invalid input naming the file."""
+    try:
+        yield
+    except csv.Error as exc:
+        raise InvalidInput(f"{what}: {name} is not a readable CSV: {str(exc)[:200]}") from None
+
+
 def resolve(columns: list[str]) -> dict[str, str]:
     """canonical name -> the file's own column name."""
     by_lower: dict[str, str] = {}
@@ -67,6 +94,10 @@ def resolve(columns: list[str]) -> dict[str, str]:
 def header(path: Path, what: str) -> list[str]:
     if limits.check_size(path, limits.PROFILE_CSV_MAX_BYTES, what) == 0:
         raise InvalidInput(f"{what}: {path.name} is empty")
+    with path.open("rb") as handle:  # counted before pandas parses it: a header of 150,000 columns took it 13 s
+        width = handle.readline(4 * 2**20).count(b",") + 1
+    if width > limits.PROFILE_CSV_MAX_COLUMNS:
+        raise InvalidInput(f"{what}: {path.name} has {width:,} header fields, more than any profiler table (at most {limits.PROFILE_CSV_MAX_COLUMNS:,} are read)")
     try:
         return [str(c) for c in pd.read_csv(path, nrows=0).columns]
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError, csv.Error) as exc:
@@ -239,7 +270,7 @@ def read_stats(path: Path, what: str, origin: str) -> pd.DataFrame:
     csv module: old rocprof wrote kernel names unquoted, commas and all, so a row has more cells than
     the header and the name is all cells but the trailing figures."""
     text = limits.read_text(path, limits.PROFILE_CSV_MAX_BYTES, what)
-    with _malformed(what, path.name):
+    with _malformed(what, path.name), _readable(what, path.name):
         reader = csv.reader(io.StringIO(text))
         head = [c.strip().lower() for c in next(reader, [])]
         for needed in ("name", "calls", "totaldurationns"):

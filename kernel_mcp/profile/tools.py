@@ -39,7 +39,7 @@ async def _profile_kernels(args: ProfileKernelsInput, ctx: ToolContext) -> profi
         except re.error as exc:
             raise InvalidInput(f"kernel_regex: {exc}") from None
     return await profile.profile_kernels(ws, ctx.new_run(args.model_dump()), kernel_regex=args.kernel_regex, counters=args.counters,
-                                         preset=args.preset, progress=ctx.progress, cwd=workdir_for(ws, args.in_experiment))
+                                         preset=args.preset, progress=ctx.progress, cwd=workdir_for(ws, args.in_experiment), vendors=ctx.vendors)
 
 
 async def _profile_import(args: ProfileImportInput, ctx: ToolContext) -> profile.ProfileSummary:
@@ -48,7 +48,7 @@ async def _profile_import(args: ProfileImportInput, ctx: ToolContext) -> profile
         ws.resolve(p, must_exist=True)
     run = ctx.new_run(args.model_dump())
     # parsing a large import is blocking work: off the event loop, so other calls are answered meanwhile
-    return await anyio.to_thread.run_sync(lambda: profile.profile_import(ws, run, args.paths))
+    return await anyio.to_thread.run_sync(lambda: profile.profile_import(ws, run, args.paths, vendors=ctx.vendors))
 
 
 async def _profile_compare(args: ProfileCompareInput, ctx: ToolContext) -> profile.ProfileComparison:

@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pandas as pd
 
+# the package's modules by their full names: the package imports this one (see test_architecture.py)
+import kernel_mcp.profile.sniff as fmt
+import kernel_mcp.profile.tables as tables
 from kernel_mcp import limits
 from kernel_mcp.errors import InvalidInput
-from kernel_mcp.profile import sniff as fmt
-from kernel_mcp.profile import tables
 
 MERGED = "pmc_perf.csv"
 SYSINFO = "sysinfo.csv"
@@ -132,7 +133,10 @@ def _machine(path: Path) -> str:
     import csv
     import io
 
-    rows = list(csv.DictReader(io.StringIO(text)))
+    try:
+        rows = list(csv.DictReader(io.StringIO(text)))
+    except csv.Error as exc:  # e.g. a field over the csv module's 131,072-character limit
+        raise InvalidInput(f"rocprof-compute sysinfo: {path.name} is not a readable CSV: {str(exc)[:200]}") from None
     if not rows:
         return "sysinfo.csv holds no row"
     row = {k.strip().lower(): (v or "").strip() for k, v in rows[0].items() if k}

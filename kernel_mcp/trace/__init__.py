@@ -10,28 +10,22 @@ from __future__ import annotations
 import json
 import secrets
 from pathlib import Path
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING
 
 from kernel_mcp import limits, safe_files
 from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
+from kernel_mcp.models.platform import TraceOptions, TraceRequest
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.trace.analysis import TraceComparison, TraceSummary, compare
 from kernel_mcp.trace.folder import summarise_file, summarise_folder
 from kernel_mcp.workspace import Run, Workspace
 
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
+
 SUMMARY_FILE = "trace.json"
 
 __all__ = ["TraceComparison", "TraceOptions", "TraceSummary", "summarise_folder", "thread_trace", "thread_trace_compare", "thread_trace_import"]
-
-
-class TraceOptions(BaseModel):
-    target_cu: int | None = Field(default=None, ge=0, le=15, description="rocprofv3 --att-target-cu")
-    shader_engine_mask: str | None = Field(default=None, pattern=r"^0x[0-9a-fA-F]{1,8}$", description="--att-shader-engine-mask, e.g. 0x1")
-    simd_select: str | None = Field(default=None, pattern=r"^0x[0-9a-fA-F]$", description="--att-simd-select")
-    buffer_size: str | None = Field(default=None, pattern=r"^0x[0-9a-fA-F]{1,8}$", description="--att-buffer-size in bytes, hex")
-    serialize_all: bool = Field(default=False, description="--att-serialize-all")
-    activity: int | None = Field(default=None, ge=1, le=16, description="--att-activity (gfx9 perfcounter streaming)")
 
 
 def _base_name(name: str) -> str:
@@ -86,26 +80,26 @@ def _keep(run: Run, summary: TraceSummary) -> TraceSummary:
     return summary
 
 
-async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int | None, options: TraceOptions, progress: ProgressFn | None, cwd: Path | None = None) -> TraceSummary:
-    from kernel_mcp import platforms
-    from kernel_mcp.gpu import gate  # imported here: summarising a trace needs neither
+async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int | None, options: TraceOptions, progress: ProgressFn | None,
+                       cwd: Path | None = None, *, vendors: Vendors) -> TraceSummary:
+    from kernel_mcp.gpu import gate  # imported here: summarising a trace needs no gate
 
     cfg = ws.config.benchmark
     if cfg is None:
         raise WorkspaceError("kernel-mcp.toml has no [benchmark] table")
-    platform = platforms.runtime(ws, "traced")
+    platform = vendors.runtime(ws, "traced")
     out = run.folder / "trace"
     root = cwd or ws.root
     out.mkdir(parents=True, exist_ok=True)
     with ws.sealed_side(root, run.id) as boundary:
-        async with gate.acquire(ws.config.gate, str(root), progress, require_gpu=True) as lease:
+        async with gate.acquire(ws.config.gate, str(root), progress, require_gpu=True, vendors=vendors) as lease:
             env = {cfg.seed_env: str(secrets.randbits(62)), **lease.env}
-            request = platforms.TraceRequest(root=root, env=env, kernel_regex=kernel_regex, dispatch=dispatch, options=options, out=out,
-                                             boundary=boundary.with_writable(out))
+            request = TraceRequest(root=root, env=env, kernel_regex=kernel_regex, dispatch=dispatch, options=options, out=out,
+                                   boundary=boundary.with_writable(out))
             result = await platform.trace(ws, run, request, progress)
     if not result.ok:
         raise CommandFailed(f"the trace run gave {result.status()}", hint=(result.stderr.tail or result.stdout.tail)[-400:] or None)
-    summary = summarise_folder(out, kernel_regex, run.id)
+    summary = summarise_folder(out, kernel_regex, run.id, vendors=vendors)
     if summary.arch is None and lease.gpu is not None:
         # the GPU it ran on, named as the hardware tables name it (nvidia-smi says "Hopper", not sm_90)
         from kernel_mcp.arch_registry import arch_for_gpu
@@ -116,13 +110,13 @@ async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int
     return _keep(run, summary)
 
 
-def thread_trace_import(ws: Workspace, run: Run, path: str, kernel: str | None, dispatch: int | None = None) -> TraceSummary:
+def thread_trace_import(ws: Workspace, run: Run, path: str, kernel: str | None, dispatch: int | None = None, *, vendors: Vendors) -> TraceSummary:
     target = ws.resolve(path, must_exist=True)
     if target.is_dir():
-        summary = summarise_folder(target, kernel, path, within=ws.root, dispatch=dispatch)
+        summary = summarise_folder(target, kernel, path, within=ws.root, dispatch=dispatch, vendors=vendors)
     else:
         safe_files.check_regular(target, path)  # a FIFO would block the read forever
-        summary = summarise_file(target, kernel, path, ws.root, dispatch=dispatch)
+        summary = summarise_file(target, kernel, path, ws.root, dispatch=dispatch, vendors=vendors)
     summary.facts += compile_facts(ws, summary)
     return _keep(run, summary)
 

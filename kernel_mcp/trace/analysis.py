@@ -18,11 +18,16 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import kernel_mcp.trace.ncu_source as ncu_source
 from kernel_mcp.trace.findings import findings
 from kernel_mcp.trace.models import (BankConflicts, CategoryDelta, CostSplit, DispatchBrief, HotInstruction, Producer, SharedAccess,
                                      TraceComparison, TraceSummary, WaitFact, pct, short)
 from kernel_mcp.trace.readers import Instr, mnemonic_of
+
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
 __all__ = ["CATEGORIES", "KernelTrace", "TraceComparison", "TraceSummary", "brief", "brief_of", "compare", "summarise", "summarise_trace"]
 
@@ -98,10 +103,9 @@ def categoriser(trace: KernelTrace, classify: Callable[[str], str]) -> Callable[
     return of
 
 
-def summarise(kernel: str, source: str, rows: Iterable[Instr]) -> TraceSummary:
-    """One program from rows (an instruction seen twice adds up): for one dispatch's rows."""
-    from kernel_mcp.trace import ncu_source
-
+def summarise(kernel: str, source: str, rows: Iterable[Instr], *, vendors: Vendors) -> TraceSummary:
+    """One program from rows (an instruction seen twice adds up): for one dispatch's rows, its
+    instructions classified by the platform whose tool wrote them (`source`)."""
     program: dict[int, Instr] = {}
     for r in rows:
         seen = program.get(r.index)
@@ -116,7 +120,7 @@ def summarise(kernel: str, source: str, rows: Iterable[Instr]) -> TraceSummary:
     if source == ncu_source.SOURCE:  # the ncu reader's tables go with its rows
         trace.reason_category, trace.issued_reason = ncu_source.REASON_CATEGORY, ncu_source.ISSUED_REASON
         trace.wait_reasons = dict(ncu_source.LOADS_FOR_REASON)
-    return summarise_trace(trace)
+    return summarise_trace(trace, vendors.of_tool(source).classify)
 
 
 def _sampled(ordered: list[Instr]) -> bool:
@@ -161,10 +165,10 @@ def costs_of(trace: KernelTrace, classify: Callable[[str], str]) -> tuple[dict[s
     return costs, dict(reasons), ("samples" if sampled else "cycles"), sum(c.total for c in costs.values())
 
 
-def summarise_trace(trace: KernelTrace) -> TraceSummary:
-    from kernel_mcp import platforms
-
-    classify = functools.lru_cache(maxsize=4096)(platforms.of_tool(trace.source).classify)
+def summarise_trace(trace: KernelTrace, classify: Callable[[str], str]) -> TraceSummary:
+    """The full summary of one dispatch; `classify` is the instruction set's classifier (the
+    platform's whose tool wrote the trace: Vendors.of_tool(trace.source).classify)."""
+    classify = functools.lru_cache(maxsize=4096)(classify)
     ordered = [trace.program[i] for i in sorted(trace.program)]
     costs, reasons, unit, grand = costs_of(trace, classify)
     sampled = unit == "samples"
@@ -193,11 +197,9 @@ def brief(s: TraceSummary) -> DispatchBrief:
                          top=f"{top[0]} {pct(top[1])}")
 
 
-def brief_of(trace: KernelTrace) -> DispatchBrief:
+def brief_of(trace: KernelTrace, classify: Callable[[str], str]) -> DispatchBrief:
     """A dispatch in one line, without the waits and hot list a full summary works out."""
-    from kernel_mcp import platforms
-
-    costs, _, unit, grand = costs_of(trace, platforms.of_tool(trace.source).classify)
+    costs, _, unit, grand = costs_of(trace, classify)
     sampled = unit == "samples"
     top = max(costs.items(), key=lambda kv: kv[1].total, default=("nothing", CostSplit()))
     return DispatchBrief(kernel=trace.kernel, dispatch=trace.dispatch, unit=unit, total=sum(_cost(i, sampled) for i in trace.program.values()) or 1.0,

@@ -15,36 +15,43 @@ import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import kernel_mcp.trace.ncu_source as ncu_source
+import kernel_mcp.trace.wavefiles as wavefiles
 from kernel_mcp import limits, safe_files
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.patterns import AgentPattern
-from kernel_mcp.trace import ncu_source, wavefiles
 from kernel_mcp.trace.analysis import KernelTrace, brief, brief_of, summarise_trace
 from kernel_mcp.trace.models import TraceSummary
 from kernel_mcp.trace.readers import KernelBlock, read_code_json_blocks, read_stats_blocks
+
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
 DISPATCH_DIR = re.compile(r"ui_output_agent_(\d+)_dispatch_(\d+)")
 THREAD_TRACE, PC_SAMPLING, TRACE_STATS = "rocprofv3 thread trace", "rocprofv3 PC sampling", "rocprofv3 thread trace stats"
 
 
-def summarise_folder(folder: Path, kernel: str | None, label: str, within: Path | None = None, dispatch: int | None = None) -> TraceSummary:
+def summarise_folder(folder: Path, kernel: str | None, label: str, within: Path | None = None, dispatch: int | None = None, *,
+                     vendors: Vendors) -> TraceSummary:
     """Every kernel dispatch under `folder`, briefly, and the one asked for in full (`kernel`: a
     name, part of one or a regular expression; `dispatch`: its dispatch or launch number); with
-    neither, the costliest. Only regular files whose links stay inside `within` are read."""
+    neither, the costliest. Only regular files whose links stay inside `within` are read. Each
+    dispatch's instructions are classified by the platform whose tool wrote it (`vendors`)."""
     within = within or folder
-    return choose(discover(folder, within), kernel, dispatch, label, within)
+    return choose(discover(folder, within), kernel, dispatch, label, within, vendors)
 
 
-def summarise_file(path: Path, kernel: str | None, label: str, within: Path, dispatch: int | None = None) -> TraceSummary:
-    return choose(_file_traces(path, within), kernel, dispatch, label, within)
+def summarise_file(path: Path, kernel: str | None, label: str, within: Path, dispatch: int | None = None, *, vendors: Vendors) -> TraceSummary:
+    return choose(_file_traces(path, within), kernel, dispatch, label, within, vendors)
 
 
-def choose(traces: Iterator[KernelTrace], kernel: str | None, dispatch: int | None, label: str, within: Path) -> TraceSummary:
+def choose(traces: Iterator[KernelTrace], kernel: str | None, dispatch: int | None, label: str, within: Path, vendors: Vendors) -> TraceSummary:
     briefs, chosen, best = [], None, -1.0
     pattern = _kernel_pattern(kernel)
     for trace in traces:
-        line = brief_of(trace)
+        line = brief_of(trace, vendors.of_tool(trace.source).classify)
         if line in briefs:  # one launch in two views of the same report (sass and cuda,sass)
             continue
         briefs.append(line)
@@ -56,7 +63,7 @@ def choose(traces: Iterator[KernelTrace], kernel: str | None, dispatch: int | No
         names = "; ".join(b.kernel[:80] + (f" ({b.dispatch})" if b.dispatch else "") for b in briefs[:8])
         raise InvalidInput(f"no kernel dispatch in {label} matches kernel={kernel!r} dispatch={dispatch!r}", hint=f"found: {names}")
     _attach_wait_records(chosen, within)
-    summary = summarise_trace(chosen)
+    summary = summarise_trace(chosen, vendors.of_tool(chosen.source).classify)
     mine = brief(summary)
     summary.found = [mine] + [b for b in briefs if (b.kernel, b.dispatch) != (mine.kernel, mine.dispatch)]
     if len(briefs) > 1 and kernel is None and dispatch is None:

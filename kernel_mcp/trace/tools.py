@@ -39,7 +39,7 @@ async def _thread_trace(args: ThreadTraceInput, ctx: ToolContext) -> trace.Trace
         raise InvalidInput(f"kernel_regex: {exc}") from None
     ws = ctx.workspace()
     return await trace.thread_trace(ws, ctx.new_run(args.model_dump()), kernel_regex=args.kernel_regex, dispatch=args.dispatch,
-                                    options=args.options, progress=ctx.progress, cwd=workdir_for(ws, args.in_experiment))
+                                    options=args.options, progress=ctx.progress, cwd=workdir_for(ws, args.in_experiment), vendors=ctx.vendors)
 
 
 async def _thread_trace_import(args: ThreadTraceImportInput, ctx: ToolContext) -> trace.TraceSummary:
@@ -47,7 +47,8 @@ async def _thread_trace_import(args: ThreadTraceImportInput, ctx: ToolContext) -
     ws.resolve(args.path, must_exist=True)
     run = ctx.new_run(args.model_dump())
     # decoding a large trace is blocking work: off the event loop, so other calls are answered meanwhile
-    return await anyio.to_thread.run_sync(lambda: trace.thread_trace_import(ws, run, path=args.path, kernel=args.kernel, dispatch=args.dispatch))
+    return await anyio.to_thread.run_sync(lambda: trace.thread_trace_import(ws, run, path=args.path, kernel=args.kernel, dispatch=args.dispatch,
+                                                                                 vendors=ctx.vendors))
 
 
 async def _thread_trace_compare(args: ThreadTraceCompareInput, ctx: ToolContext) -> trace.TraceComparison:

@@ -7,6 +7,7 @@ kernel-mcp.toml (`[commands]`, and `bench` for the fixed benchmark) can run.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
@@ -17,6 +18,9 @@ from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.workspace.artifacts import content_type
 from kernel_mcp.workspace.runs import Run, RunState, RunStore, run_state
 from kernel_mcp.workspace.workspace import GitPlace, Workspace
+
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
 TAIL_CHARS = 1500  # of each stream: characters in the structured content, bytes once escaped in the text; the rest is on disk
 
@@ -71,14 +75,12 @@ class HarnessSummary(BaseModel):
         ]
 
 
-def _keep_metric_here(ws: Workspace, configured: str) -> str:
+def _keep_metric_here(ws: Workspace, configured: str, vendors: Vendors) -> str:
     """What `auto` picks here, as the ledger decides it (a profiler that can time kernels)."""
     if configured != "auto":
         return configured
-    from kernel_mcp import platforms  # imported here: platforms reads workspaces
-
     try:
-        can_profile = platforms.of(ws).platform.can_profile()
+        can_profile = vendors.of(ws).platform.can_profile()
     except KernelMcpError:
         can_profile = False
     return "profiler (GPU time of the target kernel)" if can_profile else "csv (no profiler here: the benchmark's metric)"
@@ -126,7 +128,7 @@ class WorkspaceInfo(ToolOutput):
         return "\n".join(lines)
 
 
-def describe(ws: Workspace) -> WorkspaceInfo:
+def describe(ws: Workspace, vendors: Vendors) -> WorkspaceInfo:
     cfg = ws.config
     bench = cfg.benchmark
     harness = cfg.harness
@@ -147,7 +149,7 @@ def describe(ws: Workspace) -> WorkspaceInfo:
         repeats=bench.repeats if bench else None,
         harness=HarnessSummary(
             editable=list(harness.editable), protected=list(harness.protected), keep_metric=harness.keep_metric,
-            keep_metric_here=_keep_metric_here(ws, harness.keep_metric), plausibility_factor=harness.suspicious_factor,
+            keep_metric_here=_keep_metric_here(ws, harness.keep_metric, vendors), plausibility_factor=harness.suspicious_factor,
             min_pairs=harness.min_pairs, max_pairs=harness.max_pairs, verify_command=list(harness.verify_command),
             floor_columns=[c for c in (harness.flops_column, harness.bytes_column) if c],
         ),

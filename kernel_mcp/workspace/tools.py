@@ -30,7 +30,7 @@ class RunArtifactsInput(ToolInput):
 
 
 async def _workspace_info(args: WorkspaceInfoInput, ctx: ToolContext) -> commands.WorkspaceInfo:
-    return commands.describe(ctx.workspace())
+    return commands.describe(ctx.workspace(), ctx.vendors)
 
 
 async def _run_command(args: RunCommandInput, ctx: ToolContext) -> commands.CommandOutcome:

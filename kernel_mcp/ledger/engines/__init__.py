@@ -11,13 +11,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel
 
 from kernel_mcp.ledger.paired import Together
 from kernel_mcp.ledger.state import Experiment
 from kernel_mcp.runner import ProgressFn
+
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
 SLOT_ENV = "KERNEL_MCP_SLOT"  # the benchmark sees which slot (GPU) of the batch runs it
 
@@ -58,27 +61,28 @@ OnDone = Callable[[Job, Measurement], Awaitable[None]]
 
 class EngineBase:
     """What every engine is given: the ledger (for its workspace), the experiment, the batch, the
-    keep metric and the target class."""
+    keep metric, the target class and the platforms' registry (what gates, pins and profiles)."""
 
     name = ""
 
-    def __init__(self, ledger, exp: Experiment, batch: str, keep_metric: str, target: str | None) -> None:
+    def __init__(self, ledger, exp: Experiment, batch: str, keep_metric: str, target: str | None, vendors: Vendors) -> None:
         self.ledger = ledger
         self.ws = ledger.ws
         self.exp = exp
         self.batch = batch
         self.keep_metric = keep_metric
         self.target = target
+        self.vendors = vendors
 
 
 async def measure_candidate(ws, run, label: str, workdir: Path, best_dir: Path, lease, keep_metric: str, slot: str, target: str | None,
-                            guard=None) -> Together:
+                            guard=None, *, vendors: Vendors) -> Together:
     """One candidate measured side by side with BEST (in `best_dir`) on the lease's GPU, in pairs;
     both engines measure through this, so a batch judges exactly as experiment_evaluate does."""
     from kernel_mcp.ledger.paired import measure_together
 
     return await measure_together(ws, run, best_dir, workdir, keep_metric, target, None, lease, label=label[:60], slot_env={SLOT_ENV: slot},
-                                  guard=guard)
+                                  guard=guard, vendors=vendors)
 
 
 class Engine(Protocol):
@@ -87,14 +91,3 @@ class Engine(Protocol):
     async def measure(self, jobs: list[Job], on_done: OnDone, progress: ProgressFn | None) -> int:
         """Measure every job, calling on_done as each finishes; returns the slots used."""
         ...
-
-
-def engine_for(ledger, exp: Experiment, batch: str, keep_metric: str, target: str | None) -> Engine:
-    cfg = ledger.ws.config.engine
-    if cfg.kind == "ray":
-        from kernel_mcp.ledger.engines.on_ray import RayEngine
-
-        return RayEngine(ledger, exp, batch, keep_metric, target)
-    from kernel_mcp.ledger.engines.local import LocalEngine
-
-    return LocalEngine(ledger, exp, batch, keep_metric, target)

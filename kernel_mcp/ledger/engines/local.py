@@ -14,7 +14,6 @@ from contextlib import AsyncExitStack
 
 import anyio
 
-from kernel_mcp import platforms
 from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.gpu import gate
 from kernel_mcp.gpu.gate import Lease, NoIdleGpu
@@ -27,9 +26,9 @@ class LocalEngine(EngineBase):
 
     async def _leases(self, stack: AsyncExitStack, wanted: int | None, most: int, progress: ProgressFn | None) -> list[Lease]:
         cfg = self.ws.config
-        require_gpu = platforms.needs_gpu(self.ws)
+        require_gpu = self.vendors.needs_gpu(self.ws)
         # The first GPU waits like any run (and stops the batch when none comes free in time).
-        first = await stack.enter_async_context(gate.acquire(cfg.gate, str(self.ws.root), progress, require_gpu=require_gpu))
+        first = await stack.enter_async_context(gate.acquire(cfg.gate, str(self.ws.root), progress, require_gpu=require_gpu, vendors=self.vendors))
         leases = [first]
         limit = min(wanted or most, most)
         while len(leases) < limit:
@@ -39,7 +38,8 @@ class LocalEngine(EngineBase):
                 leases.append(Lease(gpu=None, note=f"simulated slot {len(leases)} (no GPU monitor)"))
                 continue
             try:
-                leases.append(await stack.enter_async_context(gate.acquire(cfg.gate, str(self.ws.root), None, require_gpu=require_gpu, wait=False)))
+                leases.append(await stack.enter_async_context(gate.acquire(cfg.gate, str(self.ws.root), None, require_gpu=require_gpu, wait=False,
+                                                                           vendors=self.vendors)))
             except NoIdleGpu:
                 break  # the other GPUs are busy or locked: fewer slots, never a shared GPU
         return leases
@@ -51,7 +51,8 @@ class LocalEngine(EngineBase):
         try:
             best_dir = self.ledger.best_tree(self.exp, slot)
             guard = self.ledger.guard(self.exp, best_dir, job.worktree, job.workdir, slot)
-            together = await measure_candidate(self.ws, run, job.hypothesis, job.workdir, best_dir, lease, self.keep_metric, str(slot), self.target, guard)
+            together = await measure_candidate(self.ws, run, job.hypothesis, job.workdir, best_dir, lease, self.keep_metric, str(slot), self.target, guard,
+                                               vendors=self.vendors)
             run.finish("ok")
             return Measurement(index=job.index, together=together, where=where, started=started, ended=time.time(), run_id=run.id)
         except KernelMcpError as exc:

@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
@@ -29,6 +29,9 @@ from kernel_mcp.errors import InvalidInput
 from kernel_mcp.ledger import gitops
 from kernel_mcp.ledger.engines import EngineBase, Job, Measurement, OnDone, measure_candidate
 from kernel_mcp.runner import ProgressFn
+
+if TYPE_CHECKING:
+    from kernel_mcp.models.platform import Vendors
 
 RETURNED_FILE_LIMIT = 2 << 20  # raw files larger than this stay on the worker's node (and are named)
 SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,120}$")
@@ -93,7 +96,9 @@ class RayEngine(EngineBase):
         async def one(job: Job) -> None:
             async with limiter:
                 started = time.time()
-                ref = task.remote(bundle_ref, job.ref, job.commit, best_ref, best_commit, job.subdir, job.hypothesis, self.keep_metric, self.batch, job.index, self.target)
+                # the registry travels pickled (a module-level object: its class is found on the worker by name) and resolves there
+                ref = task.remote(bundle_ref, job.ref, job.commit, best_ref, best_commit, job.subdir, job.hypothesis, self.keep_metric, self.batch, job.index,
+                                  self.target, self.vendors)
                 try:
                     with anyio.fail_after(timeout):
                         result = await asyncio.wrap_future(ref.future())
@@ -138,9 +143,9 @@ def _ray_gpu_env() -> tuple[dict[str, str], str]:
 
 
 def measure_in_clone(bundle: bytes, ref: str, commit: str, best_ref: str, best_commit: str, subdir: str, label: str, keep_metric: str, batch: str,
-                     index: int, target: str | None) -> dict[str, Any]:
+                     index: int, target: str | None, vendors: Vendors) -> dict[str, Any]:
     """The Ray task (runs on a worker node): clone the candidate and BEST, measure them side by side,
-    return the figures."""
+    return the figures; `vendors` (the server's registry) resolves the platform on the worker's machine."""
     from kernel_mcp.gpu.gate import Lease
     from kernel_mcp.workspace import Workspace
 
@@ -163,7 +168,7 @@ def measure_in_clone(bundle: bytes, ref: str, commit: str, best_ref: str, best_c
         env, where = _ray_gpu_env()
         lease = Lease(gpu=None, env=env, note=where)
         slot = env.get("CUDA_VISIBLE_DEVICES", str(index))
-        together = asyncio.run(measure_candidate(ws, run, label, workdir, best_dir, lease, keep_metric, slot, target))
+        together = asyncio.run(measure_candidate(ws, run, label, workdir, best_dir, lease, keep_metric, slot, target, vendors=vendors))
         files: dict[str, bytes] = {}
         for path in sorted(run.folder.rglob("*")):
             if path.is_file() and path.stat().st_size <= RETURNED_FILE_LIMIT and sum(map(len, files.values())) < 8 * RETURNED_FILE_LIMIT:

@@ -12,10 +12,11 @@ from pathlib import Path
 
 from kernel_mcp import runner, toolchain
 from kernel_mcp.compile import amdgpu_asm
-from kernel_mcp.compile.job import PRELUDE_DIR, BackendOutput, CompileJob, output_lines
 from kernel_mcp.errors import BackendMissing
+from kernel_mcp.models.compile import BackendOutput, CompileJob, output_lines
 
 ISA_NAME = "kernel.s"
+PRELUDE_DIR = Path(__file__).with_name("prelude")  # HIP device stand-ins for a compile without ROCm
 
 
 def hip_headers() -> Path | None:

@@ -18,8 +18,10 @@ On NVIDIA nothing is attempted: ncu locks clocks to base itself while profiling 
 
 from __future__ import annotations
 
+import kernel_mcp.platforms.rocm.amd_smi as amd_smi
 from kernel_mcp import runner, toolchain
-from kernel_mcp.gpu.models import GpuInfo
+from kernel_mcp.gpu import sample_by
+from kernel_mcp.models.gpu import GpuInfo
 
 CONTROL_TIMEOUT_S = 30.0
 DETERMINISM = "DETERMINISM"
@@ -52,12 +54,10 @@ async def _control(gpu: GpuInfo, cwd: str, amd_smi_args: list[str], rocm_smi_arg
 async def set_determinism(gpu: GpuInfo, cwd: str, sclk_mhz: int | None = None) -> str:
     """Put an AMD GPU into performance determinism, the graphics clock capped at `sclk_mhz` (by
     default the GPU's own maximum, as amd-smi reports it). A statement of what was done or why not."""
-    from kernel_mcp.gpu import sample  # here: the package imports this module
-
     if toolchain.find("amd-smi") is None and toolchain.find("rocm-smi") is None:
         return "neither amd-smi nor rocm-smi is installed: clocks not locked"
     if sclk_mhz is None:
-        before = await sample(gpu, cwd)
+        before = await sample_by(amd_smi.sample, gpu, cwd)
         if before is None or before.sm_clock_max_mhz is None:
             return f"GPU {gpu.index}: its maximum graphics clock is unknown (amd-smi metric did not report it): clocks not locked"
         sclk_mhz = int(before.sm_clock_max_mhz)
@@ -67,7 +67,7 @@ async def set_determinism(gpu: GpuInfo, cwd: str, sclk_mhz: int | None = None) -
         return "neither amd-smi nor rocm-smi is installed: clocks not locked"
     if not result.ok:
         return f"GPU {gpu.index}: {tool} could not set performance determinism at {sclk_mhz} MHz: {_why(result)}; clocks not locked"
-    after = await sample(gpu, cwd)
+    after = await sample_by(amd_smi.sample, gpu, cwd)
     level = after.perf_level if after is not None else None
     if level is not None and level != DETERMINISM:
         return f"GPU {gpu.index}: {tool} accepted performance determinism at {sclk_mhz} MHz but the DPM level reads {level}: clocks not locked"

@@ -1,7 +1,9 @@
-"""What the GPU monitors tell about each GPU, in one shape for every vendor."""
+"""What the GPU monitors tell about each GPU, in one shape for every vendor, and how they are asked."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, computed_field
@@ -71,3 +73,14 @@ class GpuSample(BaseModel):
         if self.throttle and self.throttle != "none":
             parts.append(f"limited by {self.throttle}")
         return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class MonitorQuery:
+    """One query of a vendor's GPU monitor, as data: which executable, its arguments, and the reader
+    of what it prints. The platforms hold them; gpu.list_gpus and the gate run them, so that neither
+    names a vendor's tool."""
+
+    tool: str  # the executable, found through toolchain.find
+    args: tuple[str, ...]
+    read: Callable[[str], list[GpuInfo]]

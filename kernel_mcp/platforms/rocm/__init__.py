@@ -1,31 +1,53 @@
 """AMD with ROCm: hipcc/amdclang++, rocprofv3 (kernel trace as CSV or rocpd, counters in passes,
 thread trace), amd-smi, HIP/ROCR_VISIBLE_DEVICES, performance determinism, the AMDGPU classifier.
 
+Its modules: hipcc.py (the compiler), rocprofv3.py (profiler and tracer: command lines, counter
+listing and presets, output folders), amd_smi.py (GPU listing and samples), usage.py (how busy each
+GPU is, for the gate), clocks.py (performance determinism). The readers of what these tools write
+that imports read too (rocpd databases, rocprofv3 CSVs, code.json traces, the AMDGPU assembly) are
+shared parsers in the capability packages, below this one.
+
 Clocks: rocprofv3 does not hold them; `[harness] lock_clocks = true` asks amd-smi for
-performance determinism around an evaluation (gpu/clocks.py says what it does and where it fails).
+performance determinism around an evaluation (clocks.py says what it does and where it fails).
 """
 
 from __future__ import annotations
 
 import secrets
-import time
-
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernel_mcp import runner, toolchain
 from kernel_mcp.errors import BackendMissing, CommandFailed
+from kernel_mcp.models.gpu import GpuInfo, GpuSample, MonitorQuery
+from kernel_mcp.platforms.rocm.amd_smi import STATIC_ARGS, parse_amd_smi_static
+from kernel_mcp.platforms.rocm.usage import AMD_METRIC_ARGS, ROCM_SMI_ARGS, parse_amd_smi_metric, parse_rocm_smi
+
+if TYPE_CHECKING:  # types only: resolving a platform loads neither pandas nor the hardware tables
+    import pandas as pd
+
+    from kernel_mcp.hardware.specs import HardwareSpec
+    from kernel_mcp.models.compile import BackendOutput, CompileJob
+    from kernel_mcp.models.occupancy import Occupancy
+    from kernel_mcp.models.platform import ProfileRequest, TraceRequest
+    from kernel_mcp.models.profile import ProfileSummary
+    from kernel_mcp.runner import ProgressFn, RunResult
+    from kernel_mcp.workspace import Run, Workspace
 
 AMD_COUNTERS_PER_PASS = 8
 
 
 class RocmPlatform:
-    name = "rocm"
-    toolkit = "ROCm"
-    maker = "AMD"
-    gpu_vendor = "amd"
-    profiler = "rocprofv3"
-    outputs = ("rocprof", "rocpd")  # rocprofv3, rocprof-compute, legacy rocprof, rocpd databases
-    flag_dialect = "clang"
-    profiler_locks_clocks = False
+    name: str = "rocm"
+    toolkit: str = "ROCm"
+    maker: str = "AMD"
+    gpu_vendor: str | None = "amd"
+    profiler: str = "rocprofv3"
+    outputs: tuple[str, ...] = ("rocprof", "rocpd")  # rocprofv3, rocprof-compute, legacy rocprof, rocpd databases
+    flag_dialect: str = "clang"
+    profiler_locks_clocks: bool = False
+    inventory: tuple[MonitorQuery, ...] = (MonitorQuery("amd-smi", STATIC_ARGS, parse_amd_smi_static),)
+    usage_monitors: tuple[MonitorQuery, ...] = (MonitorQuery("amd-smi", AMD_METRIC_ARGS, parse_amd_smi_metric), MonitorQuery("rocm-smi", ROCM_SMI_ARGS, parse_rocm_smi))
 
     def installed(self) -> bool:
         return any(toolchain.find(tool) for tool in ("hipcc", "amdclang++")) or self.runs_here()
@@ -38,19 +60,19 @@ class RocmPlatform:
         return arch_vendor == self.gpu_vendor
 
     def compiles(self, arch_vendor: str) -> bool:
-        from kernel_mcp.compile.rocm import find_hipcc
+        from kernel_mcp.platforms.rocm.hipcc import find_hipcc
 
         return self.builds_for(arch_vendor) and find_hipcc() is not None
 
-    async def compile(self, job):
-        from kernel_mcp.compile.rocm import compile_rocm, find_hipcc
+    async def compile(self, job: CompileJob) -> BackendOutput:
+        from kernel_mcp.platforms.rocm.hipcc import compile_rocm, find_hipcc
 
         compiler = find_hipcc()
         if compiler is None:
             raise BackendMissing("neither hipcc nor amdclang++ was found", hint="install ROCm or set platform = 'offline'")
         return await compile_rocm(job, compiler)
 
-    def occupancy(self, spec, *, vgprs, agprs, sgprs, lds_bytes, block_size):
+    def occupancy(self, spec: HardwareSpec, *, vgprs: int, agprs: int, sgprs: int, lds_bytes: int, block_size: int) -> Occupancy:
         from kernel_mcp.hardware.occupancy import amd_occupancy
 
         return amd_occupancy(spec, vgprs, agprs, sgprs, lds_bytes, block_size)
@@ -65,12 +87,20 @@ class RocmPlatform:
     def profiled_clocks(self, lock_note: str | None) -> str:
         return lock_note or "free-running (rocprofv3 does not lock clocks)"
 
-    async def profile(self, ws, run, request, progress):
-        from kernel_mcp.profile import counter_rows, peak_bandwidth
-        from kernel_mcp.profile import counters as ctr
-        from kernel_mcp.profile import rocm as rocprof
+    async def tool_notes(self, cwd: Path) -> list[str]:
+        if toolchain.find("rocprofv3") is None:
+            return []
+        from kernel_mcp.platforms.rocm.rocprofv3 import output_format
+
+        fmt, why = await output_format(cwd)
+        return [f"rocprofv3 output format in use: {fmt} ({why})"]
+
+    async def profile(self, ws: Workspace, run: Run, request: ProfileRequest, progress: ProgressFn | None) -> tuple[ProfileSummary, list[str]]:
         import pandas as pd  # here: resolving a platform must not load pandas
 
+        import kernel_mcp.platforms.rocm.rocprofv3 as rocprof
+        from kernel_mcp.profile import counter_rows, peak_bandwidth
+        from kernel_mcp.profile import counters as ctr
         from kernel_mcp.profile.summary import summarise
 
         cfg = ws.config.require_benchmark()
@@ -91,11 +121,11 @@ class RocmPlatform:
         if not (request.counters or request.preset):
             return summary, notes
         listing = await rocprof.list_avail(request.root, ws.state_dir / "cache" / "rocprofv3-list-avail.txt")
-        chosen, choose_notes = ctr.choose(self, request.preset, request.counters, set(listing))
+        chosen, choose_notes = ctr.choose(rocprof.COUNTER_PRESETS, self.counter_base_name, request.preset, request.counters, set(listing))
         notes += choose_notes
-        frames: list = []
+        frames: list[pd.DataFrame] = []
 
-        async def one_pass(group: list[str]):
+        async def one_pass(group: list[str]) -> tuple[pd.DataFrame | None, str | None]:
             folder = run.folder / f"pmc-{len(frames) + 1}-{secrets.token_hex(2)}"
             res = await runner.run(rocprof.trace_argv(folder, cfg.command, request.kernel_regex, group), cwd=request.root, timeout_s=cfg.timeout_s * 2,
                                    env=request.env, log_dir=run.folder, log_name=folder.name, progress=progress, boundary=request.boundary)
@@ -118,8 +148,8 @@ class RocmPlatform:
         return summary, notes
 
     # -- tracer: rocprofv3's advanced thread trace, decoded into ui_output folders
-    async def trace(self, ws, run, request, progress):
-        from kernel_mcp.profile.rocm import option_value
+    async def trace(self, ws: Workspace, run: Run, request: TraceRequest, progress: ProgressFn | None) -> RunResult:
+        from kernel_mcp.platforms.rocm.rocprofv3 import option_value
 
         tool = toolchain.find("rocprofv3")
         if tool is None:
@@ -139,32 +169,21 @@ class RocmPlatform:
                                 log_dir=run.folder, log_name="rocprofv3-att", progress=progress, boundary=request.boundary)
 
     # -- monitor, pinning, clocks
-    async def sample(self, gpu, cwd):
-        from kernel_mcp.gpu import SAMPLE_TIMEOUT_S, monitor_output, pick
-        from kernel_mcp.gpu import rocm as smi
+    async def sample(self, gpu: GpuInfo, cwd: str) -> GpuSample | None:
+        from kernel_mcp.platforms.rocm.amd_smi import sample
 
-        if toolchain.find("amd-smi") is None:
-            return None
-        started = time.time()
-        try:
-            text = await monitor_output("amd-smi", smi.sample_args(gpu), cwd, SAMPLE_TIMEOUT_S)
-        except CommandFailed as exc:
-            if not exc.message.endswith("gave exit 2"):
-                return None
-            # exit 2 is argparse refusing an option: --perf-level exists only on bare-metal Linux
-            text = await monitor_output("amd-smi", smi.sample_args(gpu, smi.SAMPLE_GROUPS[:-1]), cwd, SAMPLE_TIMEOUT_S)
-        return pick(smi.parse_amd_smi_metric_samples(text, (started + time.time()) / 2), gpu)
+        return await sample(gpu, cwd)
 
-    def pin_env(self, gpu) -> dict[str, str]:
+    def pin_env(self, gpu: GpuInfo) -> dict[str, str]:
         return {"HIP_VISIBLE_DEVICES": str(gpu.index), "ROCR_VISIBLE_DEVICES": str(gpu.index)}
 
-    async def lock_clocks(self, gpu, cwd, sclk_mhz=None) -> str | None:
-        from kernel_mcp.gpu.clocks import set_determinism
+    async def lock_clocks(self, gpu: GpuInfo, cwd: str, sclk_mhz: int | None = None) -> str | None:
+        from kernel_mcp.platforms.rocm.clocks import set_determinism
 
         return await set_determinism(gpu, cwd, sclk_mhz)
 
-    async def unlock_clocks(self, gpu, cwd) -> str | None:
-        from kernel_mcp.gpu.clocks import reset_determinism
+    async def unlock_clocks(self, gpu: GpuInfo, cwd: str) -> str | None:
+        from kernel_mcp.platforms.rocm.clocks import reset_determinism
 
         return await reset_determinism(gpu, cwd)
 

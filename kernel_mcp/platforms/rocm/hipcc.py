@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from kernel_mcp import runner, toolchain
 from kernel_mcp.compile import amdgpu_asm
-from kernel_mcp.compile.job import BackendOutput, CompileJob, output_lines
+from kernel_mcp.models.compile import BackendOutput, CompileJob, output_lines
 
 OBJECT_NAME = "kernel.o"
 

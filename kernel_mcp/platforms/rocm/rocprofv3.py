@@ -10,6 +10,16 @@ from kernel_mcp import runner, safe_files, toolchain
 from kernel_mcp.errors import BackendMissing, CommandFailed, InvalidInput
 from kernel_mcp.profile.parsers import parse_list_avail
 
+# profile_kernels' presets: named sets of counters, filtered by what `rocprofv3 --list-avail` lists
+COUNTER_PRESETS: dict[str, list[str]] = {
+    "memory": ["FETCH_SIZE", "WRITE_SIZE", "TCC_EA0_RDREQ_sum", "TCC_EA0_WRREQ_sum", "MemUnitBusy"],
+    "compute": ["SQ_WAVES", "SQ_INSTS_VALU", "SQ_INSTS_SALU", "VALUUtilization", "VALUBusy", "GRBM_GUI_ACTIVE"],
+    "lds": ["SQ_INSTS_LDS", "SQ_ACTIVE_INST_LDS", "SQ_LDS_BANK_CONFLICT", "LDSBankConflict", "ALUStalledByLDS"],
+    "mfma": ["SQ_INSTS_MFMA", "SQ_VALU_MFMA_BUSY_CYCLES", "SQ_BUSY_CYCLES", "GRBM_GUI_ACTIVE"],
+    "occupancy": ["SQ_WAVES", "SQ_WAVE_CYCLES", "OccupancyPercent", "MeanOccupancyPerCU"],
+    "cache": ["TCC_HIT_sum", "TCC_MISS_sum", "TCP_TCC_READ_REQ_sum", "L2CacheHit"],
+}
+
 REJECTED_HINTS = ("exceeds", "cannot be collected", "Request exceeds", "insufficient", "too many")
 
 

@@ -7,11 +7,13 @@ may precede the JSON; any value may be the string "N/A" (unknown, never zero).
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
+from kernel_mcp import toolchain
 from kernel_mcp.errors import CommandFailed
 from kernel_mcp.arch_registry import device_id_hex
-from kernel_mcp.gpu.models import GpuInfo, GpuSample
+from kernel_mcp.models.gpu import GpuInfo, GpuSample
 
 STATIC_ARGS = ("static", "--json")
 _MIB_PER = {"B": 1 / 2**20, "KB": 1 / 1024, "MB": 1.0, "MIB": 1.0, "GB": 1024.0, "GIB": 1024.0}
@@ -135,3 +137,21 @@ def parse_amd_smi_metric_samples(text: str, at: float) -> list[GpuSample]:
             throttle={"THROTTLED": "throttled", "UNTHROTTLED": "none"}.get(str(status)),
         ))
     return samples
+
+
+async def sample(gpu: GpuInfo, cwd: str) -> GpuSample | None:
+    """The GPU's clocks, temperature and power now, from `amd-smi metric` for that GPU only; None
+    without amd-smi (gpu.sample_by turns any failure into None as well)."""
+    from kernel_mcp.gpu import SAMPLE_TIMEOUT_S, monitor_output, pick  # read at each call: a test shortens the timeout
+
+    if toolchain.find("amd-smi") is None:
+        return None
+    started = time.time()
+    try:
+        text = await monitor_output("amd-smi", sample_args(gpu), cwd, SAMPLE_TIMEOUT_S)
+    except CommandFailed as exc:
+        if not exc.message.endswith("gave exit 2"):
+            return None
+        # exit 2 is argparse refusing an option: --perf-level exists only on bare-metal Linux
+        text = await monitor_output("amd-smi", sample_args(gpu, SAMPLE_GROUPS[:-1]), cwd, SAMPLE_TIMEOUT_S)
+    return pick(parse_amd_smi_metric_samples(text, (started + time.time()) / 2), gpu)

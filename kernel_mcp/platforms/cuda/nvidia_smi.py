@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import time
 import xml.etree.ElementTree as ET
 
+from kernel_mcp import toolchain
 from kernel_mcp.errors import CommandFailed
 from kernel_mcp.arch_registry import device_id_hex
-from kernel_mcp.gpu.models import GpuInfo, GpuProcess, GpuSample
+from kernel_mcp.models.gpu import GpuInfo, GpuProcess, GpuSample
 
 QUERY_ARGS = ("-q", "-x")
 
@@ -130,3 +132,15 @@ def parse_nvidia_smi_samples(text: str, at: float) -> list[GpuSample]:
             throttle=reasons,
         ))
     return samples
+
+
+async def sample(gpu: GpuInfo, cwd: str) -> GpuSample | None:
+    """The GPU's clocks, temperature and power now, from `nvidia-smi -q -x` for that GPU only; None
+    without nvidia-smi (gpu.sample_by turns any failure into None as well)."""
+    from kernel_mcp.gpu import SAMPLE_TIMEOUT_S, monitor_output, pick  # read at each call: a test shortens the timeout
+
+    if toolchain.find("nvidia-smi") is None:
+        return None
+    started = time.time()
+    text = await monitor_output("nvidia-smi", sample_args(gpu), cwd, SAMPLE_TIMEOUT_S)
+    return pick(parse_nvidia_smi_samples(text, (started + time.time()) / 2), gpu)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from kernel_mcp import runner, toolchain
 from kernel_mcp.compile import nvidia
-from kernel_mcp.compile.job import BackendOutput, CompileJob
 from kernel_mcp.errors import BackendMissing
+from kernel_mcp.models.compile import BackendOutput, CompileJob
 
 CUBIN_NAME = "kernel.cubin"
 SASS_NAME = "kernel.sass"

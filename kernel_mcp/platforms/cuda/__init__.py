@@ -1,28 +1,46 @@
 """NVIDIA: nvcc and cuobjdump, ncu (kernel times, counters, source-level stall samples),
 nvidia-smi, CUDA_VISIBLE_DEVICES, and the SASS classifier.
 
+Its modules: nvcc.py (the compiler), ncu.py (profiler command lines, metric listing, presets and
+derived metrics), nvidia_smi.py (GPU listing, how busy each GPU is, samples). The readers of ncu's
+CSVs and of ptxas/cuobjdump/SASS, which imports and isa_view read too, are shared parsers in the
+capability packages (profile/parsers.py, trace/ncu_source.py, compile/nvidia.py).
+
 Clocks: ncu holds them at base for a keep measurement (`--clock-control base`, its default);
 nothing else is attempted (`nvidia-smi --lock-gpu-clocks` needs root).
 """
 
 from __future__ import annotations
 
-import time
-
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernel_mcp import runner, toolchain
 from kernel_mcp.errors import BackendMissing, CommandFailed
+from kernel_mcp.models.gpu import GpuInfo, GpuSample, MonitorQuery
+from kernel_mcp.platforms.cuda.nvidia_smi import QUERY_ARGS, parse_nvidia_smi_xml
+
+if TYPE_CHECKING:  # types only: resolving a platform loads neither pandas nor the hardware tables
+    from kernel_mcp.hardware.specs import HardwareSpec
+    from kernel_mcp.models.compile import BackendOutput, CompileJob
+    from kernel_mcp.models.occupancy import Occupancy
+    from kernel_mcp.models.platform import ProfileRequest, TraceRequest
+    from kernel_mcp.models.profile import ProfileSummary
+    from kernel_mcp.runner import ProgressFn, RunResult
+    from kernel_mcp.workspace import Run, Workspace
 
 
 class CudaPlatform:
-    name = "cuda"
-    toolkit = "CUDA"
-    maker = "NVIDIA"
-    gpu_vendor = "nvidia"
-    profiler = "ncu"
-    outputs = ("ncu",)
-    flag_dialect = "nvcc"
-    profiler_locks_clocks = True
+    name: str = "cuda"
+    toolkit: str = "CUDA"
+    maker: str = "NVIDIA"
+    gpu_vendor: str | None = "nvidia"
+    profiler: str = "ncu"
+    outputs: tuple[str, ...] = ("ncu",)
+    flag_dialect: str = "nvcc"
+    profiler_locks_clocks: bool = True
+    inventory: tuple[MonitorQuery, ...] = (MonitorQuery("nvidia-smi", QUERY_ARGS, parse_nvidia_smi_xml),)
+    usage_monitors: tuple[MonitorQuery, ...] = inventory  # one report says both: the GPUs, how busy each is and its processes
 
     def installed(self) -> bool:
         return toolchain.find("nvcc") is not None or self.runs_here()
@@ -37,12 +55,12 @@ class CudaPlatform:
     def compiles(self, arch_vendor: str) -> bool:
         return self.builds_for(arch_vendor) and toolchain.find("nvcc") is not None
 
-    async def compile(self, job):
-        from kernel_mcp.compile.cuda import compile_cuda
+    async def compile(self, job: CompileJob) -> BackendOutput:
+        from kernel_mcp.platforms.cuda.nvcc import compile_cuda
 
         return await compile_cuda(job)
 
-    def occupancy(self, spec, *, vgprs, agprs, sgprs, lds_bytes, block_size):
+    def occupancy(self, spec: HardwareSpec, *, vgprs: int, agprs: int, sgprs: int, lds_bytes: int, block_size: int) -> Occupancy:
         from kernel_mcp.hardware.occupancy import nvidia_occupancy
 
         return nvidia_occupancy(spec, vgprs, lds_bytes, block_size)  # no AGPRs or SGPRs on NVIDIA
@@ -57,36 +75,40 @@ class CudaPlatform:
     def profiled_clocks(self, lock_note: str | None) -> str:
         return "locked by ncu (--clock-control base) for the profiled runs; free-running for the benchmark's own runs"
 
-    async def profile(self, ws, run, request, progress):
-        from kernel_mcp.profile import counter_rows, peak_bandwidth
-        from kernel_mcp.profile import counters as ctr
-        from kernel_mcp.profile import cuda as ncu
+    async def tool_notes(self, cwd: Path) -> list[str]:
+        return []
+
+    async def profile(self, ws: Workspace, run: Run, request: ProfileRequest, progress: ProgressFn | None) -> tuple[ProfileSummary, list[str]]:
         import pandas as pd  # here: resolving a platform must not load pandas
 
+        import kernel_mcp.platforms.cuda.ncu as ncu
+        from kernel_mcp.profile import counter_rows, peak_bandwidth
+        from kernel_mcp.profile import counters as ctr
+        from kernel_mcp.profile.parsers import ncu_dispatches
         from kernel_mcp.profile.summary import summarise
 
         cfg = ws.config.require_benchmark()
         wants_counters = bool(request.counters or request.preset)
         listing = await ncu.list_metrics(request.root, ws.state_dir / "cache" / "ncu-metrics.txt") if wants_counters else None
-        chosen, notes = ctr.choose(self, request.preset, request.counters, listing) if wants_counters else ([], [])
+        chosen, notes = ctr.choose(ncu.COUNTER_PRESETS, self.counter_base_name, request.preset, request.counters, listing) if wants_counters else ([], [])
         log = run.path("ncu.csv")
         result = await runner.run(ncu.argv(log, cfg.command, request.kernel_regex, chosen, request.lock_clocks), cwd=request.root,
                                   timeout_s=cfg.timeout_s * 4, env=request.env, log_dir=run.folder, log_name="ncu", progress=progress,
                                   boundary=request.boundary)
         if not result.ok or not log.exists():
             raise CommandFailed(f"ncu gave {result.status()}", hint=(result.stderr.tail or result.stdout.tail)[-400:] or None)
-        frame, metrics = ncu.dispatches(log.read_text())
+        frame, metrics = ncu_dispatches(log.read_text())
         summary = summarise(frame, "ncu", cfg.target_kernel)
         if chosen:
             long = pd.DataFrame([{"dispatch": d, "kernel": k, "counter": name, "value": value}
                                  for d, k in zip(frame["dispatch"], frame["kernel"]) for name, value in metrics.get(int(d), {}).items() if name in chosen])
             durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
             peak = peak_bandwidth(ws, request.gpu)
-            summary.counters = counter_rows(long, durations, lambda c, t: ctr.derived_cuda(c, t, peak)) if not long.empty else []
+            summary.counters = counter_rows(long, durations, lambda c, t: ncu.derived(c, t, peak)) if not long.empty else []
         return summary, notes
 
     # -- tracer: ncu's full set with source counters, exported as the SASS source page
-    async def trace(self, ws, run, request, progress):
+    async def trace(self, ws: Workspace, run: Run, request: TraceRequest, progress: ProgressFn | None) -> RunResult:
         tool = toolchain.find("ncu")
         if tool is None:
             raise BackendMissing("ncu not found", hint="install Nsight Compute")
@@ -108,23 +130,18 @@ class CudaPlatform:
         return result
 
     # -- monitor, pinning, clocks
-    async def sample(self, gpu, cwd):
-        from kernel_mcp.gpu import SAMPLE_TIMEOUT_S, monitor_output, pick
-        from kernel_mcp.gpu import cuda as smi
+    async def sample(self, gpu: GpuInfo, cwd: str) -> GpuSample | None:
+        from kernel_mcp.platforms.cuda.nvidia_smi import sample
 
-        if toolchain.find("nvidia-smi") is None:
-            return None
-        started = time.time()
-        text = await monitor_output("nvidia-smi", smi.sample_args(gpu), cwd, SAMPLE_TIMEOUT_S)
-        return pick(smi.parse_nvidia_smi_samples(text, (started + time.time()) / 2), gpu)
+        return await sample(gpu, cwd)
 
-    def pin_env(self, gpu) -> dict[str, str]:
+    def pin_env(self, gpu: GpuInfo) -> dict[str, str]:
         return {"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": gpu.uuid or str(gpu.index)}
 
-    async def lock_clocks(self, gpu, cwd, sclk_mhz=None) -> str | None:
+    async def lock_clocks(self, gpu: GpuInfo, cwd: str, sclk_mhz: int | None = None) -> str | None:
         return None  # ncu locks them itself for profiled runs; nvidia-smi's lock needs root
 
-    async def unlock_clocks(self, gpu, cwd) -> str | None:
+    async def unlock_clocks(self, gpu: GpuInfo, cwd: str) -> str | None:
         return None
 
     # -- instruction set

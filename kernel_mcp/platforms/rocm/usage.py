@@ -1,18 +1,18 @@
-"""How busy each GPU is right now: utilization, memory in use, compute processes.
+"""How busy each AMD GPU is right now (for the gate): utilization, memory in use, compute processes.
 
-NVIDIA: `nvidia-smi -q -x` (per-GPU processes included). AMD: `amd-smi metric --json`
-(`usage.gfx_activity`, falling back to `usage.gfx_busy_inst` on partitioned parts, and
+`amd-smi metric --json` (`usage.gfx_activity`, falling back to `usage.gfx_busy_inst` on partitioned parts, and
 `mem_usage.used_vram`/`total_vram`, names as in the amd-smi source), else `rocm-smi -u
 --showmemuse --showmeminfo vram --json`. Neither AMD tool can say which GPU a process uses, so
-AMD processes stay unknown (None), never zero.
+AMD processes stay unknown (None), never zero. (NVIDIA's: `nvidia-smi -q -x`, nvidia_smi.py, per-GPU
+processes included.)
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from kernel_mcp.gpu.models import GpuInfo
-from kernel_mcp.gpu.rocm import gpu_entries, load_amd_smi_json, quantity_mib
+from kernel_mcp.models.gpu import GpuInfo
+from kernel_mcp.platforms.rocm.amd_smi import gpu_entries, load_amd_smi_json, quantity_mib
 
 AMD_METRIC_ARGS = ("metric", "--json")
 ROCM_SMI_ARGS = ("-u", "--showmemuse", "--showmeminfo", "vram", "--json")
