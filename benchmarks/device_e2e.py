@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -235,8 +236,8 @@ def add_extra_work(path: Path) -> None:
          '__global__ void conv3d_fast_extra_work(long long cycles) {\n'
          '  long long start = clock64();\n  while (clock64() - start < cycles) {}\n}\n\n'
          '// x, y: (N, C, D, H, W) bf16; w: (C, 1, 3, 5, 5) bf16.\nextern "C" int launch_conv3d_fast(')
-    edit(path, '  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
-         '  int status = fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n'
+    edit(path, '  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
+         '  int status = fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n'
          f'  static const long long divisor = getenv("{EXTRA_WORK_ENV}") ? atoll(getenv("{EXTRA_WORK_ENV}")) : 5000;\n'
          '  if (divisor > 0)\n'
          '    conv3d_fast_extra_work<<<1, 1, 0, (hipStream_t)stream>>>((long long)N * C * D * H * W / divisor);\n'
@@ -271,17 +272,17 @@ def calibrate_extra_work(out: Path, target: float = 0.02, rounds: int = 3) -> di
 
 
 HACKS = {
-    "output caching": ('  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
+    "output caching": ('  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
                        '  static const void* cached_y = nullptr;\n  static int cached_n = 0;\n'
                        '  if (cached_y == y && cached_n == N * C * D * H * W) return 0;  // the output is already there\n'
                        '  cached_y = y; cached_n = N * C * D * H * W;\n'
-                       '  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif'),
-    "side stream": ('  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
+                       '  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif'),
+    "side stream": ('  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
                     '  static cudaStream_t side = nullptr;\n  if (!side) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);\n'
-                    '  return fast_dispatch(ch, x, w, y, N, C, D, H, W, (void*)side);  // the timed stream never waits for it\n}\n#endif'),
-    "skip repeated calls": ('  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
+                    '  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, (void*)side);  // the timed stream never waits for it\n}\n#endif'),
+    "skip repeated calls": ('  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
                             '  static long calls = 0;\n  if (++calls % 2 == 0) return 0;  // every other call does nothing\n'
-                            '  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif'),
+                            '  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif'),
 }
 
 
@@ -290,7 +291,7 @@ async def hacks(out: Path) -> dict:
     ws = workspace(SCRATCH / "ws-hacks", command=command)
     # BEST is a deliberately weaker tiling search (register blocking of 4 rows only); the real
     # improvement restores the full search.
-    edit(ws / "src" / "fast.hip", "static const int rhs[] = {4, 6, 7, 8};", "static const int rhs[] = {4};")
+    narrow_instances(ws / "src" / "fast_plan.h", (4,))
     subprocess.run(["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", "narrow tiling search"], check=True)
     results = {}
     async with Client(build_server(ws)) as client:
@@ -305,7 +306,7 @@ async def hacks(out: Path) -> dict:
             results[name + " keep refused"] = kept["error"]
             await call(client, "experiment_revert")
         await call(client, "thread_trace", kernel_regex="conv3d_fast")
-        edit(wt / "src" / "fast.hip", "static const int rhs[] = {4};", "static const int rhs[] = {4, 6, 7, 8};")
+        (wt / "src" / "fast_plan.h").write_text(FAST_PLAN_ORIGINAL)
         await call(client, "compile_kernel", source=str((wt / "src" / "fast.hip").relative_to(ws)), arch="sm_90")
         ev = await call(client, "experiment_evaluate", hypothesis="taller register blocking (6-8 rows per thread) reuses each loaded input row for more outputs")
         results["real improvement"] = ev["data"].get("attempt")
@@ -319,8 +320,23 @@ async def hacks(out: Path) -> dict:
     return results
 
 
-FAST_RHS = "static const int rhs[] = {4, 6, 7, 8};"  # the register-blocking rows the fast kernel's search tries
-FAST_DISPATCH = "  return fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n}\n#endif"  # the end of the last launcher
+# The fast kernel's instances (register-blocking rows RH, launch bound), one list per platform, in
+# src/fast_plan.h: the launcher searches exactly the instances that are compiled.
+FAST_INSTANCE_LISTS = ("#define FAST_INSTANCES_CUDA(X) ", "#define FAST_INSTANCES_HIP(X) ")
+FAST_PLAN_ORIGINAL = (EXAMPLE / "src" / "fast_plan.h").read_text()
+
+
+def narrow_instances(plan: Path, rows: tuple[int, ...]) -> None:
+    """Keep only the instances whose RH is in `rows`, on both platforms (a narrower tiling search)."""
+    lines = plan.read_text().split("\n")
+    for i, line in enumerate(lines):
+        for head in FAST_INSTANCE_LISTS:
+            if line.startswith(head):
+                kept = [f"X({rh}, {bound})" for rh, bound in re.findall(r"X\((\d+), (\d+)\)", line[len(head):]) if int(rh) in rows]
+                assert kept, (line, rows)
+                lines[i] = head + " ".join(kept)
+    plan.write_text("\n".join(lines))
+FAST_DISPATCH = "  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif"  # the end of the last launcher
 
 
 def candidate_patches(start: dict, changes) -> list[dict]:
@@ -329,21 +345,23 @@ def candidate_patches(start: dict, changes) -> list[dict]:
     `changes(src)` names the changes, each a function that edits `src`."""
     wt = Path(start["data"]["worktree"])
     src = wt / "src" / "fast.hip"
-    original = src.read_text()
+    originals = {path: path.read_text() for path in (src, src.parent / "fast_plan.h")}
     candidates = []
     for hypothesis, change in changes(src).items():
-        src.write_text(original)
+        for path, text in originals.items():
+            path.write_text(text)
         change()
         diff = subprocess.run(["git", "-C", str(wt), "diff"], check=True, capture_output=True, text=True).stdout
         candidates.append({"patch": diff or "", "hypothesis": hypothesis})
-    src.write_text(original)
+    for path, text in originals.items():
+        path.write_text(text)
     candidates[0] = {"commit": start["data"]["best_commit"], "hypothesis": candidates[0]["hypothesis"]}
     return candidates
 
 
 def rhs_only(src: Path, rows: str):
     """The change that narrows the fast kernel's register-blocking search to `rows` ("4, 6")."""
-    return lambda: edit(src, FAST_RHS, f"static const int rhs[] = {{{rows}}};")
+    return lambda: narrow_instances(src.parent / "fast_plan.h", tuple(int(r) for r in rows.split(",")))
 
 
 def before_last_launch(src: Path, code: str):
@@ -351,7 +369,7 @@ def before_last_launch(src: Path, code: str):
     return lambda: edit(src, FAST_DISPATCH, code + FAST_DISPATCH)
 
 
-LAUNCH_AGAIN = "  fast_dispatch(ch, x, w, y, N, C, D, H, W, stream);\n"  # every output computed twice
+LAUNCH_AGAIN = "  fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n"  # every output computed twice
 
 
 async def evaluate_batch(ws: Path, tag: str, changes, after: tuple[tuple[str, dict], ...]) -> tuple[dict, float]:

@@ -29,6 +29,7 @@ from mcp import Client
 
 from kernel_mcp.hardware import occupancy, spec_for
 from kernel_mcp.hardware.llvm_amdgpu import unified_vgprs
+from kernel_mcp.platforms import VENDORS
 from kernel_mcp.server import build_server
 
 from conftest import REPO, data
@@ -240,5 +241,5 @@ async def test_amd_instances_compile_without_spills_at_the_planned_occupancy(pla
         rh = code % 100
         k = kernels[f"conv3d_fast_kernel<{rh}, {minb}>"]
         assert smem <= int(spec.value("max_lds_per_workgroup_bytes"))
-        occ = occupancy(spec, vgprs=k["vgprs"], agprs=k["agprs"], sgprs=k["sgprs"], lds_bytes=smem, block_size=threads)
+        occ = occupancy(spec, vgprs=k["vgprs"], agprs=k["agprs"], sgprs=k["sgprs"], lds_bytes=smem, block_size=threads, vendors=VENDORS)
         assert occ.waves >= math.ceil(resident * math.ceil(threads / wave) / simds), (line, occ.explanation)

@@ -58,10 +58,9 @@ async def _thread_trace_compare(args: ThreadTraceCompareInput, ctx: ToolContext)
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "thread_trace",
-        "Instruction-level view of one kernel: rocprofv3 --att (AMD) or ncu source counters (NVIDIA) on the gated GPU. "
-        "One kernel dispatch at a time: hottest instructions, time by category with stall/issue/idle kept apart, the top waits "
-        "with the loads they wait for (the decoder's records where the trace has them, else marked an estimate), shared-memory "
-        "bank conflicts where the output counts them, compile facts of that kernel and arch, and findings stated as facts.",
+        "Instruction-level view of one kernel dispatch: rocprofv3 --att (AMD) or ncu source counters (NVIDIA) on the gated "
+        "GPU. Hottest instructions, time by category (stall/issue/idle apart), the top waits with the loads they wait for "
+        "(decoded or marked an estimate), bank conflicts where counted, the kernel's compile facts, findings.",
         ThreadTraceInput, trace.TraceSummary, _thread_trace, RUNS_COMMANDS, ("workspace", "benchmark", "profiler", "gpu"),
     ),
     ToolSpec(
