@@ -92,7 +92,7 @@ def commit_kernel_workspace(workspace: Path) -> None:
 
 @pytest.mark.parametrize("kernel, reason", [
     ("US = float('nan')\nERR = 0\n", "the metric column us_k holds NaN in shape=small"),
-    ("US = 10.0\nERR = float('nan')\n", "worst error NaN"),
+    ("US = 10.0\nERR = float('nan')\n", "worst err_k NaN"),
 ])
 async def test_an_experiment_goes_on_after_a_candidate_wrote_nan(workspace, kernel, reason):
     """The user's case: a kernel whose benchmark wrote NaN; evaluate, revert and log still answer

@@ -40,8 +40,9 @@ def judge(ledger: Ledger, together: Together, target: str | None, prev_dir: int,
     if launch:
         return Verdict(decision="refused", reasons=["the profiler's dispatch list: " + p for p in launch], comparisons={})
     cfg = ledger.ws.config
-    verdict = decide(cand, together.comparisons, together.script, target, cfg.require_benchmark().noise_threshold, prev_dir, repairs,
-                     together.gpu_time, cfg.harness.suspicious_factor)
+    bench_cfg = cfg.require_benchmark()
+    verdict = decide(cand, together.comparisons, together.script, target, bench_cfg.noise_threshold, prev_dir, repairs,
+                     together.gpu_time, cfg.harness.suspicious_factor, bench_cfg.severe_threshold)
     if keep_metric == "profiler" and together.gpu_time is None and verdict.decision in KEEPABLE:
         # The profiler is the keep metric but measured nothing usable: never fall back silently.
         return Verdict(decision="failed", reasons=verdict.reasons + ["the profiler is the keep metric but gave no target GPU time: " + together.stopped],

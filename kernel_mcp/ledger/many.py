@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 MAX_CANDIDATES = 32
 MAX_PATCH_BYTES = 1 << 20
 # Best first: what can be kept, then ties and losses, then what could not be judged.
-RANK = {"keep": 0, "suspicious": 1, "split-suggested": 2, "discard": 3, "not-corroborated": 4, "repair-needed": 5, "refused": 6, "failed": 7}
+RANK = {"keep": 0, "suspicious": 1, "split-suggested": 2, "undecided": 3, "discard": 4, "not-corroborated": 5, "repair-needed": 6, "refused": 7, "failed": 8}
 
 
 class Candidate(BaseModel):

@@ -32,7 +32,9 @@ class AttemptView(BaseModel):
 
     def line(self) -> str:
         commit = f" -> {self.commit[:10]}" if self.commit else ""
-        line = f"#{self.id} {self.parent[:10]}{commit} [{self.decision}/{self.outcome}] {inline(self.hypothesis)[:90]}" + (f" ({self.change})" if self.change else "")
+        scope = f"target {inline(self.target_class)}" if self.target_class else "global"
+        line = (f"#{self.id} {self.parent[:10]}{commit} [{self.decision}/{self.outcome}, {scope}] {inline(self.hypothesis)[:90]}"
+                + (f" ({self.change})" if self.change else ""))
         if self.remeasured:
             line += f"\n    re-measured at keep: {inline(self.remeasured)}"
         if self.speed_of_light:

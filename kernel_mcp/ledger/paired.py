@@ -38,7 +38,7 @@ from kernel_mcp.bench import BenchRun, run_benchmark, worse
 from kernel_mcp.bench.stats import Comparison, clear_of, geomean, median, paired
 from kernel_mcp.errors import CommandFailed, KernelMcpError
 from kernel_mcp.gpu import gate
-from kernel_mcp.ledger.decide import matches
+from kernel_mcp.ledger.decide import matches, not_shown_safe, outcome
 from kernel_mcp.ledger.guard import TreeGuard
 from kernel_mcp.models.gpu import GpuSample
 from kernel_mcp.runner import ProgressFn
@@ -201,7 +201,7 @@ async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Pa
     each side sealed to its own tree and private folder; `guard` (guard.TreeGuard) checks the trees
     around every run; `vendors` says what gates, samples, pins and profiles here."""
     cfg = ws.config
-    threshold = cfg.require_benchmark().noise_threshold
+    threshold, severe = cfg.require_benchmark().noise_threshold, cfg.require_benchmark().severe_threshold
     lo_pairs, hi_pairs = cfg.harness.min_pairs, cfg.harness.max_pairs
     folders = {"best": best_dir, "candidate": cand_dir}
     out = Together()
@@ -230,7 +230,7 @@ async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Pa
                     return _finish(ws, out, started_all, keep_metric, held, vendors)
             lock_note = await _lock_clocks(ws, held, vendors)
             try:
-                await _bench_pairs(ws, run, folders, held, out, label, target, threshold, lo_pairs, hi_pairs, progress, slot_env, sample, sides, checks,
+                await _bench_pairs(ws, run, folders, held, out, label, target, threshold, severe, lo_pairs, hi_pairs, progress, slot_env, sample, sides, checks,
                                    vendors, needs_witness=keep_metric != "profiler")
                 cand = out.candidate
                 if keep_metric == "profiler" and cand is not None and not unusable(cand) and not out.tampered:
@@ -242,7 +242,7 @@ async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Pa
             return _finish(ws, out, started_all, keep_metric, held, vendors, lock_note)
 
 
-async def _bench_pairs(ws, run, folders, held, out: Together, label, target, threshold, lo_pairs, hi_pairs, progress, slot_env, sample,
+async def _bench_pairs(ws, run, folders, held, out: Together, label, target, threshold, severe, lo_pairs, hi_pairs, progress, slot_env, sample,
                        boundaries: dict[str, sandbox.Boundary], checks: Guarded, vendors: Vendors, needs_witness: bool = True) -> None:
     """Pairs of benchmark runs until the outcome is clear; a gain on the benchmark's own timer (the
     keep metric) is clear only once the witness has seen it too, or the pairs run out."""
@@ -290,15 +290,30 @@ async def _bench_pairs(ws, run, folders, held, out: Together, label, target, thr
         out.witness = witness_of(out.runs)
         claims_gain = out.script.significant and out.script.change < 0
         witnessed = out.witness is not None and out.witness.significant and out.witness.change < 0
-        if out.pairs >= lo_pairs and clear_of(out.script, threshold) and not (needs_witness and claims_gain and not witnessed):
+        out.comparisons = class_comparisons(out.best, out.candidate)
+        unsettled = unsettled_classes(out.comparisons, target, threshold, severe) if claims_gain else []
+        if out.pairs >= lo_pairs and clear_of(out.script, threshold) and not (needs_witness and claims_gain and not witnessed) and not unsettled:
             out.stopped = f"clear after {out.pairs} pairs"
             break
     else:
-        out.stopped = f"the cap of {hi_pairs} pairs was reached (close to the threshold)"
+        out.stopped = f"the cap of {hi_pairs} pairs was reached (close to the threshold" + (
+            f"; {', '.join(unsettled[:4])} not shown safe)" if unsettled else ")")
     assert out.best is not None and out.candidate is not None  # max_pairs >= 2: every pair that ran set both
-    best_figs, cand_figs = out.best.by_key(), out.candidate.by_key()
-    out.comparisons = {k: paired(best_figs[k].samples, cand_figs[k].samples) for k in cand_figs if k in best_figs
-                       and len(best_figs[k].samples) == len(cand_figs[k].samples)}
+    out.comparisons = class_comparisons(out.best, out.candidate)
+
+
+def class_comparisons(best: BenchRun, candidate: BenchRun) -> dict[str, Comparison]:
+    """Each class's paired comparison, over the pairs where both sides measured it."""
+    best_figs, cand_figs = best.by_key(), candidate.by_key()
+    return {k: paired(best_figs[k].samples, cand_figs[k].samples) for k in cand_figs if k in best_figs
+            and len(best_figs[k].samples) == len(cand_figs[k].samples)}
+
+
+def unsettled_classes(comparisons: dict[str, Comparison], target: str | None, threshold: float, severe: float) -> list[str]:
+    """The classes a claimed gain must not hurt (the non-target ones, or all for a global change) that
+    are neither shown safe (interval below the severe threshold) nor shown slower: more pairs decide them."""
+    guarded = [k for k in comparisons if not (target and matches(k, target))]
+    return [k for k in not_shown_safe(comparisons, severe, guarded) if outcome(comparisons[k], threshold) != "slower"]
 
 
 def pair_walls(runs: list[RunRecord]) -> list[tuple[int, dict[str, float]]]:

@@ -110,14 +110,17 @@ def append_stop(folder: Path, reason: str, exp: Experiment, recent: list[Attempt
         f"- reason: {inline(reason)}",  # the agent's words: a newline in them would write lines of the summary
         f"- BEST commit: {exp.best_commit}",
         f"- kept: {len(kept or [])} attempt(s) including the baseline",
+        "- figure compared: per pair of runs, the geometric mean of the scope's classes' benchmark metric, or the target "
+        "kernel's total GPU time in us where the profiler was the keep metric; BEST -> candidate are medians over the pairs",
         "",
-        "| attempt | hypothesis | changed files | metric best -> candidate | delta | notes |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| attempt | scope | hypothesis | changed files | figure compared, BEST -> candidate | change | notes |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for a in recent:
         overall = a.evidence.overall
         metric = f"{overall.best_median:.4g} -> {overall.candidate_median:.4g}" if overall else "-"
         delta = f"{overall.change:+.2%}" if overall else "-"
-        cells = [a.id, a.hypothesis, ", ".join(a.files[:4]), metric, delta, "; ".join(a.reasons)[:200]]
+        scope = f"target {a.target_class}" if a.target_class else "global"
+        cells = [a.id, scope, a.hypothesis, ", ".join(a.files[:4]), metric, delta, "; ".join(a.reasons)[:200]]
         lines.append("| " + " | ".join(map(cell, cells)) + " |")
     _write(path, "\n".join(lines) + "\n", append=True)

@@ -134,7 +134,7 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "experiment_evaluate",
         "Evaluate the worktree's change against BEST, with its hypothesis: BEST and the change run side by side in pairs of fresh runs "
-        "(drift cancels), then keep / discard / repair-needed / split-suggested, with figures per config class and the timing source. "
+        "(drift cancels), then a verdict per config class and keep / discard / undecided / repair-needed / split-suggested, with the timing source. "
         "Every attempt is recorded. Keeping is a separate step.",
         ExperimentEvaluateInput, ExperimentAnswer, _experiment_evaluate, RUNS_COMMANDS, ("workspace", "benchmark"),
     ),

@@ -80,6 +80,8 @@ class BenchmarkConfig(_Strict):
     metric: str = Field(min_length=1, description="CSV column of the speed figure; lower is better")
     target_kernel: str = Field(".*", description="regular expression naming the kernel being optimized")
     noise_threshold: float = Field(0.01, ge=0.0, le=0.5, description="relative change treated as noise")
+    severe_threshold: float = Field(0.05, gt=0.0, le=1.0, description="a slowdown a class may not be shown to risk for a keep: "
+                                    "every class the change must not hurt needs the upper end of its interval below it")
     timeout_s: float = Field(1800.0, gt=0, le=24 * 3600, description="the benchmark is killed after this")
     repeats: int = Field(3, ge=1, le=100, description="runs of the command per evaluation, for the statistics")
     seed_env: str = Field("KERNEL_MCP_SEED", pattern=r"^[A-Z_][A-Z0-9_]*$", description="variable carrying a fresh seed to each run")
