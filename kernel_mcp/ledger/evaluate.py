@@ -146,7 +146,7 @@ def attempt_fields(exp: Experiment, together: Together, verdict: Verdict, hypoth
                   "runs": [r.model_dump() for r in together.runs], "profile": together.candidate_profile.get("profile"),
                   "sealed": together.sealed, "witness": together.witness.model_dump() if together.witness else None, "tampered": together.tampered,
                   "gpu": bench.gpu if bench else None, "floor_of": bench.floor_of if bench else None, "floor_note": bench.floor_note if bench else None,
-                  **extra_evidence},
+                  "verdicts": {v.key: v.outcome for v in verdict.classes}, **extra_evidence},
     )
 
 

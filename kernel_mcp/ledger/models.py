@@ -57,7 +57,8 @@ def attempt_view(a: Attempt) -> AttemptView:
         classes=dict(list(classes.items())[:12]), correct=all(v.correct for v in a.figures.values()),
         speed_of_light={k: v.speed_of_light for k, v in list(a.figures.items())[:12] if v.speed_of_light is not None}, floor_of=ev.floor_of,
         change=ev.overall.statement() if ev.overall else None,
-        per_class={k: v.statement() for k, v in list(a.comparisons.items())[:12]}, measured=measured_statement(ev), created=a.created,
+        per_class={k: (f"{ev.verdicts[k]}: " if k in ev.verdicts else "") + v.statement() for k, v in list(a.comparisons.items())[:12]},
+        measured=measured_statement(ev), created=a.created,
         remeasured=(ev.remeasured or {}).get("statement"), verification=verification.get("summary") or verification.get("failed"),
     )
 

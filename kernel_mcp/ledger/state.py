@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kernel_mcp.bench import ClassRun
 from kernel_mcp.bench.stats import Comparison
+from kernel_mcp.ledger.decide import Decision
 
 Status = Literal["starting", "running", "stopped", "ended"]
 
@@ -68,6 +69,7 @@ class Evidence(BaseModel):
     sealed: str | None = None  # the boundary every run had ("Landlock ABI 7"); None: unsealed
     witness: Comparison | None = None  # the runs' wall times as the server measured them, paired
     tampered: list[str] = Field(default_factory=list)  # what changed outside a run's own tree (void evaluation)
+    verdicts: dict[str, Literal["faster", "slower", "same", "undecided"]] = Field(default_factory=dict)  # each class's outcome (decide.py)
     gpu: str | None = None  # the GPU and product the candidate ran on, as the lease names it
     floor_of: str | None = None  # whose figures the roofline floor used ("H200 (sm_90)")
     floor_note: str | None = None  # why no floor was drawn (a product no table describes)
@@ -87,7 +89,7 @@ class Attempt(BaseModel):
     target_class: str | None = None
     figures: dict[str, ClassRun] = Field(default_factory=dict)
     comparisons: dict[str, Comparison] = Field(default_factory=dict)
-    decision: str
+    decision: Decision | Literal["baseline"]
     reasons: list[str] = Field(default_factory=list)
     regression: bool = False
     repair_count: int = 0
