@@ -134,3 +134,18 @@ def test_verdicts_and_columns_and_what_more_pairs_are_for():
 def test_every_class_has_exactly_one_verdict(change):
     verdicts = class_verdicts({K3A: paired(BASE, moved(change))}, NOISE, None)
     assert len(verdicts) == 1 and verdicts[0].outcome in ("faster", "slower", "same", "undecided")
+
+
+def test_the_recorded_device_trials_decided_again_by_todays_rule():
+    # 52 A/A and 38 A/B (+2% of work) evaluations recorded on H200s (benchmarks/data/): none of the
+    # A/A kept or split, every A/B a measured regression (benchmarks/decision_rates.py prints the same)
+    import importlib.util
+
+    from conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("decision_rates", REPO / "benchmarks" / "decision_rates.py")
+    assert spec is not None and spec.loader is not None
+    rates = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rates)
+    found = rates.replay()
+    assert dict(found["aa"]) == {"discard": 52} and dict(found["ab"]) == {"discard (regression)": 38}
