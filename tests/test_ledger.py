@@ -296,3 +296,18 @@ async def test_run_benchmark_in_the_experiment_worktree(cpu_ws):
         here = await call(client, "run_benchmark", repeats=1)
         there = await call(client, "run_benchmark", repeats=1, in_experiment=True)
     assert here["bench"]["classes"][0]["samples"][0] > 99 and there["bench"]["classes"][0]["samples"][0] < 51
+
+
+async def test_a_keep_says_why_it_has_two_commit_ids(cpu_ws):
+    async with Client(build_server(cpu_ws)) as client:
+        wt = (await call(client, "experiment_start", tag="t12"))["worktree"]
+        set_kernel(wt, 80.0, 160.0)
+        await call(client, "experiment_evaluate", hypothesis="less work")
+        kept = await client.call_tool("experiment_keep", {"why": "less work"})
+    assert not kept.is_error, text_of(kept)
+    best = kept.structured_content["best_commit"]
+    measured = kept.structured_content["attempt"]["commit"]
+    note = next(n for n in kept.structured_content["notes"] if n.startswith("kept as commit"))
+    assert best[:10] in note and "the measured code" in note and "performance.md" in note
+    assert f"| {note.split('(commit ')[1][:10]} | keep |" in Path(wt, "performance.md").read_text()
+    assert measured is None or measured.startswith(best[:10])

@@ -112,7 +112,13 @@ async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progr
             ledger.store.clear_intents(exp.tag)
             if attempt.evidence.batch:  # its siblings were measured against the old BEST
                 ledger.store.close_pending(exp.tag, "not kept", batch=attempt.evidence.batch)
-    return ledger.status_answer(ledger.store.existing_experiment(exp.tag), attempt=ledger.store.attempt(attempt.id), run_id=run.id)
+    answer = ledger.status_answer(ledger.store.existing_experiment(exp.tag), attempt=ledger.store.attempt(attempt.id), run_id=run.id)
+    measured = evidence.candidate_commit or ""
+    if measured and measured != sha:
+        # two ids for one keep: the code measured, and the commit BEST moves to (that code, the message and performance.md's row)
+        answer.notes.append(f"kept as commit {sha[:10]}: the measured code (commit {measured[:10]}, named in performance.md) with "
+                            "this keep's message and performance.md row")
+    return answer
 
 
 def _keepable(attempt: Attempt | None) -> Attempt:
