@@ -18,7 +18,7 @@ from kernel_mcp.errors import InvalidInput
 from kernel_mcp.ledger import gitops, harness, performance, recover
 from kernel_mcp.ledger.core import Ledger, crash_point, figures_summary
 from kernel_mcp.ledger.models import ExperimentAnswer, measured_statement
-from kernel_mcp.ledger.state import Attempt, Evidence, Experiment
+from kernel_mcp.ledger.state import Attempt, Evidence, Experiment, Verification
 from kernel_mcp.ledger.store import now
 from kernel_mcp.ledger.verify import remeasure, verify
 from kernel_mcp.runner import ProgressFn
@@ -71,20 +71,20 @@ async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progr
         async with ledger.watching(exp) as seen:
             verification = await verify(ledger.ws, run, workdir, progress, vendors=vendors)
             evidence.verification = verification
-            if not verification.get("failed") and attempt.decision == "suspicious":
+            if not verification.failed and attempt.decision == "suspicious":
                 evidence.remeasured = await remeasure(ledger, exp, run, workdir, attempt, progress, vendors=vendors)
     rewritten = sorted(set(seen.edited) | set(seen.tracked))
     if rewritten:
         _close(ledger, attempt, evidence, f"refused at keep: the verification changed files of the candidate: {', '.join(rewritten[:6])}")
         raise InvalidInput(f"keep refused: the verification changed files of the candidate ({', '.join(rewritten[:6])}); nothing was kept",
                            hint="the verification must only read the kernel and the harness; experiment_revert, then evaluate the change again")
-    if verification.get("failed"):
-        _close(ledger, attempt, evidence, "refused at keep: " + verification["failed"])
-        raise InvalidInput("keep refused: the verification set failed: " + verification["failed"], hint=f"see run {run.id}")
+    if verification.failed:
+        _close(ledger, attempt, evidence, "refused at keep: " + verification.failed)
+        raise InvalidInput("keep refused: the verification set failed: " + verification.failed, hint=f"see run {run.id}")
     remeasured = evidence.remeasured
-    if remeasured and not remeasured["agrees"]:
-        _close(ledger, attempt, evidence, "refused at keep: the independent re-measurement disagrees: " + remeasured["statement"])
-        raise InvalidInput("keep refused: the independent re-measurement (fresh processes, side by side with BEST, both orders) disagrees: " + remeasured["statement"])
+    if remeasured and not remeasured.agrees:
+        _close(ledger, attempt, evidence, "refused at keep: the independent re-measurement disagrees: " + remeasured.statement)
+        raise InvalidInput("keep refused: the independent re-measurement (fresh processes, side by side with BEST, both orders) disagrees: " + remeasured.statement)
     async with ledger.lock():
         exp = ledger.store.existing_experiment(exp.tag)
         attempt = _keepable(ledger.store.attempt(attempt.id))  # another server may have kept or closed it meanwhile
@@ -132,14 +132,14 @@ def _keepable(attempt: Attempt | None) -> Attempt:
 
 def _message(ledger: Ledger, exp: Experiment, attempt: Attempt, best: Attempt, evidence: Evidence, why: str | None) -> str:
     change = evidence.overall.change if evidence.overall else 0.0
-    verification = evidence.verification or {}
+    verification = evidence.verification or Verification()
     hashes = exp.protected
     lines = [attempt.hypothesis, "", why or "", "",
              f"Kept by kernel-mcp: {attempt.target_class or 'all classes'} {change:+.2%} against {(best.commit_sha or exp.best_commit)[:10]}.",
              *attempt.reasons, f"Measured: {measured_statement(evidence) or '-'}",
-             f"Seeds: {', '.join(map(str, evidence.seeds))}", f"Verification: {verification.get('summary', 'none configured')}"]
+             f"Seeds: {', '.join(map(str, evidence.seeds))}", f"Verification: {verification.summary or 'none configured'}"]
     if evidence.remeasured:
-        lines.append(f"Re-measured (suspicious speedup): {evidence.remeasured['statement']}")
+        lines.append(f"Re-measured (suspicious speedup): {evidence.remeasured.statement}")
     lines.append(f"Protected files (sha256, digest {harness.hashes_digest(hashes)[:16]}):")
     lines += [f"  {h[:16]} {rel}" for rel, h in list(sorted(hashes.items()))[:40]]
     return "\n".join(lines) + f"\n\n{gitops.LEDGER_MARK}: {attempt.id}\n"
@@ -155,7 +155,7 @@ def _row(ledger: Ledger, attempt: Attempt, evidence: Evidence, why: str | None) 
         kernel=cfg.require_benchmark().target_kernel, metric=figures_summary(attempt.figures),
         gpu_time=f"{gpu.change:+.2%}" if gpu else "not measured (keep metric: the benchmark's timer)",
         change=f"{change:+.2%}" + (" (GPU time)" if gpu else " (benchmark timer)"),
-        why=(why or attempt.hypothesis) + (f"; re-measured: {remeasured['statement']}" if remeasured else ""))
+        why=(why or attempt.hypothesis) + (f"; re-measured: {remeasured.statement}" if remeasured else ""))
 
 
 async def revert(ledger: Ledger, tag: str | None) -> ExperimentAnswer:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from kernel_mcp.ledger.state import Attempt, Evidence
+from kernel_mcp.ledger.state import Attempt, Evidence, Verification
 from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.untrusted import inline
 
@@ -50,7 +50,7 @@ class AttemptView(BaseModel):
 def attempt_view(a: Attempt) -> AttemptView:
     ev = a.evidence
     classes = {k: v.median for k, v in a.figures.items() if v.samples}
-    verification = ev.verification or {}
+    verification = ev.verification or Verification()
     return AttemptView(
         id=a.id, parent=a.parent_commit, commit=a.commit_sha, hypothesis=a.hypothesis, target_class=a.target_class,
         files=a.files, decision=a.decision, outcome=a.outcome, reasons=a.reasons,
@@ -59,7 +59,7 @@ def attempt_view(a: Attempt) -> AttemptView:
         change=ev.overall.statement() if ev.overall else None,
         per_class={k: (f"{ev.verdicts[k]}: " if k in ev.verdicts else "") + v.statement() for k, v in list(a.comparisons.items())[:12]},
         measured=measured_statement(ev), created=a.created,
-        remeasured=(ev.remeasured or {}).get("statement"), verification=verification.get("summary") or verification.get("failed"),
+        remeasured=ev.remeasured.statement if ev.remeasured else None, verification=verification.summary or verification.failed,
     )
 
 

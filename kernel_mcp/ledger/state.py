@@ -38,6 +38,29 @@ class Experiment(BaseModel):
     config: str | None = None  # the text of kernel-mcp.toml the experiment started with: its rules, whatever the checkout says
 
 
+class Verification(BaseModel):
+    """What the verification set said at keep time (verify.py): a summary, or why it failed."""
+
+    model_config = ConfigDict(extra="allow")
+
+    summary: str | None = None
+    failed: str | None = None
+    seed: int | None = None
+    errors: dict[str, float | str] = Field(default_factory=dict)  # each verification row's value of the correctness column (text if not a number)
+
+
+class Remeasured(BaseModel):
+    """A suspicious speedup measured again at keep time (verify.remeasure)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    agrees: bool
+    statement: str
+    change: float
+    comparison: Comparison | None = None
+    clocks: dict[str, Any] | None = None
+
+
 class Evidence(BaseModel):
     """What an attempt's decision rests on. Known fields are typed; other keys are kept as they came."""
 
@@ -62,8 +85,8 @@ class Evidence(BaseModel):
     profile: dict[str, Any] | None = None
     batch: str | None = None
     candidate: dict[str, Any] | None = None  # a batch candidate's placement: index, ref, where, times
-    verification: dict[str, Any] | None = None
-    remeasured: dict[str, Any] | None = None
+    verification: Verification | None = None
+    remeasured: Remeasured | None = None
     carried: list[str] = Field(default_factory=list)
     protected_digest: str | None = None
     sealed: str | None = None  # the boundary every run had ("Landlock ABI 7"); None: unsealed

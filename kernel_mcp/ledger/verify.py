@@ -3,10 +3,11 @@ an independent re-measurement (fresh processes, BEST and candidate interleaved i
 
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -16,7 +17,7 @@ from kernel_mcp.errors import CommandFailed, KernelMcpError
 from kernel_mcp.gpu import gate
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run, Workspace
-from kernel_mcp.ledger.state import Experiment, Attempt
+from kernel_mcp.ledger.state import Attempt, Experiment, Remeasured, Verification
 
 if TYPE_CHECKING:
     from kernel_mcp.models.platform import Vendors
@@ -24,11 +25,11 @@ if TYPE_CHECKING:
 AGREEMENT = 0.25  # the re-measured speedup must be within 25% of the evaluated one
 
 
-async def verify(ws: Workspace, run: Run, workdir: Path, progress: ProgressFn | None, *, vendors: Vendors) -> dict[str, Any]:
+async def verify(ws: Workspace, run: Run, workdir: Path, progress: ProgressFn | None, *, vendors: Vendors) -> Verification:
     """Run the workspace's verification command (extra shapes, odd sizes, a second seed) once."""
     h = ws.config.harness
     if not h.verify_command:
-        return {"summary": "none configured"}
+        return Verification(summary="none configured")
     cfg = ws.config.require_benchmark()
     seed = secrets.randbits(62)
     async with gate.acquire(ws.config.gate, str(workdir), progress, require_gpu=vendors.needs_gpu(ws), vendors=vendors) as lease:
@@ -37,32 +38,33 @@ async def verify(ws: Workspace, run: Run, workdir: Path, progress: ProgressFn | 
             result = await runner.run(h.verify_command, cwd=workdir, timeout_s=cfg.timeout_s, env={cfg.seed_env: str(seed), **lease.env},
                                       log_dir=run.folder, log_name="verify", progress=progress, boundary=boundary)
     if not result.ok:
-        return {"failed": f"the verification command {result.status()}: {result.stderr.tail.strip()[-300:]}", "seed": seed}
+        return Verification(failed=f"the verification command {result.status()}: {result.stderr.tail.strip()[-300:]}", seed=seed)
     if not h.verify_csv:
-        return {"summary": f"verification command passed (exit 0, seed {seed})", "seed": seed}
+        return Verification(summary=f"verification command passed (exit 0, seed {seed})", seed=seed)
     path = Workspace(workdir).resolve(h.verify_csv)
     if not path.exists() or path.stat().st_mtime < started - 1:
-        return {"failed": f"the verification command wrote no {h.verify_csv}", "seed": seed}
+        return Verification(failed=f"the verification command wrote no {h.verify_csv}", seed=seed)
     try:
         frame = await anyio.to_thread.run_sync(read_csv, path)  # off the event loop: up to a second near the size bound
     except KernelMcpError as exc:
-        return {"failed": exc.message, "seed": seed}
+        return Verification(failed=exc.message, seed=seed)
     run.path("verify.csv").write_bytes(path.read_bytes())
     column = cfg.correctness.column
     if column not in frame.columns:
-        return {"failed": f"the verification CSV has no {column} column", "seed": seed}
+        return Verification(failed=f"the verification CSV has no {column} column", seed=seed)
     op, bound = cfg.correctness.parsed()
     values = frame[column].apply(lambda v: float(v) if str(v).strip() not in ("", "nan") else float("nan"))
     ok = values.apply(lambda v: v == v and OPS[op](v, bound))
     labels = [",".join(str(frame.iloc[i][c]) for c in cfg.config_columns if c in frame.columns) or f"row {i}" for i in range(len(frame))]
-    worst = {labels[i]: float(values.iloc[i]) for i in range(len(frame))}
+    # a value that is not a number is kept as its text: the ledger's JSON holds no NaN
+    worst: dict[str, float | str] = {labels[i]: v if math.isfinite(v) else str(v) for i, v in enumerate(map(float, values))}
     if not ok.all():
         bad = [f"{labels[i]} ({column} = {values.iloc[i]:g})" for i in range(len(frame)) if not ok.iloc[i]]
-        return {"failed": "wrong results on " + ", ".join(bad[:5]), "seed": seed, "errors": worst}
-    return {"summary": f"{len(frame)} verification rows correct (seed {seed})", "seed": seed, "errors": worst}
+        return Verification(failed="wrong results on " + ", ".join(bad[:5]), seed=seed, errors=worst)
+    return Verification(summary=f"{len(frame)} verification rows correct (seed {seed})", seed=seed, errors=worst)
 
 
-async def remeasure(ledger, exp: Experiment, run: Run, workdir: Path, attempt: Attempt, progress: ProgressFn | None, *, vendors: Vendors) -> dict[str, Any]:
+async def remeasure(ledger, exp: Experiment, run: Run, workdir: Path, attempt: Attempt, progress: ProgressFn | None, *, vendors: Vendors) -> Remeasured:
     """BEST and the candidate measured again, side by side in fresh processes (pairs, both orders),
     with the benchmark's own metric: does the evaluated speedup hold?"""
     from kernel_mcp.ledger.paired import measure_together
@@ -76,5 +78,5 @@ async def remeasure(ledger, exp: Experiment, run: Run, workdir: Path, attempt: A
     ratio_then, ratio_now = 1 + evaluated, 1 + again.script.change
     agrees = again.script.change < 0 and abs(ratio_now / ratio_then - 1) <= AGREEMENT
     statement = f"evaluated {1 / ratio_then:.2f}x faster, re-measured {1 / ratio_now:.2f}x ({again.pairs} pairs of fresh runs, both orders)"
-    return {"agrees": agrees, "statement": statement, "change": again.script.change, "comparison": again.script.model_dump(),
-            "clocks": again.clocks.model_dump() if again.clocks else None}
+    return Remeasured(agrees=agrees, statement=statement, change=again.script.change, comparison=again.script,
+                      clocks=again.clocks.model_dump() if again.clocks else None)
