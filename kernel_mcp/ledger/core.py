@@ -282,9 +282,10 @@ def figures_of(bench: BenchRun) -> dict[str, Any]:
     return {c.key: c.model_dump() for c in bench.classes}
 
 
-def figures_summary(figures: dict[str, ClassRun]) -> str:
+def figures_summary(figures: dict[str, ClassRun], metric: str) -> str:
+    """Each class's median, named by the CSV column it is (the column's name carries its unit: us_k)."""
     parts = [f"{k}: {v.median:.4g}" for k, v in list(figures.items())[:4] if v.samples]
-    return "; ".join(parts) + (" ..." if len(figures) > 4 else "")
+    return f"{metric} (median) " + "; ".join(parts) + (" ..." if len(figures) > 4 else "")
 
 
 def compare_with_best(ws: Workspace, result: BenchRun, run_id: str):

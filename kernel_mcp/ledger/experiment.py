@@ -97,7 +97,7 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
             cfg = ws.config.require_benchmark()
             performance.append_row(workdir, performance.Row(
                 commit=base[:10], status="baseline", command=" ".join(cfg.command), target="all", kernel=cfg.target_kernel,
-                metric=figures_summary(bench.by_key()), gpu_time="-", change="-", why="unmodified code"))
+                metric=figures_summary(bench.by_key(), bench.metric), gpu_time="-", change="-", why="unmodified code"))
             sha = ledger.candidate(exp, f"Baseline of experiment {tag}\n\n{gitops.LEDGER_MARK}: {attempt_id}\n")
             ledger.advance(exp, sha)
             with ledger.store.transaction():

@@ -152,7 +152,7 @@ def _row(ledger: Ledger, attempt: Attempt, evidence: Evidence, why: str | None) 
     remeasured = evidence.remeasured
     return performance.Row(
         commit=(evidence.candidate_commit or "")[:10], status="keep", command=" ".join(cfg.require_benchmark().command), target=attempt.target_class or "all",
-        kernel=cfg.require_benchmark().target_kernel, metric=figures_summary(attempt.figures),
+        kernel=cfg.require_benchmark().target_kernel, metric=figures_summary(attempt.figures, cfg.require_benchmark().metric),
         gpu_time=f"{gpu.change:+.2%}" if gpu else "not measured (keep metric: the benchmark's timer)",
         change=f"{change:+.2%}" + (" (GPU time)" if gpu else " (benchmark timer)"),
         why=(why or attempt.hypothesis) + (f"; re-measured: {remeasured.statement}" if remeasured else ""))
