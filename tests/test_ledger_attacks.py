@@ -180,6 +180,29 @@ async def test_what_is_measured_is_the_candidates_commit_not_an_ignored_bytecode
     assert any("measured exactly the candidate's commit" in n and "ws/__pycache__/" in n for n in ev["notes"]), ev["notes"]
 
 
+async def test_a_file_planted_in_bests_tree_between_evaluations_is_not_measured(cpu_ws):
+    # BEST's tree lives on between evaluations under the state folder. Anyone with the user's rights
+    # (the agent's own shell, outside every run) could plant an ignored bytecode file there whose
+    # header matches BEST's kernel.py, making BEST slow: an unchanged candidate would then look 50%
+    # faster. BEST's tree holds exactly its commit before each evaluation, so it measures as itself.
+    async with Client(build_server(cpu_ws)) as client:
+        wt = Path((await call(client, "experiment_start", tag="plant"))["worktree"])
+        (wt / "notes.txt").write_text("first look\n")
+        await call(client, "experiment_evaluate", hypothesis="a note only")  # BEST's tree now exists
+        await call(client, "experiment_revert")
+        best_source = cpu_ws / ".kernel-mcp" / "best" / "plant" / "main" / "ws" / "kernel.py"
+        assert best_source.is_file()
+        st = best_source.stat()
+        slow = compile('TIME = {"small": 200.0, "large": 400.0}\nERR = 0\n', str(best_source), "exec")
+        pyc = Path(importlib.util.cache_from_source(str(best_source)))
+        pyc.parent.mkdir(exist_ok=True)
+        pyc.write_bytes(bootstrap._code_to_timestamp_pyc(slow, int(st.st_mtime), st.st_size))
+        (wt / "notes.txt").write_text("nothing that changes the kernel\n")
+        ev = await call(client, "experiment_evaluate", hypothesis="the same kernel")
+    assert ev["attempt"]["decision"] == "discard" and "tie within noise" in ev["attempt"]["reasons"], ev["attempt"]["reasons"]
+    assert not pyc.exists()
+
+
 # ---- 4. a config git ignores is frozen too --------------------------------------------------------
 async def test_a_gitignored_config_is_frozen_in_the_ledger(cpu_ws):
     # With kernel-mcp.toml ignored, the start commit had no config, and every later step read the

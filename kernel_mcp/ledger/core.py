@@ -142,11 +142,12 @@ class Ledger:
         return self.ws.state_dir / BEST_DIR / exp.tag / (f"s{slot}" if slot else "main")
 
     def best_tree(self, exp: Experiment, slot: int | None = None) -> Path:
-        """BEST checked out in a worktree of its own (one per slot of a batch), kept between
-        evaluations so its build stays cached; reset to BEST before every use, so nothing written
-        into it can be measured as BEST (and checked around each of its runs: guard.py). A tree
-        whose `.git` pointer no longer leads to the workspace's repository is made anew. Returns
-        the workspace folder inside it."""
+        """BEST checked out in a worktree of its own (one per slot of a batch); before every use it
+        holds exactly BEST's commit, ignored build outputs included gone (as the candidate's tree
+        does: gitops.match_commit), so nothing written into it between evaluations, by a run or by
+        anyone with the user's rights, can be measured as BEST; its runs are checked too (guard.py).
+        A tree whose `.git` pointer no longer leads to the workspace's repository is made anew.
+        Returns the workspace folder inside it."""
         repo, _ = gitops.repo_of(self.ws.root)
         git_dir = self.git_dir
         path = self.best_path(exp, slot)
@@ -160,6 +161,7 @@ class Ledger:
         if gitops.head_sha(tree) != exp.best_commit:
             tree.git.checkout("--detach", "--force", exp.best_commit)
         gitops.reset_to(tree, exp.best_commit)
+        gitops.match_commit(tree, exp.best_commit)  # builds are made afresh from the commit, on both sides alike
         return path / exp.subdir if exp.subdir != "." else path
 
     def guard(self, exp: Experiment, best_dir: Path, cand_tree: Path, cand_dir: Path, slot: int | None = None):
