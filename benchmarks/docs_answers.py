@@ -18,7 +18,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
-from docs_question_set import FIFTH_AUTHOR, FOURTH_AUTHOR, QUESTIONS, SECOND_AUTHOR, SIXTH_AUTHOR, THIRD_AUTHOR, score  # noqa: E402
+from docs_question_set import (  # noqa: E402
+    BLIND_2026_11_26, BLIND_KINDS, FIFTH_AUTHOR, FOURTH_AUTHOR, QUESTIONS, SECOND_AUTHOR, SIXTH_AUTHOR, THIRD_AUTHOR, score,
+)
 
 from kernel_mcp.docs import ingest, open_store  # noqa: E402
 
@@ -33,10 +35,15 @@ def main() -> None:
         report = ingest(store, [Path(args.docs)])
         print(f"index: {report.sources_total} sources, {report.sections_total} sections, {report.passages_total} passages")
         sets = (("questions", QUESTIONS), ("second author", SECOND_AUTHOR), ("third author", THIRD_AUTHOR),
-                ("fourth author", FOURTH_AUTHOR), ("fifth author", FIFTH_AUTHOR), ("sixth author", SIXTH_AUTHOR))
+                ("fourth author", FOURTH_AUTHOR), ("fifth author", FIFTH_AUTHOR), ("sixth author", SIXTH_AUTHOR),
+                ("written blind, 2026-11-26", BLIND_2026_11_26))
         results = [(name, questions, *score(store, questions)) for name, questions in sets]
     for name, questions, at1, at3, ranks in results:
         print(f"{name}: {len(questions)}  hit@1 {at1:.2f}  hit@3 {at3:.2f}  hit@3 >= 0.95: {'met' if at3 >= 0.95 else 'MISSED'}")
+        kinds = sorted({BLIND_KINDS[q.query] for q, _ in ranks if q.query in BLIND_KINDS})
+        for kind in kinds:  # a set written blind: by kind of question too
+            of_kind = [r for q, r in ranks if BLIND_KINDS.get(q.query) == kind]
+            print(f"  {kind}: {sum(r is not None for r in of_kind)} of {len(of_kind)} within 3, {sum(r == 1 for r in of_kind)} first")
         if args.misses:
             for question, rank in ranks:
                 if rank != 1:

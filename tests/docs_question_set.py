@@ -399,6 +399,22 @@ def answer_rank(store: DocsStore, question: Question, depth: int = 3) -> int | N
     return None
 
 
+def _written_blind(name: str) -> list[Question]:
+    """A question set kept as data (tests/data/), written by someone who had seen neither the ranker
+    nor the sets above; each question keeps its kind (meaning, named, howto) in `BLIND_KINDS`."""
+    import json
+    from pathlib import Path
+
+    questions = json.loads((Path(__file__).parent / "data" / name).read_text())["questions"]
+    for item in questions:
+        BLIND_KINDS[item["query"]] = item["kind"]
+    return [Question(item["query"], tuple(item["proof"]), item["arch"]) for item in questions]
+
+
+BLIND_KINDS: dict[str, str] = {}
+BLIND_2026_11_26 = _written_blind("docs-questions-blind-2026-11-26.json")
+
+
 def score(store: DocsStore, questions: list[Question] = QUESTIONS) -> tuple[float, float, list[tuple[Question, int | None]]]:
     """(hit@1, hit@3, each question with its rank)."""
     ranks = [(question, answer_rank(store, question)) for question in questions]
