@@ -326,3 +326,30 @@ async def test_ray_worker_lost_mid_candidate_is_contained(tmp_path, monkeypatch,
     by = {r["hypothesis"]: r for r in answer["rows"]}
     assert by["candidate fine"]["decision"] == "keep"
     assert by["candidate lost"]["decision"] == "failed" and "died" in by["candidate lost"]["reason"], by["candidate lost"]
+
+
+# A candidate whose kernel, once imported by the benchmark, rewrites the benchmark in its own tree
+# (its run may write there) so that every later run reports half the time it took.
+REWRITES_ITS_HARNESS = kernel_text("rewriter") + (
+    "import pathlib\n"
+    "_bench = pathlib.Path(__file__).with_name('bench.py')\n"
+    "_text = _bench.read_text()\n"
+    "if '/ 2  # rewritten' not in _text:\n"
+    "    _bench.write_text(_text.replace('kernel.TIME[shape] * (1', 'kernel.TIME[shape] / 2  # rewritten\\n    * (1'))\n"
+)
+
+
+@pytest.mark.parametrize("engine", ["local", "ray"])
+async def test_a_candidate_that_rewrites_its_own_harness_is_refused_on_either_engine(tmp_path, monkeypatch, engine, request):
+    timeline = request.getfixturevalue("ray_cluster") if engine == "ray" else tmp_path / "timeline.txt"
+    monkeypatch.setenv("KMCP_TIMELINE", str(timeline))
+    kind = '[engine]\nkind = "ray"\naddress = "auto"\n' if engine == "ray" else '[engine]\nkind = "local"\nslots = 1\n'
+    ws = make_ws(tmp_path / "repo", kind)
+    async with Client(build_server(ws)) as client:
+        await call(client, "experiment_start", tag=f"rewrite-{engine}")
+        answer = await call(client, "experiment_evaluate_many", candidates=[
+            {"patch": patch_for(REWRITES_ITS_HARNESS), "hypothesis": "a kernel that edits the benchmark"},
+        ])
+    row = answer["rows"][0]
+    assert row["decision"] == "refused", row
+    assert "protected files differ" in row["reason"] and "bench.py" in row["reason"], row["reason"]

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ from kernel_mcp.errors import InvalidInput
 from kernel_mcp.ledger import gitops
 from kernel_mcp.ledger.engines import EngineBase, Job, Measurement, OnDone, measure_candidate
 from kernel_mcp.runner import ProgressFn
+from kernel_mcp.workspace.workspace import PinnedWorkspace
 
 if TYPE_CHECKING:
     from kernel_mcp.models.platform import Vendors
@@ -98,7 +100,8 @@ class RayEngine(EngineBase):
                 started = time.time()
                 # the registry travels pickled (a module-level object: its class is found on the worker by name) and resolves there
                 ref = task.remote(bundle_ref, job.ref, job.commit, best_ref, best_commit, job.subdir, job.hypothesis, self.keep_metric, self.batch, job.index,
-                                  self.target, self.vendors)
+                                  self.target, self.vendors, Frozen(config=self.exp.config, protected=dict(self.exp.protected),
+                                                                    outputs=sorted(self.exp.run_outputs or [])))
                 try:
                     with anyio.fail_after(timeout):
                         result = await asyncio.wrap_future(ref.future())
@@ -142,12 +145,43 @@ def _ray_gpu_env() -> tuple[dict[str, str], str]:
     return env, f"Ray node {node}, GPU {visible}"
 
 
+@dataclass(frozen=True)
+class _OnWorker(PinnedWorkspace):
+    """The candidate's folder on a worker node, with the experiment's frozen config and its state
+    folder outside both trees."""
+
+    state: Path | None = None
+
+    @property
+    def state_dir(self) -> Path:
+        assert self.state is not None
+        return self.state
+
+
+@dataclass(frozen=True)
+class Frozen:
+    """What the experiment froze at its start, sent with every task: the config's text (None: an
+    experiment older than that, which reads the commit's), the protected files' hashes, and the
+    runs' known outputs (never counted as edits)."""
+
+    config: str | None
+    protected: dict[str, str]
+    outputs: list[str]
+
+
 def measure_in_clone(bundle: bytes, ref: str, commit: str, best_ref: str, best_commit: str, subdir: str, label: str, keep_metric: str, batch: str,
-                     index: int, target: str | None, vendors: Vendors) -> dict[str, Any]:
-    """The Ray task (runs on a worker node): clone the candidate and BEST, measure them side by side,
-    return the figures; `vendors` (the server's registry) resolves the platform on the worker's machine."""
+                     index: int, target: str | None, vendors: Vendors, frozen: Frozen) -> dict[str, Any]:
+    """The Ray task (runs on a worker node): the candidate and BEST as two worktrees of one fresh
+    repository, measured side by side under the same checks as on the server's own node (guard.py:
+    each side's tree between runs, the candidate's protected files against the frozen hashes) and
+    the experiment's frozen config; returns the figures. `vendors` (the server's registry) resolves
+    the platform on the worker's machine."""
     from kernel_mcp.gpu.gate import Lease
+    from kernel_mcp.ledger import harness
+    from kernel_mcp.ledger.guard import TreeGuard
     from kernel_mcp.workspace import Workspace
+    from kernel_mcp.workspace.config import CONFIG_NAME, parse_config
+    from kernel_mcp.workspace.workspace import state_folder
 
     if not gitops.SHA.match(commit) or not gitops.SHA.match(best_commit) or not ref.startswith("refs/kernel-mcp/") or not best_ref.startswith("refs/kernel-mcp/"):
         raise ValueError("not a candidate of kernel-mcp")
@@ -155,20 +189,29 @@ def measure_in_clone(bundle: bytes, ref: str, commit: str, best_ref: str, best_c
     tmp = Path(tempfile.mkdtemp(prefix="kernel-mcp-candidate-"))
     try:
         (tmp / "candidates.bundle").write_bytes(bundle)
-        repo = tmp / "repo"
-        for argv in (["git", "init", "--quiet", str(repo)],
-                     ["git", "-C", str(repo), "fetch", "--quiet", str(tmp / "candidates.bundle"), f"{ref}:{ref}", f"{best_ref}:{best_ref}"],
-                     ["git", "-C", str(repo), "checkout", "--quiet", "--detach", commit],
-                     ["git", "-C", str(repo), "worktree", "add", "--quiet", "--detach", "--", str(tmp / "best"), best_commit]):
+        git_dir, cand_tree, best_tree = tmp / "repo.git", tmp / "candidate", tmp / "best"
+        for argv in (["git", "init", "--quiet", "--bare", str(git_dir)],
+                     ["git", "-C", str(git_dir), "fetch", "--quiet", str(tmp / "candidates.bundle"), f"{ref}:{ref}", f"{best_ref}:{best_ref}"],
+                     ["git", "-C", str(git_dir), "worktree", "add", "--quiet", "--detach", "--", str(cand_tree), commit],
+                     ["git", "-C", str(git_dir), "worktree", "add", "--quiet", "--detach", "--", str(best_tree), best_commit]):
             subprocess.run(argv, check=True, capture_output=True, timeout=600)
-        workdir = repo / subdir if subdir != "." else repo
-        best_dir = tmp / "best" / subdir if subdir != "." else tmp / "best"
-        ws = Workspace(workdir)
+        workdir = cand_tree / subdir if subdir != "." else cand_tree
+        best_dir = best_tree / subdir if subdir != "." else best_tree
+        pinned = parse_config(frozen.config, f"{CONFIG_NAME} as the experiment started") if frozen.config else Workspace(workdir).config
+        # the run folders and private folders lie beside the two trees, not in the candidate's (whose every file the guard watches)
+        ws = _OnWorker(workdir, pinned=pinned, state=state_folder(tmp))
+        outputs = set(frozen.outputs)
+
+        def protected_now() -> dict[str, str]:
+            return harness.protected_hashes(gitops.open_worktree(git_dir.resolve(), cand_tree), subdir, workdir, ws.config.harness, skip=outputs)
+
+        guard = TreeGuard({"best": best_dir, "candidate": workdir}, {"best": best_tree, "candidate": cand_tree}, git_dir.resolve(),
+                          frozen.protected, protected_now)
         run = ws.runs.create("candidate", {"batch": batch, "index": index})
         env, where = _ray_gpu_env()
         lease = Lease(gpu=None, env=env, note=where)
         slot = env.get("CUDA_VISIBLE_DEVICES", str(index))
-        together = asyncio.run(measure_candidate(ws, run, label, workdir, best_dir, lease, keep_metric, slot, target, vendors=vendors))
+        together = asyncio.run(measure_candidate(ws, run, label, workdir, best_dir, lease, keep_metric, slot, target, guard, vendors=vendors))
         files: dict[str, bytes] = {}
         for path in sorted(run.folder.rglob("*")):
             if path.is_file() and path.stat().st_size <= RETURNED_FILE_LIMIT and sum(map(len, files.values())) < 8 * RETURNED_FILE_LIMIT:
