@@ -81,8 +81,9 @@ async def test_example_kernels_compile_with_real_figures(kernel_ws, arch):
 
 async def test_syntax_error_gives_file_line(kernel_ws):
     async with Client(build_server(kernel_ws)) as client:
-        data, text = await compile_(client, source="bad.hip")
-    assert not data["ok"]
+        result = await client.call_tool("compile_kernel", {"source": "bad.hip"})
+    data, text = result.structured_content, text_of(result)
+    assert result.is_error and not data["ok"]  # an error answer that still carries the compile's answer
     first = data["diagnostics"][0]
     assert (first["file"], first["line"], first["severity"]) == ("bad.hip", 3, "error")
     assert "bad.hip:3:" in text and "expected ';'" in text

@@ -47,6 +47,9 @@ class CompileAnswer(ToolOutput):
     run_id: str
     artifacts: list[str]
 
+    def failed(self) -> bool:
+        return not self.ok  # a compile that did not build is an error answer, diagnostics and all
+
     def render(self) -> str:
         head = f"{self.source} for {self.arch} via {self.backend}: {'ok' if self.ok else 'FAILED'} ({self.status}); run {self.run_id}"
         lines = [head] + [f"note: {n}" for n in self.notes]
