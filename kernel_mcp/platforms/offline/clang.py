@@ -29,7 +29,7 @@ def amdgpu_flags(job: CompileJob, isa: Path) -> list[str]:
     return [
         "-x", "hip", f"--offload-arch={job.arch}", "--cuda-device-only", "-nogpulib",
         *job.optimization(), "-S", "-gline-tables-only", "-Rpass-analysis=kernel-resource-usage",
-        "-o", str(isa), *job.defines, *job.flags,
+        "-o", str(isa), *job.defines, *job.flags, *job.include_flags(),
     ]
 
 
