@@ -24,7 +24,7 @@ from mcp import Client
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from kernel_mcp.platforms.offline.clang import PRELUDE_DIR  # noqa: E402
+from kernel_mcp.platforms.offline.clang import include_flags  # noqa: E402
 from kernel_mcp.server import build_server  # noqa: E402
 
 SOURCES = ["src/naive.hip", "src/lds.hip", "src/fast.hip"]
@@ -32,8 +32,7 @@ SOURCES = ["src/naive.hip", "src/lds.hip", "src/fast.hip"]
 
 def direct_argv(source: str, out: Path) -> list[str]:
     return [sys.executable, "-m", "ziglang", "clang", "-x", "hip", "--offload-arch=gfx950", "--cuda-device-only", "-nogpulib", "-O3", "-S",
-            "-gline-tables-only", "-Rpass-analysis=kernel-resource-usage", "-o", str(out), "-nogpuinc", "-isystem", str(PRELUDE_DIR / "include"),
-            "-include", str(PRELUDE_DIR / "kernel_mcp_hip_prelude.h"), source]
+            "-gline-tables-only", "-Rpass-analysis=kernel-resource-usage", "-o", str(out), *include_flags(), source]
 
 
 async def measure(ws: Path, rounds: int) -> dict[str, dict[str, list[float]]]:

@@ -150,7 +150,9 @@ def run_tool(workspace: Workspace, tool: str, arguments: dict, as_json: bool = F
     result = asyncio.run(call_tool(workspace.root, tool, arguments, workspace.runs.root))
     text = local_paths("\n".join(block_text(block) for block in result.content), workspace.runs.root)
     if result.is_error:
-        print(text, file=sys.stderr)  # already "kind: message" and a hint line (KernelMcpError.render)
+        if as_json and result.structured_content is not None:  # a failed answer (a compile that did not build) still has its data
+            print(json.dumps(local_paths(result.structured_content, workspace.runs.root), indent=1))
+        print(text, file=sys.stderr)  # "kind: message" and a hint line (KernelMcpError.render), or the failed answer's text
         return 1
     print(json.dumps(local_paths(result.structured_content, workspace.runs.root), indent=1) if as_json else text)
     return 0

@@ -5,7 +5,9 @@ fields; each call validates the arguments with that model, hands the handler a `
 (workspace, progress, run artifacts), and answers with the output model as structured content
 plus the model's short text rendering, cut to the workspace's response budget, and the pictures
 the output carries as image content. Errors meant for
-the caller (`KernelMcpError`) become error results; the server keeps serving. Only the server and
+the caller (`KernelMcpError`) become error results; the server keeps serving. An answer that
+reports a failure (`ToolOutput.failed()`: a compile that did not build) is an error result too,
+with its text and structured content as any answer has them. Only the server and
 the command line import this module: capability code stays free of the MCP SDK.
 """
 
@@ -210,6 +212,7 @@ async def call_handler(spec: ToolSpec, state: ServerState, arguments: dict[str, 
     return CallToolResult(
         content=[TextContent(type="text", text=text), *pictures],
         structured_content=structured,
+        is_error=out.failed(),  # the answer still matches the output schema: a failed compile keeps its diagnostics
     )
 
 

@@ -43,6 +43,21 @@ def test_call_errors_exit_nonzero(workspace, tmp_path):
     assert malformed.returncode != 0 and "not key=value" in malformed.stderr
 
 
+def test_a_failed_compile_exits_nonzero(tmp_path):
+    """A compile that does not build is an error (exit 1, the answer on stderr), as the agent's
+    error answer is; with --json its structured answer still comes on stdout. A clean compile of
+    the same workspace exits 0."""
+    (tmp_path / "kernel-mcp.toml").write_text('[target]\narch = "gfx950"\nplatform = "offline"\n')
+    (tmp_path / "typo.hip").write_text("#include <hip/hip_runtime.h>\n__global__ void k(float* x) {\n  x[0] = undefined_name;\n}\n")
+    (tmp_path / "fine.hip").write_text("#include <hip/hip_runtime.h>\n__global__ void k(float* x) {\n  x[0] = 1.0f;\n}\n")
+    failed = kmcp("call", "--workspace", str(tmp_path), "compile_kernel", "source=typo.hip")
+    assert failed.returncode == 1 and "FAILED" in failed.stderr and "typo.hip:3:" in failed.stderr and "undefined_name" in failed.stderr
+    as_json = kmcp("call", "--workspace", str(tmp_path), "--json", "compile_kernel", "source=typo.hip")
+    assert as_json.returncode == 1 and json.loads(as_json.stdout)["ok"] is False
+    fine = kmcp("call", "--workspace", str(tmp_path), "compile_kernel", "source=fine.hip")
+    assert fine.returncode == 0 and "ok" in fine.stdout, fine.stderr
+
+
 def test_tools_lists_every_tool():
     done = kmcp("tools")
     assert done.returncode == 0

@@ -81,8 +81,9 @@ async def test_example_kernels_compile_with_real_figures(kernel_ws, arch):
 
 async def test_syntax_error_gives_file_line(kernel_ws):
     async with Client(build_server(kernel_ws)) as client:
-        data, text = await compile_(client, source="bad.hip")
-    assert not data["ok"]
+        result = await client.call_tool("compile_kernel", {"source": "bad.hip"})
+    data, text = result.structured_content, text_of(result)
+    assert result.is_error and not data["ok"]  # an error answer that still carries the compile's answer
     first = data["diagnostics"][0]
     assert (first["file"], first["line"], first["severity"]) == ("bad.hip", 3, "error")
     assert "bad.hip:3:" in text and "expected ';'" in text
@@ -176,6 +177,66 @@ async def test_isa_view_slices(kernel_ws):
         assert nothing.is_error and "say what to show" in text_of(nothing)
         missing = await client.call_tool("isa_view", {"source_line": 999})
         assert missing.is_error and "no instruction comes from line 999" in text_of(missing)
+
+
+# -- [compile] include_dirs: the workspace's own header folders, the only ones a compile is given --------
+
+async def test_include_dirs_of_the_workspace_reach_the_compiler(tmp_path):
+    (tmp_path / "kernel-mcp.toml").write_text('[target]\narch = "gfx950"\nplatform = "offline"\n\n[compile]\ninclude_dirs = ["include", "third_party/kit"]\n')
+    (tmp_path / "include" / "mylib").mkdir(parents=True)
+    (tmp_path / "include" / "mylib" / "activations.h").write_text(
+        "#pragma once\n__device__ inline float silu(float v) { return v / (1.0f + expf(-v)); }\n")
+    (tmp_path / "third_party" / "kit").mkdir(parents=True)
+    (tmp_path / "third_party" / "kit" / "kit_tiles.h").write_text("#pragma once\n#define KIT_TILE 128\n")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "silu.hip").write_text(
+        "#include <hip/hip_runtime.h>\n#include <mylib/activations.h>\n#include \"kit_tiles.h\"\n"
+        "__global__ __launch_bounds__(KIT_TILE) void silu_kernel(const float* x, float* y, int n) {\n"
+        "  int i = blockIdx.x * KIT_TILE + threadIdx.x;\n  if (i < n) y[i] = silu(x[i]);\n}\n")
+    async with Client(build_server(tmp_path)) as client:
+        result = await client.call_tool("compile_kernel", {"source": "src/silu.hip"})
+    assert not result.is_error, text_of(result)
+    (kernel,) = result.structured_content["kernels"]  # both headers were found: one in each folder
+    assert kernel["name"] == "silu_kernel" and kernel["max_block_size"] == 128 and kernel["vgprs"] > 0
+    assert kernel["mix"]["valu"] > 0 and (kernel["vgpr_spills"] or 0) == 0
+    # without the setting the same source does not find its headers, and the answer says where to name them
+    (tmp_path / "kernel-mcp.toml").write_text('[target]\narch = "gfx950"\nplatform = "offline"\n')
+    async with Client(build_server(tmp_path)) as client:
+        without = await client.call_tool("compile_kernel", {"source": "src/silu.hip"})
+    assert without.is_error and "'mylib/activations.h' file not found" in text_of(without)
+
+
+@pytest.mark.parametrize(
+    "entries, expected",
+    [
+        ('["/usr/include"]', "is absolute"),
+        ('["../outside"]', "leads outside the workspace"),
+        ('["inc/../../outside"]', "leads outside the workspace"),
+        ('["-Iinclude"]', "read it as an option"),
+        ('["~/include"]', "is absolute"),
+    ],
+)
+async def test_include_dirs_outside_the_workspace_are_refused_by_the_config(tmp_path, entries, expected):
+    (tmp_path / "kernel-mcp.toml").write_text(f'[target]\narch = "gfx950"\nplatform = "offline"\n[compile]\ninclude_dirs = {entries}\n')
+    (tmp_path / "k.hip").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    async with Client(build_server(tmp_path)) as client:
+        result = await client.call_tool("compile_kernel", {"source": "k.hip"})
+    assert result.is_error and "compile.include_dirs" in text_of(result) and expected in text_of(result), text_of(result)
+
+
+async def test_an_include_dir_that_is_missing_or_links_outside_is_refused(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "escape").symlink_to(outside)
+    (ws / "a_file").write_text("")
+    (ws / "k.hip").write_text("__global__ void k(float* x) { x[0] = 1; }\n")
+    for entry, expected in (("escape", "leads outside the workspace"), ("absent", "no such file"), ("a_file", "is not a folder")):
+        (ws / "kernel-mcp.toml").write_text(f'[target]\narch = "gfx950"\nplatform = "offline"\n[compile]\ninclude_dirs = ["{entry}"]\n')
+        async with Client(build_server(ws)) as client:
+            result = await client.call_tool("compile_kernel", {"source": "k.hip"})
+        assert result.is_error and "[compile] include_dirs" in text_of(result) and expected in text_of(result), text_of(result)
 
 
 def test_resource_remarks_match_the_metadata(kernel_ws):

@@ -127,6 +127,10 @@ def test_wheel_carries_what_the_server_reads(wheel, source_copy):
         assert not missing, f"the wheel lacks {missing}"
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "kernel_mcp/workspace/example.toml" in names and "kernel_mcp/platforms/offline/prelude/kernel_mcp_hip_prelude.h" in names
+    stand_ins = REPO / "kernel_mcp" / "platforms" / "offline" / "prelude" / "include"
+    headers = [p.relative_to(REPO).as_posix() for p in stand_ins.rglob("*") if p.is_file()]
+    assert "kernel_mcp/platforms/offline/prelude/include/cmath" in headers  # a stand-in without a suffix
+    assert not [h for h in headers if h not in names], "the wheel lacks some of the offline compile's headers"
     assert not [n for n in names if n.startswith(("tests/", "kernels/", "docs_index/", "skills/"))], "only kernel_mcp/ at the top"
     metadata = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
     requires = re.findall(r"^Requires-Dist: ([A-Za-z0-9_.-]+)(.*)$", metadata, re.M)

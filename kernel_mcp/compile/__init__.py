@@ -10,12 +10,13 @@ the previous compile of the same kernel; the full ISA and compiler output stay a
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kernel_mcp.compile import dynamic_lds
 from kernel_mcp.compile.diagnostics import parse_diagnostics
 from kernel_mcp.compile.flags import check_defines, check_flags
-from kernel_mcp.errors import InvalidInput
+from kernel_mcp.errors import InvalidInput, WorkspaceError
 from kernel_mcp.hardware import load_spec, occupancy
 from kernel_mcp.models.compile import BackendOutput, CompileJob, Diagnostic, KernelFacts, merged_notes
 from kernel_mcp.runner import ProgressFn
@@ -46,6 +47,9 @@ class CompileAnswer(ToolOutput):
     notes: list[str]
     run_id: str
     artifacts: list[str]
+
+    def failed(self) -> bool:
+        return not self.ok  # a compile that did not build is an error answer, diagnostics and all
 
     def render(self) -> str:
         head = f"{self.source} for {self.arch} via {self.backend}: {'ok' if self.ok else 'FAILED'} ({self.status}); run {self.run_id}"
@@ -181,6 +185,21 @@ def _apply_history(ws: Workspace, key_prefix: str, kernels: list[KernelFacts]) -
     tmp.replace(path)
 
 
+def include_dirs(ws: Workspace) -> list[Path]:
+    """The folders of `[compile] include_dirs`, resolved inside the workspace (a link leading out of
+    it is refused like a path that does), each an existing folder."""
+    folders = []
+    for entry in ws.config.compile.include_dirs:
+        try:
+            folder = ws.resolve(entry, must_exist=True)
+        except InvalidInput as exc:
+            raise WorkspaceError(f"kernel-mcp.toml [compile] include_dirs: {exc.message}") from None
+        if not folder.is_dir():
+            raise WorkspaceError(f"kernel-mcp.toml [compile] include_dirs: {entry!r} is not a folder")
+        folders.append(folder)
+    return folders
+
+
 def _relative_files(ws: Workspace, diagnostics: list[Diagnostic]) -> None:
     """The compiler is given the source as an absolute path (never an option), so it names it, and
     the headers next to it, that way; the answer names them relative to the workspace as before."""
@@ -212,7 +231,7 @@ async def compile_kernel(
     job = CompileJob(
         ws=ws, source=path, source_rel=ws.relative(path), arch=arch,
         defines=check_defines(defines or []), flags=check_flags(flags or [], compiler.flag_dialect),
-        run=run, progress=progress,
+        run=run, progress=progress, include_dirs=include_dirs(ws),
     )
     out: BackendOutput = await compiler.compile(job)
     notes = list(out.notes)

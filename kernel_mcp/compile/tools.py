@@ -52,10 +52,10 @@ async def _isa_view(args: IsaViewInput, ctx: ToolContext) -> isa_view.IsaSlice:
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "compile_kernel",
-        "Compile a kernel source of the workspace and report, per kernel: VGPRs/AGPRs/SGPRs (or registers), "
+        "Compile a workspace kernel source and report, per kernel: VGPRs/AGPRs/SGPRs (or registers), "
         "scratch, spills, LDS (static, and dynamic as unknown or as given by dynamic_lds_bytes), occupancy and its limiter, code size, instruction mix (VALU, SALU, VMEM, LDS, "
         "MFMA, s_waitcnt, barriers, branches), diagnostics as file:line:col, and the change since the previous "
-        "compile. Full ISA and compiler output are kept as artifacts.",
+        "compile. ISA and compiler output kept as artifacts; a failed compile is an error answer.",
         CompileKernelInput, compiler.CompileAnswer, _compile_kernel, RUNS_COMMANDS, ("workspace", "compiler"),
     ),
     ToolSpec(

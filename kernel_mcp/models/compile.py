@@ -119,6 +119,7 @@ class CompileJob:
     run: Run
     progress: ProgressFn | None = None
     timeout_s: float = COMPILE_TIMEOUT_S
+    include_dirs: list[Path] = field(default_factory=list)  # absolute, inside the workspace ([compile] include_dirs)
 
     def source_argument(self) -> str:
         """The source as the compiler's argv names it: absolute, so that no name (`-x.hip`,
@@ -126,6 +127,13 @@ class CompileJob:
         if not self.source.is_absolute():
             raise ValueError("a compile job's source must be an absolute path")
         return str(self.source)
+
+    def include_flags(self) -> list[str]:
+        """-I for each include folder, joined to its absolute path (`-I/ws/inc`): one argument that
+        no folder name can turn into another option."""
+        if not all(folder.is_absolute() for folder in self.include_dirs):
+            raise ValueError("a compile job's include folders must be absolute paths")
+        return [f"-I{folder}" for folder in self.include_dirs]
 
     def optimization(self) -> list[str]:
         """-O3 unless the caller chose a level."""

@@ -33,6 +33,12 @@ class ToolOutput(BaseModel):
     def render(self) -> str:
         return self.model_dump_json(indent=1, exclude_none=True)
 
+    def failed(self) -> bool:
+        """Whether the answer reports a failure the caller must not miss (a compile that did not
+        build): it goes out as an error result that still carries the whole answer, its
+        structured content included, and the command line exits non-zero."""
+        return False
+
     def attach(self, image: Image) -> None:
         self._images.append(image)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -157,6 +157,28 @@ class HarnessConfig(_Strict):
         return self
 
 
+class CompileConfig(_Strict):
+    """How compile_kernel builds: the workspace's own header folders, the only include folders a
+    compile is given beyond the toolchain's (a tool argument never names one)."""
+
+    include_dirs: list[str] = Field(default_factory=list, max_length=32, description="folders of the workspace searched for #include files "
+                                    "(passed as -I to the offline clang, hipcc or nvcc), relative to the workspace")
+
+    @field_validator("include_dirs")
+    @classmethod
+    def _inside_the_workspace(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            if not entry or "\x00" in entry or entry != entry.strip():
+                raise ValueError(f"{entry!r} is not a folder name")
+            if entry.startswith(("-", "@")):
+                raise ValueError(f"{entry!r} starts with {entry[0]!r}: a compiler would read it as an option")
+            if PurePosixPath(entry).is_absolute() or PureWindowsPath(entry).is_absolute() or entry.startswith("~"):
+                raise ValueError(f"{entry!r} is absolute: name folders of the workspace, relative to it")
+            if ".." in PurePosixPath(entry).parts:
+                raise ValueError(f"{entry!r} leads outside the workspace")
+        return value
+
+
 class ServerConfig(_Strict):
     response_budget_bytes: int = Field(4096, ge=512, le=65536, description="most text one tool answer carries")
     command_timeout_s: float = Field(600.0, gt=0, le=24 * 3600, description="timeout of [commands] entries")
@@ -183,6 +205,7 @@ class WorkspaceConfig(_Strict):
     harness: HarnessConfig = Field(default_factory=HarnessConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
     engine: EngineConfig = Field(default_factory=EngineConfig)
+    compile: CompileConfig = Field(default_factory=CompileConfig)
 
     @field_validator("commands")
     @classmethod

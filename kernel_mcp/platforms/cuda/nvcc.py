@@ -24,7 +24,8 @@ async def compile_cuda(job: CompileJob) -> BackendOutput:
         raise BackendMissing("nvcc not found", hint="install the CUDA toolkit")
     cubin = job.run.path(CUBIN_NAME)
     arch = job.arch  # sm_90
-    argv = [nvcc, "-x", "cu", f"-arch={arch}", *job.optimization(), "-cubin", "-o", str(cubin), "-Xptxas", "-v", "-lineinfo", *job.defines, *job.flags, job.source_argument()]
+    argv = [nvcc, "-x", "cu", f"-arch={arch}", *job.optimization(), "-cubin", "-o", str(cubin), "-Xptxas", "-v", "-lineinfo",
+            *job.defines, *job.flags, *job.include_flags(), job.source_argument()]
     result = await runner.run(argv, cwd=job.ws.root, timeout_s=job.timeout_s, log_dir=job.run.folder, log_name="compiler", progress=job.progress)
     text = result.stdout.tail + "\n" + result.stderr.tail
     notes: list[str] = []

@@ -3,7 +3,9 @@ resource figures and ISA, never a run). Nothing can be profiled, traced, sampled
 imported output made elsewhere is still read by the shared parsers.
 
 Its modules: clang.py (the compile) and prelude/ (stand-ins for the HIP headers it compiles with
-when no ROCm is installed).
+when no ROCm is installed, and for the device side of the C and C++ library headers a kernel
+includes: <cmath>, <cfloat>, <limits>, ...; the compiler's own <stddef.h>, <float.h>, ... come
+from the wheel).
 """
 
 from __future__ import annotations
