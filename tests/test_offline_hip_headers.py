@@ -312,6 +312,22 @@ async def test_the_users_first_softmax_compiles_unchanged(tmp_path):
             assert result.structured_content["kernels"][0]["name"] == "softmax"
 
 
+async def test_std_min_max_clamp_swap_from_algorithm_and_utility(tmp_path):
+    # what a tile loop's bounds and a register swap are written with
+    (tmp_path / "kernel-mcp.toml").write_text('[target]\narch = "gfx950"\nplatform = "offline"\n')
+    (tmp_path / "bounds.hip").write_text(
+        "#include <hip/hip_runtime.h>\n#include <algorithm>\n#include <utility>\n"
+        "__global__ void bounds(const float* x, float* y, int n, int tile) {\n"
+        "  int lo = blockIdx.x * tile, hi = std::min(lo + tile, n);\n"
+        "  float a = x[lo], b = x[std::max(hi - 1, lo)];\n"
+        "  if (a > b) std::swap(a, b);\n"
+        "  for (int i = lo; i < hi; ++i) y[i] = std::clamp(x[i], a, b);\n}\n")
+    async with Client(build_server(tmp_path)) as client:
+        result = await client.call_tool("compile_kernel", {"source": "bounds.hip"})
+    assert not result.is_error and result.structured_content["ok"], text_of(result)
+    assert result.structured_content["kernels"][0]["name"] == "bounds"
+
+
 async def test_a_header_the_offline_compile_lacks_is_named_with_what_to_do(tmp_path):
     (tmp_path / "kernel-mcp.toml").write_text('[target]\narch = "gfx950"\nplatform = "offline"\n')
     (tmp_path / "host.hip").write_text("#include <hip/hip_runtime.h>\n#include <vector>\n__global__ void k(float* x) { x[0] = 1; }\n")
