@@ -9,6 +9,11 @@ Python environments and the profilers work unchanged. Where the kernel has ABI 6
 also scoped: it cannot signal a process outside it (BEST's run, the server). Landlock already keeps
 ptrace and `/proc/<pid>/mem` of outside processes out of its reach.
 
+Landlock does not govern connecting to a Unix socket by its path: each run's mount namespace covers the
+sockets other programs have bound when it starts (seal.hide_sockets), and a seccomp filter refuses the
+new mount API and file handles, with which a run that holds capabilities (a root server's) could reach
+past those covers.
+
 The ruleset is built in the server (paths opened, rules added); the domain is entered by the run's
 first process and passes to every process it starts, a double-forked daemon included, and cannot
 be left.
@@ -140,7 +145,9 @@ class Isolation:
             text += (f"; /proc is the machine's ({self.proc_why}): the run sees every process there and can write "
                      "some entries of this user's (autogroup nice, oom_score_adj)")
         if self.sockets:
-            return text + "; other programs' Unix sockets covered"
+            # by path, as bound when the run starts: one bound later, rebound, renamed, linked, bound by a relative
+            # path or in another network namespace is not in that list (Landlock scopes path sockets only from ABI 9)
+            return text + "; other programs' Unix sockets covered as bound at its start (not ones bound later)"
         return text + (f"; other programs' Unix sockets reachable ({self.sockets_why}): a daemon of this user that "
                        "runs what it is sent (tmux, systemd --user) would act outside the seal")
 
@@ -275,7 +282,7 @@ class Sealing:
         if fd < 0:
             raise OSError(ctypes.get_errno(), "landlock_create_ruleset: " + os.strerror(ctypes.get_errno()))
         self.fd = int(fd)
-        self.writable = [*boundary.writable, *ALWAYS_WRITABLE]
+        self.own = list(boundary.writable)  # the run's own folders: a socket there is its own (not /dev: /dev/shm is the machine's)
         try:
             for folder in [*boundary.writable, *ALWAYS_WRITABLE]:
                 self._allow(folder, rights)
@@ -297,7 +304,7 @@ class Sealing:
         if self.isolation is None:
             return [executable, *args]
         flags = ("1" if self.isolation.user else "0", "1" if self.isolation.proc else "0")
-        sockets = others_sockets(self.writable) if self.isolation.sockets else []
+        sockets = others_sockets(self.own) if self.isolation.sockets else []
         return _seal_argv("run", str(self.fd), str(self.rights), *flags, str(len(sockets)), *sockets, executable, *args)
 
     def hook(self) -> Callable[[], None]:

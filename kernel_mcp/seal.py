@@ -101,6 +101,65 @@ def hide_sockets(paths: list[str]) -> None:
                 raise Refused(f"covering the socket {path!r}: {os.strerror(err)}", err)
 
 
+# Landlock refuses mount(2) and umount(2) inside a domain but not the newer mount API nor file
+# handles: a run that holds CAP_SYS_ADMIN or CAP_DAC_READ_SEARCH (a root server's, which keeps them
+# so that a profiler can read the GPU's counters) could clone the root mount without the covers of
+# hide_sockets (open_tree), mount the disk anew (fsopen, fsmount) or open a file by its inode
+# (open_by_handle_at). A seccomp filter refuses exactly those system calls, with EPERM.
+SECCOMP_SET_MODE_FILTER, SYS_SECCOMP = 1, {"x86_64": 317, "aarch64": 277}
+MOUNT_API = (428, 429, 430, 431, 432, 433, 442)  # open_tree, move_mount, fsopen, fsconfig, fsmount, fspick, mount_setattr: one number on every arch
+DENIED = {  # AUDIT_ARCH_* -> the numbers refused there (open_by_handle_at differs per arch)
+    0xC000003E: (*MOUNT_API, 304, *(n | 0x40000000 for n in (*MOUNT_API, 304))),  # x86-64 (and its x32 numbers)
+    0x40000003: (*MOUNT_API, 342),  # i386 programs on x86-64
+    0xC00000B7: (*MOUNT_API, 265),  # aarch64
+}
+
+
+class SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(SockFilter))]
+
+
+def _filter_program() -> list[tuple[int, int, int, int]]:
+    """The seccomp program as (code, jt, jf, k): per arch, its numbers refused with EPERM; all else allowed.
+
+        ld arch; then per arch: jeq ARCH ? next : next block; ld nr; jeq n ? deny : next ...; ret allow
+        ret allow (an arch not listed); deny: ret ERRNO(EPERM)
+    """
+    ld_w_abs, jeq_k, ret_k = 0x20, 0x15, 0x06
+    allow, deny = 0x7FFF0000, 0x00050000 | errno.EPERM
+    program: list[tuple[int, int, int, int] | tuple[str, int]] = [(ld_w_abs, 0, 0, 4)]  # seccomp_data.arch
+    for arch, numbers in DENIED.items():
+        program.append((jeq_k, 0, len(numbers) + 2, arch))  # not this arch: past ld, the tests and the allow
+        program.append((ld_w_abs, 0, 0, 0))  # seccomp_data.nr
+        program += [("deny-if", n) for n in numbers]
+        program.append((ret_k, 0, 0, allow))
+    program.append((ret_k, 0, 0, allow))
+    deny_at = len(program)
+    program.append((ret_k, 0, 0, deny))
+    out: list[tuple[int, int, int, int]] = []
+    for i, step in enumerate(program):
+        if step[0] == "deny-if":
+            out.append((jeq_k, deny_at - i - 1, 0, int(step[1])))
+        else:
+            out.append(step)  # type: ignore[arg-type]
+    return out
+
+
+def deny_mount_api() -> None:
+    """In init, before the command: the seccomp filter above (it passes to every process the run starts)."""
+    nr = SYS_SECCOMP.get(os.uname().machine)
+    if nr is None:
+        raise Refused(f"no seccomp filter for this machine ({os.uname().machine}): the mount API would stay open to the run")
+    steps = _filter_program()
+    filters = (SockFilter * len(steps))(*(SockFilter(*step) for step in steps))
+    prog = SockFprog(len(steps), filters)
+    _check(libc.syscall(nr, ctypes.c_uint(SECCOMP_SET_MODE_FILTER), ctypes.c_uint(0), ctypes.byref(prog)), "seccomp filter of the mount API")
+
+
 def enter_landlock(ruleset: int, rights: int, proc: bool) -> None:
     """In init: the run's Landlock domain (the ruleset the server made), the new /proc added to it."""
     if proc:
@@ -112,6 +171,7 @@ def enter_landlock(ruleset: int, rights: int, proc: bool) -> None:
         finally:
             os.close(path_fd)
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    deny_mount_api()
     _check(libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)), "landlock_restrict_self")
     os.close(ruleset)
 

@@ -10,7 +10,10 @@ keep working.
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
+import tempfile
 import textwrap
 import threading
 from pathlib import Path
@@ -176,3 +179,56 @@ def test_a_deep_workspace_still_gets_a_temporary_folder_short_enough_for_sockets
         assert (deep / sandbox.PRIVATE_DIR / "a-run-id-of-some-length-candidate" / "tmp").resolve() == tmp.resolve()
         (tmp / "left-behind").write_text("x")
     assert not tmp.exists()  # removed with the private folder
+
+
+def test_a_socket_in_dev_shm_is_covered_too(tmp_path):
+    # /dev is writable for every run (the GPU's device files), but /dev/shm is the machine's: a
+    # daemon's socket there is no run's own
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or not os.access(shm, os.W_OK):
+        pytest.skip("no writable /dev/shm here")
+    folder = Path(tempfile.mkdtemp(dir=shm, prefix="kmcp-test-"))
+    try:
+        daemon = Daemon(str(folder / "daemon.sock"))
+        try:
+            assert daemon.address in sandbox.others_sockets([tmp_path])
+        finally:
+            daemon.close()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+# What a run that holds capabilities (a root server's: they stay so that a profiler can read the
+# GPU's counters) could do past the covers: clone the root mount without them, or open a file by
+# its inode. The seal's seccomp filter refuses those calls.
+BEYOND_THE_COVERS = textwrap.dedent(
+    r"""
+    import ctypes, json, os
+    libc = ctypes.CDLL(None, use_errno=True)
+    def attempt(*args):
+        result = libc.syscall(*args)
+        return "allowed" if result >= 0 else os.strerror(ctypes.get_errno())
+    handle = {"x86_64": 304, "aarch64": 265}[os.uname().machine]
+    print(json.dumps({
+        "open_tree": attempt(428, -100, b"/", 1),  # open_tree(AT_FDCWD, "/", OPEN_TREE_CLONE)
+        "fsopen": attempt(430, b"tmpfs", 0),
+        "open_by_handle_at": attempt(handle, -100, ctypes.create_string_buffer(64), 0),
+    }))
+    """
+)
+
+
+async def test_the_mount_api_and_file_handles_are_refused_inside_a_run(tmp_path):
+    isolation, why = sandbox.isolation()
+    if isolation is None:
+        pytest.skip(f"runs here get no namespaces: {why}")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "beyond.py").write_text(BEYOND_THE_COVERS)
+    with sandbox.side(tree, tmp_path / "state", "beyond") as boundary:
+        result = await runner.run([PY, "beyond.py"], cwd=tree, timeout_s=60, boundary=boundary)
+    assert result.ok, (result.status(), result.stderr.tail)
+    import json
+
+    seen = json.loads(result.stdout.tail.strip().splitlines()[-1])
+    assert seen == {"open_tree": "Operation not permitted", "fsopen": "Operation not permitted", "open_by_handle_at": "Operation not permitted"}, seen
