@@ -33,8 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 from kernel_mcp.bench import BenchRun, ClassRun  # noqa: E402
 from kernel_mcp.bench.stats import Comparison, clear_of, geomean, paired, t975  # noqa: E402
-from kernel_mcp.ledger.decide import decide  # noqa: E402
-from kernel_mcp.ledger.paired import unsettled_classes  # noqa: E402
+from kernel_mcp.ledger.decide import decide, unsettled_classes  # noqa: E402
 
 DATA = REPO / "benchmarks" / "data" / "device-aa-ab-2026-11-26.json"
 NOISE, SEVERE, MIN_PAIRS, MAX_PAIRS = 0.01, 0.05, 3, 10  # the workspace defaults

@@ -131,22 +131,16 @@ def _filter_program() -> list[tuple[int, int, int, int]]:
     """
     ld_w_abs, jeq_k, ret_k = 0x20, 0x15, 0x06
     allow, deny = 0x7FFF0000, 0x00050000 | errno.EPERM
-    program: list[tuple[int, int, int, int] | tuple[str, int]] = [(ld_w_abs, 0, 0, 4)]  # seccomp_data.arch
+    deny_at = 1 + sum(len(numbers) + 3 for numbers in DENIED.values()) + 1  # after every block and the final allow
+    program = [(ld_w_abs, 0, 0, 4)]  # seccomp_data.arch
     for arch, numbers in DENIED.items():
         program.append((jeq_k, 0, len(numbers) + 2, arch))  # not this arch: past ld, the tests and the allow
         program.append((ld_w_abs, 0, 0, 0))  # seccomp_data.nr
-        program += [("deny-if", n) for n in numbers]
+        program += [(jeq_k, deny_at - (len(program) + i) - 1, 0, n) for i, n in enumerate(numbers)]
         program.append((ret_k, 0, 0, allow))
     program.append((ret_k, 0, 0, allow))
-    deny_at = len(program)
-    program.append((ret_k, 0, 0, deny))
-    out: list[tuple[int, int, int, int]] = []
-    for i, step in enumerate(program):
-        if step[0] == "deny-if":
-            out.append((jeq_k, deny_at - i - 1, 0, int(step[1])))
-        else:
-            out.append(step)  # type: ignore[arg-type]
-    return out
+    assert len(program) == deny_at
+    return [*program, (ret_k, 0, 0, deny)]
 
 
 def deny_mount_api() -> None:

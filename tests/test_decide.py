@@ -12,8 +12,7 @@ import pytest
 
 from kernel_mcp.bench import BenchRun, ClassRun
 from kernel_mcp.bench.stats import paired
-from kernel_mcp.ledger.decide import class_verdicts, decide, outcome, separating_columns
-from kernel_mcp.ledger.paired import unsettled_classes
+from kernel_mcp.ledger.decide import class_verdicts, decide, outcome, separating_columns, unsettled_classes
 
 NOISE, SEVERE = 0.01, 0.05
 # BEST's figure per pair: a little spread, as real pairs have

@@ -10,6 +10,7 @@ keep working.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -110,8 +111,6 @@ async def _attempt(tmp_path: Path, daemon_path: str, name: str) -> dict:
     with sandbox.side(tree, tmp_path / "state", "sockets") as boundary:
         result = await runner.run([PY, "attempt.py", daemon_path, name], cwd=tree, timeout_s=60, boundary=boundary)
     assert result.ok, (result.status(), result.stderr.tail)
-    import json
-
     return json.loads(result.stdout.tail.strip().splitlines()[-1])
 
 
@@ -228,7 +227,5 @@ async def test_the_mount_api_and_file_handles_are_refused_inside_a_run(tmp_path)
     with sandbox.side(tree, tmp_path / "state", "beyond") as boundary:
         result = await runner.run([PY, "beyond.py"], cwd=tree, timeout_s=60, boundary=boundary)
     assert result.ok, (result.status(), result.stderr.tail)
-    import json
-
     seen = json.loads(result.stdout.tail.strip().splitlines()[-1])
     assert seen == {"open_tree": "Operation not permitted", "fsopen": "Operation not permitted", "open_by_handle_at": "Operation not permitted"}, seen

@@ -37,10 +37,6 @@ class ClassVerdict(BaseModel):
     pairs: int | None
     target: bool  # a class the change is meant for (every class, for a global change)
 
-    def line(self) -> str:
-        interval = f" (95% interval {self.low:+.1%} to {self.high:+.1%})" if self.low is not None and self.high is not None else " (no interval)"
-        return f"{self.key}: {self.outcome}, {self.change:+.1%}{interval}" + (f", {self.pairs} pairs" if self.pairs else "")
-
 
 class Verdict(BaseModel):
     decision: Decision
@@ -71,8 +67,19 @@ def class_verdicts(comparisons: dict[str, Comparison], threshold: float, target:
 
 def not_shown_safe(comparisons: dict[str, Comparison], severe: float, keys: list[str]) -> list[str]:
     """Classes of `keys` whose interval does not exclude a slowdown of `severe` or more (none measured: not shown)."""
-    highs = {k: comparisons[k].high for k in keys}
-    return [k for k, high in highs.items() if high is None or high >= severe]
+    return [k for k in keys if (high := comparisons[k].high) is None or high >= severe]
+
+
+def guarded_classes(keys: list[str], target: str | None) -> list[str]:
+    """The classes a claimed gain must not hurt: the non-target ones, or every one for a global change."""
+    return [k for k in keys if not matches(k, target)] if target else list(keys)
+
+
+def unsettled_classes(comparisons: dict[str, Comparison], target: str | None, threshold: float, severe: float) -> list[str]:
+    """The guarded classes neither shown safe (interval below the severe threshold) nor shown slower
+    (a split): while a gain is claimed, more pairs decide them."""
+    unsafe = not_shown_safe(comparisons, severe, guarded_classes(list(comparisons), target))
+    return [k for k in unsafe if outcome(comparisons[k], threshold) != "slower"]
 
 
 def parse_key(key: str) -> dict[str, str]:
@@ -156,7 +163,7 @@ def decide(cand: BenchRun, comparisons: dict[str, Comparison], script: Compariso
     elif small_faster:
         reasons.append(f"below the {threshold:.0%} threshold and not yet seen twice in a row: noise")
     if faster:
-        guarded = [v.key for v in verdicts if not v.target] if target else [v.key for v in verdicts]
+        guarded = guarded_classes(list(comparisons), target)
         unsafe = not_shown_safe(comparisons, severe, guarded)
         whose = "non-target classes" if target else "classes"
         if unsafe:

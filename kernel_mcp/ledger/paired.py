@@ -38,7 +38,7 @@ from kernel_mcp.bench import BenchRun, run_benchmark, worse
 from kernel_mcp.bench.stats import Comparison, clear_of, geomean, median, paired
 from kernel_mcp.errors import CommandFailed, KernelMcpError
 from kernel_mcp.gpu import gate
-from kernel_mcp.ledger.decide import matches, not_shown_safe, outcome
+from kernel_mcp.ledger.decide import matches, unsettled_classes
 from kernel_mcp.ledger.guard import TreeGuard
 from kernel_mcp.models.gpu import GpuSample
 from kernel_mcp.runner import ProgressFn
@@ -299,7 +299,7 @@ async def _bench_pairs(ws, run, folders, held, out: Together, label, target, thr
         out.stopped = f"the cap of {hi_pairs} pairs was reached (close to the threshold" + (
             f"; {', '.join(unsettled[:4])} not shown safe)" if unsettled else ")")
     assert out.best is not None and out.candidate is not None  # max_pairs >= 2: every pair that ran set both
-    out.comparisons = class_comparisons(out.best, out.candidate)
+    # out.comparisons: set in the last pair that ran, over all its pairs (the loop leaves only after that)
 
 
 def class_comparisons(best: BenchRun, candidate: BenchRun) -> dict[str, Comparison]:
@@ -307,13 +307,6 @@ def class_comparisons(best: BenchRun, candidate: BenchRun) -> dict[str, Comparis
     best_figs, cand_figs = best.by_key(), candidate.by_key()
     return {k: paired(best_figs[k].samples, cand_figs[k].samples) for k in cand_figs if k in best_figs
             and len(best_figs[k].samples) == len(cand_figs[k].samples)}
-
-
-def unsettled_classes(comparisons: dict[str, Comparison], target: str | None, threshold: float, severe: float) -> list[str]:
-    """The classes a claimed gain must not hurt (the non-target ones, or all for a global change) that
-    are neither shown safe (interval below the severe threshold) nor shown slower: more pairs decide them."""
-    guarded = [k for k in comparisons if not (target and matches(k, target))]
-    return [k for k in not_shown_safe(comparisons, severe, guarded) if outcome(comparisons[k], threshold) != "slower"]
 
 
 def pair_walls(runs: list[RunRecord]) -> list[tuple[int, dict[str, float]]]:
