@@ -123,6 +123,11 @@ def noise_workspace(name: str, keep_metric: str) -> Path:
     return ws
 
 
+# An unchanged candidate answered any of these was decided wrong: kept, or a gain or a split claimed
+# (undecided is reached only from a gain beyond the threshold whose other classes were not shown safe).
+A_A_WRONG = ("keep", "suspicious", "split-suggested", "undecided")
+
+
 async def trials(out: Path, n: int, slower: bool, keep_metric: str = "csv", minutes: float = 0.0, idle_every: int = 0, idle_s: float = 60.0,
                  name: str | None = None, deadline_s: float = 0.0) -> dict:
     """`n` evaluations of unchanged code (A/A) or of the calibrated slower change (A/B).
@@ -171,7 +176,7 @@ async def trials(out: Path, n: int, slower: bool, keep_metric: str = "csv", minu
                          "measured": a.get("measured"), "per_class": a.get("per_class"), "clocks": evidence.get("clocks")})
             db.close()
             (out / f"{name}-rows.json").write_text(json.dumps(rows, indent=1, default=str))
-    wrong = [r for r in rows if (r["regression"] if slower else (r["regression"] or r["decision"] in ("keep", "suspicious")))]
+    wrong = [r for r in rows if (r["regression"] if slower else (r["regression"] or r["decision"] in A_A_WRONG))]
     n = len(rows)
     summary = {"trials": n, "metric": keep_metric, "span_min": round((time.time() - first) / 60, 1), "server_flagged": len(wrong),
                "server_rate": len(wrong) / max(n, 1), "mean_wall_s": round(sum(r["wall_s"] for r in rows) / max(n, 1), 1),
@@ -216,7 +221,7 @@ async def seal_cost(out: Path, n: int, deadline_s: float = 0.0, name: str | None
     per_eval = statistics.median(r["wall_s"] for r in on) / statistics.median(r["wall_s"] for r in off) - 1 if on and off else None
     per_run = (statistics.median(r["run_wall_median_s"] for r in on) / statistics.median(r["run_wall_median_s"] for r in off) - 1) if on and off else None
     summary = {"trials": len(rows), "sealed": len(on), "unsealed": len(off), "evaluation_wall_change": per_eval, "run_wall_change": per_run,
-               "kept": sum(1 for r in rows if r["decision"] in ("keep", "suspicious")), "rows": rows}
+               "kept_or_flagged": sum(1 for r in rows if r["decision"] in A_A_WRONG), "rows": rows}
     print(json.dumps({k: v for k, v in summary.items() if k != "rows"}, indent=1))
     return summary
 
