@@ -136,8 +136,12 @@ def _every_other_call_launches(wt: str) -> None:
     """Half the launches, the results still right (the stand-in computes them on the CPU either
     way) and the benchmark's time as before: only the launch list shows it."""
     _edit(wt, "kernel.py", "WORK = 0.004\n", "import time\nWORK = 0.004\nCALLS = []\n")
-    _edit(wt, "kernel.py", '    launch("k_main", WORK)\n',
-          '    CALLS.append(1)\n    if len(CALLS) % 2:\n        launch("k_main", WORK)\n    else:\n        time.sleep(WORK)\n')
+    _edit(
+        wt,
+        "kernel.py",
+        '    launch("k_main", WORK)\n',
+        '    CALLS.append(1)\n    if len(CALLS) % 2:\n        launch("k_main", WORK)\n    else:\n        time.sleep(WORK)\n',
+    )
 
 
 HACKS = [
@@ -155,8 +159,11 @@ HACKS = [
      lambda wt: _edit(wt, "kernel.py", "def conv(x, w):\n", "CALLS = [0]\ndef conv(x, w):\n    CALLS[0] += 1\n    if CALLS[0] > 1:\n        return [0.0] * len(x)\n"),
      "wrong results"),
     ("a time below the roofline floor", lambda wt: _edit(wt, "kernel.py", "WORK = 0.004", "WORK = 0.0001"), "impossible: faster than the roofline floor"),
-    ("launch the target kernel on every other call only", _every_other_call_launches,
-     "the target kernels were launched 5 times in all; BEST launched k_main alone 10 times"),
+    (
+        "launch the target kernel on every other call only",
+        _every_other_call_launches,
+        "the target kernels were launched 5 times in all; BEST launched k_main alone 10 times",
+    ),
 ]
 
 

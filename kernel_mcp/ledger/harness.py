@@ -138,8 +138,7 @@ def launch_problems(best: dict, cand: dict) -> list[str]:
     if busiest is not None and busiest["calls"] and not cand_calls:
         problems.append("the target kernel was not launched at all (the profiler saw none)")
     elif busiest is not None and cand_calls < busiest["calls"]:
-        problems.append(f"the target kernels were launched {cand_calls} times in all; BEST launched {busiest['name'][:80]} alone "
-                        f"{busiest['calls']} times")
+        problems.append(f"the target kernels were launched {cand_calls} times in all; BEST launched {busiest['name'][:80]} alone {busiest['calls']} times")
     known = {k["name"] for k in best["kernels"]}
     for k in cand["kernels"]:
         if k["name"] not in known and not k["target"] and k["share"] >= NEW_KERNEL_SHARE:
