@@ -145,7 +145,7 @@ def test_each_rmsnorm_candidate_edits_the_workspace_source(e2e, tmp_path):
 
 def test_the_rmsnorm_benchmark_never_meets_the_tail_that_check_py_has(rms_bench):
     """The wrong-tail candidate is subtle only if every benchmark width is a multiple of 8 and the
-    verification set has widths that are not; each benchmark shape outgrows a 50 MB L2."""
+    verification set has widths that are not; each benchmark shape's x outgrows a 50 MiB L2."""
     check = _load_workspace_module("check")
     try:
         assert all(cols % 8 == 0 and 2 * rows * cols >= 64 << 20 for rows, cols in rms_bench.SHAPES)

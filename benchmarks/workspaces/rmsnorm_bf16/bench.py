@@ -52,8 +52,9 @@ DEFAULT_SEED = 20240917
 RTOL = 2.0**-7
 ATOL = 1e-3
 
-# Tokens x hidden size of transformer layers. Each x is 64-128 MiB, more than the 50 MB L2 of an
-# H100 or H200 holds, so every call streams from HBM.
+# Tokens x hidden size of transformer layers. Each x is 64-128 MiB, more than the 50 MiB L2 of an
+# H100 or H200 holds (kernel-mcp's product tables, after NVIDIA's H100 whitepaper and datasheet),
+# so every call streams from HBM.
 SHAPES = ((8192, 4096), (16384, 4096), (4096, 8192), (32768, 2048))
 
 NO_GPU_EXIT = 2
