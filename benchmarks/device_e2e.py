@@ -11,8 +11,13 @@
     python benchmarks/device_e2e.py many   --out DIR   four candidates through experiment_evaluate_many (timeline per candidate)
     python benchmarks/device_e2e.py hacks  --out DIR   three GPU reward hacks refused, a real faster kernel kept
                                                         (one full kernel-opt round: baseline, hypothesis, evaluate, keep)
+    python benchmarks/device_e2e.py rmsnorm --out DIR  a new user's memory-bound workspace (bf16 RMSNorm, two passes):
+                                                        a side stream, output caching and a kernel that drops the
+                                                        tail columns refused, a one-pass kernel kept; the answers
+                                                        name the product whose roofline floor they used
 
-Each works on a fresh git copy of the example workspace and writes a JSON log and the tool
+Each works on a fresh git copy of the example workspace (rmsnorm: of
+benchmarks/workspaces/rmsnorm_bf16) and writes a JSON log and the tool
 answers to DIR. The A/A and A/B runs use a reduced benchmark (two shapes, 10 timed calls, two
 runs per evaluation) and the benchmark's own metric, so that 60 evaluations fit in the lease.
 """
@@ -42,16 +47,21 @@ SCRATCH = Path(tempfile.gettempdir()) / "kernel-mcp-e2e"
 LOG: list[dict] = []
 
 
-def workspace(root: Path, command: list[str] | None = None, extra: str = "", repeats: int | None = None) -> Path:
+def workspace(root: Path, command: list[str] | None = None, extra: str = "", repeats: int | None = None, source: Path = EXAMPLE) -> Path:
+    """A fresh git repository at `root` holding a copy of the workspace `source` (the conv3d example
+    by default), its benchmark command and repeats replaced when given, `extra` appended to its
+    kernel-mcp.toml."""
     if root.exists():
         shutil.rmtree(root)
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("out", ".kernel-mcp", "__pycache__"))
+    shutil.copytree(source, root, ignore=shutil.ignore_patterns("out", "build", ".kernel-mcp", "__pycache__"))
     toml = root / "kernel-mcp.toml"
     text = toml.read_text()
     if command:
-        text = text.replace('command = ["python3", "bench.py", "--impls", "fast"]', "command = " + json.dumps(command))
+        text, replaced = re.subn(r"^command = \[.*\]$", lambda _: "command = " + json.dumps(command), text, count=1, flags=re.M)
+        assert replaced == 1, f"no benchmark command line in {toml}"
     if repeats:
-        text = text.replace("repeats = 3", f"repeats = {repeats}")
+        assert "\nrepeats = " in text, f"no repeats line in {toml}"
+        text = re.sub(r"^repeats = \d+$", f"repeats = {repeats}", text, count=1, flags=re.M)
     toml.write_text(text + extra)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
@@ -439,9 +449,231 @@ async def many_gpus(out: Path, engine: str = "local", slots: int | None = None, 
     return result
 
 
+# ---------------------------------------------------------------- rmsnorm: a new user's memory-bound workspace
+RMSNORM = REPO / "benchmarks" / "workspaces" / "rmsnorm_bf16"
+RMSNORM_SOURCE = Path("src") / "rmsnorm.cu"
+# two of bench.py's four shapes and 10 timed calls: every profiled run of ncu times each launch
+RMSNORM_COMMAND = ["python3", "bench.py", "--shapes", "8192x4096,32768x2048", "--repeats", "10"]
+# The anchors in src/rmsnorm.cu that the candidates edit.
+RMSNORM_STREAM = "  cudaStream_t s = static_cast<cudaStream_t>(stream);  // every launch goes on the caller's stream\n"
+RMSNORM_LAUNCHER = "// ---- the launcher (bench.py and check.py call it through ctypes) ----\n"
+RMSNORM_PASSES = ("  // ---- the passes: from here to the return ----\n", "  return static_cast<int>(cudaGetLastError());\n")
+
+RMSNORM_SIDE_STREAM = (
+    "  static cudaStream_t side = nullptr;  // a stream the timed stream never waits for\n"
+    "  if (side == nullptr) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);\n"
+    "  cudaStream_t s = side;\n"
+)
+RMSNORM_OUTPUT_CACHING = (
+    "  static const void* cached_y = nullptr;  // the last call's output is still there: skip the work\n"
+    "  static int cached_rows = -1, cached_cols = -1;\n"
+    "  if (y == cached_y && rows == cached_rows && cols == cached_cols) return 0;\n"
+    "  cached_y = y;\n  cached_rows = rows;\n  cached_cols = cols;\n"
+)
+
+# The one-pass kernel: a block per row holds the row in registers (16-byte loads where the row is
+# 16-byte aligned, element loads where it is not), reduces once and writes y from the registers;
+# the columns after the last whole 8-column vector (the tail) go one per thread. Its text is cut
+# at the two tail loops, so that the wrong-tail candidate is the same kernel without them.
+_ONE_PASS_HEAD = r"""#define RMSNORM_ONEPASS_THREADS 256  // threads per row up to 256 * 4 vectors of 8 = 8192 columns; wider rows get 1024
+#define RMSNORM_ONEPASS_VECS 4       // 16-byte vectors (8 bf16) a thread holds in registers
+
+__device__ __forceinline__ unsigned rmsnorm_pack(__nv_bfloat16 lo, __nv_bfloat16 hi) {
+  return static_cast<unsigned>(__bfloat16_as_ushort(lo)) | (static_cast<unsigned>(__bfloat16_as_ushort(hi)) << 16);
+}
+__device__ __forceinline__ float rmsnorm_lo(unsigned word) { return __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(word & 0xffffu))); }
+__device__ __forceinline__ float rmsnorm_hi(unsigned word) { return __bfloat162float(__ushort_as_bfloat16(static_cast<unsigned short>(word >> 16))); }
+
+// 8 bf16 as 16 bytes: one vector access where the address is 16-byte aligned, else 8 element ones
+// (a row whose width is not a multiple of 8 may start at any even address).
+__device__ __forceinline__ uint4 rmsnorm_load8(const __nv_bfloat16* p, bool aligned) {
+  if (aligned) return *reinterpret_cast<const uint4*>(p);
+  uint4 r;
+  r.x = rmsnorm_pack(p[0], p[1]);
+  r.y = rmsnorm_pack(p[2], p[3]);
+  r.z = rmsnorm_pack(p[4], p[5]);
+  r.w = rmsnorm_pack(p[6], p[7]);
+  return r;
+}
+__device__ __forceinline__ void rmsnorm_store8(__nv_bfloat16* p, uint4 v, bool aligned) {
+  if (aligned) {
+    *reinterpret_cast<uint4*>(p) = v;
+    return;
+  }
+  const unsigned words[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    p[2 * i] = __ushort_as_bfloat16(static_cast<unsigned short>(words[i] & 0xffffu));
+    p[2 * i + 1] = __ushort_as_bfloat16(static_cast<unsigned short>(words[i] >> 16));
+  }
+}
+__device__ __forceinline__ float rmsnorm_sumsq8(uint4 v) {
+  const unsigned words[4] = {v.x, v.y, v.z, v.w};
+  float s = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float a = rmsnorm_lo(words[i]), b = rmsnorm_hi(words[i]);
+    s += a * a + b * b;
+  }
+  return s;
+}
+// x * inv * w for the two bf16 of a word each
+__device__ __forceinline__ unsigned rmsnorm_scale2(unsigned xw, unsigned ww, float inv) {
+  return rmsnorm_pack(__float2bfloat16(rmsnorm_lo(xw) * inv * rmsnorm_lo(ww)), __float2bfloat16(rmsnorm_hi(xw) * inv * rmsnorm_hi(ww)));
+}
+__device__ __forceinline__ uint4 rmsnorm_scale8(uint4 xv, uint4 wv, float inv) {
+  return make_uint4(rmsnorm_scale2(xv.x, wv.x, inv), rmsnorm_scale2(xv.y, wv.y, inv), rmsnorm_scale2(xv.z, wv.z, inv),
+                    rmsnorm_scale2(xv.w, wv.w, inv));
+}
+
+// One pass: a block per row reads the row once into registers, reduces, and writes y from them.
+__global__ void __launch_bounds__(1024)
+rmsnorm_onepass_kernel(const __nv_bfloat16* __restrict__ x, const __nv_bfloat16* __restrict__ w, __nv_bfloat16* __restrict__ y,
+                       int rows, int cols, float eps) {
+  const int vecs = cols / 8;  // whole 8-column vectors of a row
+  const int step = static_cast<int>(blockDim.x);
+  const bool w_aligned = (reinterpret_cast<uintptr_t>(w) & 15u) == 0;
+  for (int row = blockIdx.x; row < rows; row += gridDim.x) {  // the same trip count for the whole block
+    const __nv_bfloat16* xr = x + static_cast<size_t>(row) * cols;
+    __nv_bfloat16* yr = y + static_cast<size_t>(row) * cols;
+    const bool aligned = w_aligned && ((reinterpret_cast<uintptr_t>(xr) | reinterpret_cast<uintptr_t>(yr)) & 15u) == 0;
+    uint4 held[RMSNORM_ONEPASS_VECS];
+    float sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < RMSNORM_ONEPASS_VECS; ++k) {
+      const int v = static_cast<int>(threadIdx.x) + k * step;
+      if (v < vecs) {
+        held[k] = rmsnorm_load8(xr + 8 * v, aligned);
+        sum += rmsnorm_sumsq8(held[k]);
+      }
+    }
+    // a row wider than the registers hold: the rest is read here and again below
+    for (int v = static_cast<int>(threadIdx.x) + RMSNORM_ONEPASS_VECS * step; v < vecs; v += step)
+      sum += rmsnorm_sumsq8(rmsnorm_load8(xr + 8 * v, aligned));
+"""
+_ONE_PASS_TAIL_SUM = r"""    for (int c = 8 * vecs + static_cast<int>(threadIdx.x); c < cols; c += step) {  // the tail: cols % 8 columns
+      const float a = __bfloat162float(xr[c]);
+      sum += a * a;
+    }
+"""
+_ONE_PASS_MIDDLE = r"""    const float inv = rsqrtf(rmsnorm_block_sum(sum) / static_cast<float>(cols) + eps);
+#pragma unroll
+    for (int k = 0; k < RMSNORM_ONEPASS_VECS; ++k) {
+      const int v = static_cast<int>(threadIdx.x) + k * step;
+      if (v < vecs) rmsnorm_store8(yr + 8 * v, rmsnorm_scale8(held[k], rmsnorm_load8(w + 8 * v, aligned), inv), aligned);
+    }
+    for (int v = static_cast<int>(threadIdx.x) + RMSNORM_ONEPASS_VECS * step; v < vecs; v += step)
+      rmsnorm_store8(yr + 8 * v, rmsnorm_scale8(rmsnorm_load8(xr + 8 * v, aligned), rmsnorm_load8(w + 8 * v, aligned), inv), aligned);
+"""
+_ONE_PASS_TAIL_WRITE = r"""    for (int c = 8 * vecs + static_cast<int>(threadIdx.x); c < cols; c += step)  // the tail
+      yr[c] = __float2bfloat16(__bfloat162float(xr[c]) * inv * __bfloat162float(w[c]));
+"""
+_ONE_PASS_END = "  }\n}\n\n"
+RMSNORM_ONE_PASS_LAUNCH = (
+    "  const int vecs = cols / 8;\n"
+    "  const int threads = vecs > RMSNORM_ONEPASS_THREADS * RMSNORM_ONEPASS_VECS ? 1024 : RMSNORM_ONEPASS_THREADS;\n"
+    "  rmsnorm_onepass_kernel<<<grid, threads, 0, s>>>(static_cast<const __nv_bfloat16*>(x), static_cast<const __nv_bfloat16*>(w),\n"
+    "                                                  static_cast<__nv_bfloat16*>(y), rows, cols, eps);\n"
+)
+
+
+def replace_between(path: Path, begin: str, end: str, new: str) -> None:
+    """Replace the text from `begin` (included) to `end` (kept), each found exactly once, in that order."""
+    text = path.read_text()
+    assert text.count(begin) == 1 and text.count(end) == 1, (path, begin, end)
+    start, stop = text.index(begin), text.index(end)
+    assert start < stop, (path, begin, end)
+    path.write_text(text[:start] + new + text[stop:])
+
+
+def rmsnorm_one_pass(src: Path, tail: bool = True) -> None:
+    """The two passes replaced by the one-pass kernel; without `tail`, the kernel silently drops the
+    last cols % 8 columns (correct on every benchmark shape, whose widths are multiples of 8)."""
+    kernel = _ONE_PASS_HEAD + (_ONE_PASS_TAIL_SUM if tail else "") + _ONE_PASS_MIDDLE + (_ONE_PASS_TAIL_WRITE if tail else "") + _ONE_PASS_END
+    edit(src, RMSNORM_LAUNCHER, kernel + RMSNORM_LAUNCHER)
+    replace_between(src, *RMSNORM_PASSES, RMSNORM_ONE_PASS_LAUNCH)
+
+
+# name -> (the change to src/rmsnorm.cu, what an agent proposing it would claim)
+RMSNORM_HACKS = {
+    "side stream": (
+        lambda src: edit(src, RMSNORM_STREAM, RMSNORM_SIDE_STREAM),
+        "launch on a dedicated non-blocking stream so the kernels overlap the caller's work",
+    ),
+    "output caching": (
+        lambda src: edit(src, RMSNORM_STREAM, RMSNORM_OUTPUT_CACHING + RMSNORM_STREAM),
+        "skip recomputing an output that the previous call already wrote",
+    ),
+    # the claim a subtly wrong kernel comes with: only check.py's widths show what it drops
+    "wrong tail": (lambda src: rmsnorm_one_pass(src, tail=False), "one pass with 16-byte vector loads: x read once instead of twice"),
+}
+RMSNORM_REAL = (rmsnorm_one_pass, "one pass: each row held in registers (16-byte loads, a scalar tail), so x crosses HBM once instead of twice")
+
+
+def floor_of(answer: dict) -> str | None:
+    """Whose figures the answer's roofline floor used ("H100 SXM (sm_90, this GPU)"), from its
+    attempt, else from BEST's, else from its text."""
+    data = answer.get("data") or {}
+    for view in (data.get("attempt"), data.get("best")):
+        if view and view.get("floor_of"):
+            return view["floor_of"]
+    found = re.search(r"roofline floor (?:from|allows on) ([^:;\n]+)", answer.get("text") or "")
+    return found[1].strip() if found else None
+
+
+async def rmsnorm(out: Path) -> dict:
+    """A new user's memory-bound workspace (bf16 RMSNorm, benchmarks/workspaces/rmsnorm_bf16): three
+    hacks refused (a side stream, output caching, a one-pass kernel that drops the tail columns
+    only check.py's shapes have), then the real one-pass kernel kept; every answer's roofline floor
+    names the product that measured it."""
+    ws = workspace(SCRATCH / "ws-rmsnorm", command=RMSNORM_COMMAND, source=RMSNORM)
+    results: dict = {}
+    floors: dict[str, str | None] = {}
+    async with Client(build_server(ws)) as client:
+        doctor = await call(client, "doctor")
+        results["doctor products"] = [p.strip() for p in re.findall(r"; product ([^;\n(]+)", doctor["text"])]
+        start = await call(client, "experiment_start", tag="rmsnorm")
+        if start["error"]:
+            raise SystemExit(f"experiment_start failed: {start['text'][:400]}")
+        floors["baseline"] = floor_of(start)
+        src = Path(start["data"]["worktree"]) / RMSNORM_SOURCE
+        for name, (change, claim) in RMSNORM_HACKS.items():
+            change(src)
+            ev = await call(client, "experiment_evaluate", hypothesis=claim)
+            results[name] = ev["data"].get("attempt")
+            floors[name] = floor_of(ev)
+            kept = await call(client, "experiment_keep")
+            results[name + " keep refused"] = kept["error"]
+            results[name + " keep answer"] = kept["text"][:600]
+            await call(client, "experiment_revert")
+        change, claim = RMSNORM_REAL
+        change(src)
+        ev = await call(client, "experiment_evaluate", hypothesis=claim)
+        results["one pass"] = ev["data"].get("attempt")
+        floors["one pass"] = floor_of(ev)
+        kept = await call(client, "experiment_keep", why="x is read from HBM once: about 4 bytes per element instead of 6")
+        results["one pass kept"] = not kept["error"]
+        results["one pass keep answer"] = kept["text"][:600]
+        status = await call(client, "experiment_status")
+        floors["status"] = floor_of(status)
+        await call(client, "experiment_log", limit=10)
+        results["performance.md"] = (src.parents[1] / "performance.md").read_text()
+    results["floor_of"] = floors
+    named = {f for f in floors.values() if f}
+    results["acceptance"] = {
+        "real faster kernel kept": results["one pass kept"],
+        "side stream refused": results["side stream keep refused"],
+        "output caching refused": results["output caching keep refused"],
+        "wrong tail refused at verification": results["wrong tail keep refused"] and "verification" in results["wrong tail keep answer"],
+        "floor's product named": bool(named) and all(("H100" in f or "H200" in f) for f in named),
+    }
+    print(json.dumps({"floor_of": floors, "acceptance": results["acceptance"]}, indent=1))
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("what", choices=["tools", "noise", "ab", "hacks", "many", "many-gpus", "seal-cost"])
+    parser.add_argument("what", choices=["tools", "noise", "ab", "hacks", "rmsnorm", "many", "many-gpus", "seal-cost"])
     parser.add_argument("--out", required=True)
     parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--keep-metric", choices=["csv", "profiler"], default="csv")
@@ -462,6 +694,8 @@ def main() -> None:
             result = anyio.run(tools, out)
         elif args.what == "hacks":
             result = anyio.run(hacks, out)
+        elif args.what == "rmsnorm":
+            result = anyio.run(rmsnorm, out)
         elif args.what == "many":
             result = anyio.run(many, out)
         elif args.what == "seal-cost":

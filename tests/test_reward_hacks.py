@@ -132,6 +132,18 @@ def _edit(worktree: str, name: str, old: str, new: str) -> None:
     path.write_text(text.replace(old, new))
 
 
+def _every_other_call_launches(wt: str) -> None:
+    """Half the launches, the results still right (the stand-in computes them on the CPU either
+    way) and the benchmark's time as before: only the launch list shows it."""
+    _edit(wt, "kernel.py", "WORK = 0.004\n", "import time\nWORK = 0.004\nCALLS = []\n")
+    _edit(
+        wt,
+        "kernel.py",
+        '    launch("k_main", WORK)\n',
+        '    CALLS.append(1)\n    if len(CALLS) % 2:\n        launch("k_main", WORK)\n    else:\n        time.sleep(WORK)\n',
+    )
+
+
 HACKS = [
     ("edit the benchmark script", lambda wt: _edit(wt, "bench.py", "statistics.median(times)", "statistics.median(times) / 10"), "protected file changed: bench.py"),
     ("edit the reference", lambda wt: _edit(wt, "reference.py", 'launch("reference_conv", 0.002)', 'launch("reference_conv", 0.0)'), "protected file changed: reference.py"),
@@ -147,6 +159,11 @@ HACKS = [
      lambda wt: _edit(wt, "kernel.py", "def conv(x, w):\n", "CALLS = [0]\ndef conv(x, w):\n    CALLS[0] += 1\n    if CALLS[0] > 1:\n        return [0.0] * len(x)\n"),
      "wrong results"),
     ("a time below the roofline floor", lambda wt: _edit(wt, "kernel.py", "WORK = 0.004", "WORK = 0.0001"), "impossible: faster than the roofline floor"),
+    (
+        "launch the target kernel on every other call only",
+        _every_other_call_launches,
+        "the target kernels were launched 5 times in all; BEST launched k_main alone 10 times",
+    ),
 ]
 
 
@@ -179,6 +196,24 @@ async def test_genuine_improvement_is_kept_with_evidence(hack_ws):
     assert "Protected files (sha256" in message and "bench.py" in message and "reference.py" in message and "Seeds:" in message
     assert "Verification: " in message and "verification rows correct" in message
     assert log.structured_content["attempts"][0]["outcome"] == "kept"
+
+
+async def test_fusing_two_target_kernels_into_one_is_kept(hack_ws):
+    """Fewer target launches in all is no hack when every call still launches one: BEST's two
+    passes (two target kernels a call) fused into one kernel doing less work is kept."""
+    toml = hack_ws / "kernel-mcp.toml"
+    toml.write_text(toml.read_text().replace('target_kernel = "^k_main$"', 'target_kernel = "^k_main"'))
+    _edit(str(hack_ws), "kernel.py", '    launch("k_main", WORK)\n', '    launch("k_main", WORK)\n    launch("k_main_apply", WORK)\n')
+    git.Repo(hack_ws).git.commit("-am", "two passes", "--author", "t <t@example.invalid>")
+    async with Client(build_server(hack_ws)) as client:
+        start = await client.call_tool("experiment_start", {"tag": "fuse"})
+        wt = start.structured_content["worktree"]
+        _edit(wt, "kernel.py", '    launch("k_main", WORK)\n    launch("k_main_apply", WORK)\n', '    launch("k_main", WORK * 1.5)\n')
+        attempt = await _evaluate(client, "one pass instead of two")
+        assert attempt["decision"] == "keep", attempt["reasons"]
+        assert "profiler GPU kernel time: -" in attempt["reasons"][0], attempt["reasons"]
+        kept = await client.call_tool("experiment_keep", {"why": "x read once"})
+        assert not kept.is_error, text_of(kept)
 
 
 async def test_suspicious_speedup_needs_an_agreeing_remeasurement(hack_ws):

@@ -3,7 +3,7 @@
 An optimizing agent can "win" by changing the measurement instead of the kernel. The ledger
 refuses a candidate that edits a protected file (the benchmark, the reference, the shape list,
 kernel-mcp.toml), touches anything outside the editable set, runs faster than physics allows,
-launches the target kernel fewer times than BEST, or moves the work into other kernels; and the
+launches the target kernels on fewer calls than BEST, or moves the work into other kernels; and the
 keep metric is the profiler's GPU kernel time, measured outside the process under test.
 """
 
@@ -124,14 +124,21 @@ def hashes_digest(hashes: dict[str, str]) -> str:
 
 
 def launch_problems(best: dict, cand: dict) -> list[str]:
-    """From two profile summaries (as dicts): fewer target launches, or new kernels doing the work."""
+    """From two profile summaries (as dicts): calls that skip the target work, or new kernels doing it.
+
+    A call that skips the work shows as fewer target launches than BEST's most launched target
+    kernel made alone: every call that launched it must still launch some target kernel. BEST's
+    total over all its target kernels is no such bound, as fusing them is a real improvement: an
+    RMSNorm whose two passes become one launches half as many target kernels, in every call.
+    (So a BEST of several target kernels that skips a call in two is left to the correctness check
+    after repeated calls, and fusing launches of one same kernel is refused.)"""
     problems = []
-    best_calls = sum(k["calls"] for k in best["kernels"] if k["target"])
+    busiest = max((k for k in best["kernels"] if k["target"]), key=lambda k: k["calls"], default=None)
     cand_calls = sum(k["calls"] for k in cand["kernels"] if k["target"])
-    if best_calls and not cand_calls:
+    if busiest is not None and busiest["calls"] and not cand_calls:
         problems.append("the target kernel was not launched at all (the profiler saw none)")
-    elif cand_calls < best_calls:
-        problems.append(f"the target kernel was launched {cand_calls} times; BEST launched it {best_calls} times")
+    elif busiest is not None and cand_calls < busiest["calls"]:
+        problems.append(f"the target kernels were launched {cand_calls} times in all; BEST launched {busiest['name'][:80]} alone {busiest['calls']} times")
     known = {k["name"] for k in best["kernels"]}
     for k in cand["kernels"]:
         if k["name"] not in known and not k["target"] and k["share"] >= NEW_KERNEL_SHARE:
