@@ -189,7 +189,10 @@ async def diagnose(state: ServerState, tools: Iterable[tuple[str, tuple[str, ...
     gpus, notes = await gpu.list_gpus(cwd, vendors=state.vendors)
     notes = notes_first + notes + await state.vendors.tool_notes(Path(cwd))
     if gpus and ws is not None:
-        notes += await measured_peaks(ws, gpus, state.vendors, cwd)
+        try:
+            notes += await measured_peaks(ws, gpus, state.vendors, cwd)
+        except KernelMcpError as exc:  # a state folder that is a link, say: the rest of the report stands
+            notes.append(f"measured peaks: none read or measured: {exc.message}")
     elif gpus:
         notes.append("measured peaks: none shown or measured without a workspace (they are kept in its .kernel-mcp/calibration/)")
     if sandbox.available() is None:

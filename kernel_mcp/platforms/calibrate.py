@@ -25,11 +25,12 @@ from kernel_mcp.untrusted import inline
 
 BUILD_TIMEOUT_S = 300.0
 RUN_TIMEOUT_S = 120.0  # the programs take seconds; a hung GPU or driver is cut off here
-_BUILDS: dict[str, asyncio.Lock] = {}
+_BUILDS: dict[tuple[int, str], asyncio.Lock] = {}
 
 
 def _lock(path: Path) -> asyncio.Lock:
-    return _BUILDS.setdefault(str(path), asyncio.Lock())
+    # one per event loop: an asyncio lock that has waited once belongs to its loop
+    return _BUILDS.setdefault((id(asyncio.get_running_loop()), str(path)), asyncio.Lock())
 
 
 async def build(source: Path, folder: Path, compile_argv: Callable[[Path], list[str]]) -> tuple[Path, str]:

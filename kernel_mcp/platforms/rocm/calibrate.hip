@@ -208,7 +208,7 @@ int main() {
     (void)hipGetLastError();  // the failed allocation's error, cleared
     bytes /= 2;
   }
-  if (dst == NULL) {
+  if (src == NULL || dst == NULL) {
     fprintf(stderr, "calibrate.hip: could not allocate two buffers of 64 MiB\n");
     return 1;
   }
@@ -238,7 +238,7 @@ int main() {
   const double fma_flops = 2.0 * 2.0 * KMCP_FMA_CHAINS * (double)fma_iters * KMCP_THREADS * (double)fma_grid;
   printf("fma_flops_per_s %.6e\n", fma_flops / (fma_ms * 1e-3));
   printf("fma_method packed FP32 FMA (v_pk_fma_f32), %d independent chains per thread in registers, %d blocks of %d threads "
-         "(every CU full), %d iterations, fastest of %d timed launches; 2 FLOPs per FMA\n", KMCP_FMA_CHAINS, fma_grid, KMCP_THREADS,
+         "(every CU full), %d iterations, fastest of %d timed launches; two FMAs per instruction, 2 FLOPs per FMA\n", KMCP_FMA_CHAINS, fma_grid, KMCP_THREADS,
          fma_iters, kReps);
   fflush(stdout);
 
