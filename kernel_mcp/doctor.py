@@ -1,4 +1,6 @@
-"""`doctor`: what this machine can do for kernel work, and which tools are live because of it."""
+"""`doctor`: what this machine can do for kernel work, and which tools are live because of it; and
+each GPU's measured peaks beside its product table (hardware/calibration.py), measuring the idle
+GPUs that have none for their driver."""
 
 from __future__ import annotations
 
@@ -6,7 +8,9 @@ import os
 from pathlib import Path
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+import anyio
 from pydantic import BaseModel
 
 from kernel_mcp import __version__, gpu, sandbox, toolchain
@@ -14,6 +18,12 @@ from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.gpu import GpuInfo
 from kernel_mcp.toolchain import ExecutableInfo
 from kernel_mcp.tooling import READ_ONLY, ServerState, ToolContext, ToolInput, ToolOutput, ToolSpec
+from kernel_mcp.untrusted import inline
+from kernel_mcp.workspace import Workspace
+
+if TYPE_CHECKING:
+    from kernel_mcp.models.calibration import MeasuredPeaks
+    from kernel_mcp.models.platform import Vendors
 
 
 @dataclass(frozen=True)
@@ -92,8 +102,66 @@ def liveness(tools: Iterable[tuple[str, tuple[str, ...]]], exes: list[Executable
     return out
 
 
+async def measured_peaks(ws: Workspace, gpus: list[GpuInfo], vendors: Vendors, cwd: str) -> list[str]:
+    """Each GPU's measured peaks beside its product table, as doctor's notes: the measurement kept
+    for its driver, else one made now. The GPUs without one are measured together, each only when
+    the gate finds it idle and under its lock (a benchmark on it would be disturbed, and disturb
+    the figures); one that is busy, held by a run, or fails to measure says why."""
+    from kernel_mcp.gpu import gate
+    from kernel_mcp.hardware import calibration, load_spec
+
+    kept = {i: calibration.cached(ws, g) for i, g in enumerate(gpus)}
+    todo = [i for i, peaks in kept.items() if peaks is None]
+    fresh: dict[int, MeasuredPeaks] = {}
+    problems: dict[int, str] = {}
+    if todo:
+        try:
+            status = await gate.gpu_status(ws.config.gate, cwd, vendors=vendors)
+        except KernelMcpError as exc:
+            status = None
+            problems = {i: f"whether it is idle could not be told: {exc.message}" for i in todo}
+        states = {(s.gpu.vendor, s.gpu.index): s for s in status.gpus} if status else {}
+
+        async def one(i: int) -> None:
+            state = states.get((gpus[i].vendor, gpus[i].index))
+            if state is None:
+                problems.setdefault(i, "the gate's monitor does not list it, so it cannot be held alone to be measured")
+                return
+            held_elsewhere = "held by another kernel-mcp run; doctor measures it when it is free"
+            if state.locked:
+                problems[i] = held_elsewhere
+                return
+            if not state.idle:
+                problems[i] = f"not idle ({state.reason}); doctor measures it when it is"
+                return
+            with gate.hold(state.gpu) as held:
+                if not held:  # taken since the gate looked
+                    problems[i] = held_elsewhere
+                    return
+                try:
+                    fresh[i] = await calibration.measure(ws, gpus[i], vendors)
+                except KernelMcpError as exc:
+                    problems[i] = f"measuring failed: {exc.message}" + (f" ({exc.hint})" if exc.hint else "")
+                except OSError as exc:
+                    problems[i] = f"the measurement could not be kept: {exc.strerror or exc}"
+
+        async with anyio.create_task_group() as group:
+            for i in todo:
+                group.start_soon(one, i)
+    lines = []
+    for i, g in enumerate(gpus):
+        peaks = kept[i] or fresh.get(i)
+        if peaks is None:
+            lines.append(f"GPU {g.index} ({inline(g.product or g.name)}): peaks not measured: {inline(problems.get(i, 'no measurement'))}")
+            continue
+        entry = g.product_entry()
+        lines += calibration.describe(g, peaks, load_spec(entry.arch, entry) if entry else None, fresh=i in fresh)
+    return lines
+
+
 async def diagnose(state: ServerState, tools: Iterable[tuple[str, tuple[str, ...]]]) -> DoctorResult:
     ws_problem = None
+    ws: Workspace | None = None
     ws_path = None
     notes_first: list[str] = []
     configured = None
@@ -120,6 +188,13 @@ async def diagnose(state: ServerState, tools: Iterable[tuple[str, tuple[str, ...
     exes = await toolchain.probe_all(cwd)
     gpus, notes = await gpu.list_gpus(cwd, vendors=state.vendors)
     notes = notes_first + notes + await state.vendors.tool_notes(Path(cwd))
+    if gpus and ws is not None:
+        try:
+            notes += await measured_peaks(ws, gpus, state.vendors, cwd)
+        except KernelMcpError as exc:  # a state folder that is a link, say: the rest of the report stands
+            notes.append(f"measured peaks: none read or measured: {exc.message}")
+    elif gpus:
+        notes.append("measured peaks: none shown or measured without a workspace (they are kept in its .kernel-mcp/calibration/)")
     if sandbox.available() is None:
         isolated, missing = sandbox.isolation()
         if isolated is None:

@@ -19,7 +19,7 @@ import pytest
 
 from kernel_mcp import platforms
 from kernel_mcp.compile import amdgpu_asm, nvidia
-from kernel_mcp.errors import InvalidInput, WorkspaceError
+from kernel_mcp.errors import BackendMissing, CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.models.compile import KernelFacts
 from kernel_mcp.models.gpu import GpuInfo, GpuSample
 from kernel_mcp.models.profile import ProfileSummary
@@ -149,6 +149,33 @@ def test_offline_runs_nothing(tmp_path):
     assert not offline.can_profile() and offline.pin_env(GpuInfo(index=0, vendor="amd", name="x")) == {}
     with pytest.raises(WorkspaceError):
         anyio.run(offline.profile, Workspace.__new__(Workspace), None, None, None)
+
+
+@pytest.mark.parametrize("name", sorted(platforms.PLATFORMS))
+def test_every_platform_measures_a_gpus_peaks_or_says_why_not(name, tmp_path):
+    """calibrate: MeasuredPeaks from the vendor's program, or an error that says what is missing.
+    Offline there is no GPU; without the vendor's compiler nothing is built; with it, a GPU this
+    machine does not have (the recorded ones) fails in the program's run, saying where."""
+    import anyio
+
+    from kernel_mcp.models.calibration import MeasuredPeaks
+
+    platform = platforms.PLATFORMS[name]
+    gpu = {"cuda": nvidia_smi.parse_nvidia_smi_xml(fixture("cuda/nvidia-smi-q-x.xml").read_text())[0],
+           "rocm": amd_smi.parse_amd_smi_static(fixture("rocm/dellai-amdsmi-static-mi300x.json").read_text())[0]}.get(name, GpuInfo(index=0, vendor="amd", name="x"))
+    if name == "offline":
+        with pytest.raises(BackendMissing, match=r"^no GPU here"):
+            anyio.run(platform.calibrate, gpu, tmp_path)
+        return
+    try:
+        peaks = anyio.run(platform.calibrate, gpu, tmp_path)
+    except BackendMissing as exc:  # no compiler: it names the one it needs
+        assert ("nvcc" if name == "cuda" else "hipcc") in exc.message and not (tmp_path / "build").exists()
+        return
+    except CommandFailed as exc:  # built, and run where the recorded GPU is not
+        assert exc.message.startswith("the calibration program ") and (tmp_path / "build").is_dir(), exc.message
+        return
+    assert isinstance(peaks, MeasuredPeaks) and peaks.gpu_uuid == gpu.uuid and peaks.copy_bytes_per_s.value > 0  # the machine of the recording
 
 
 # -- one rule for "which platform" ---------------------------------------------------------------
@@ -352,8 +379,13 @@ def _assert_gpu_contract(gpus: list[GpuInfo]) -> None:
 
 
 def test_monitors_report_gpus_in_one_shape():
-    _assert_gpu_contract(nvidia_smi.parse_nvidia_smi_xml(fixture("cuda/nvidia-smi-q-x.xml").read_text()))
-    _assert_gpu_contract(amd_smi.parse_amd_smi_static(fixture("rocm/dellai-amdsmi-static-mi300x.json").read_text()))
+    nvidia = nvidia_smi.parse_nvidia_smi_xml(fixture("cuda/nvidia-smi-q-x.xml").read_text())
+    amd = amd_smi.parse_amd_smi_static(fixture("rocm/dellai-amdsmi-static-mi300x.json").read_text())
+    _assert_gpu_contract(nvidia)
+    _assert_gpu_contract(amd)
+    # the driver each inventory reports: the key of a GPU's measured peaks, kept out of the answers' schema and content
+    assert {g.driver_version for g in nvidia} == {"580.159.04"} and {g.driver_version for g in amd} == {"6.16.13"}
+    assert "driver_version" not in GpuInfo.model_json_schema()["properties"] and "driver_version" not in nvidia[0].model_dump()
 
 
 def test_monitors_sample_in_one_shape():

@@ -118,19 +118,19 @@ def test_the_floor_is_the_product_that_runs_the_benchmark(tmp_path):
     h200 = GpuInfo(index=0, vendor="nvidia", name="NVIDIA H200", arch="Hopper", device_id="0x2335")
     nvl = GpuInfo(index=0, vendor="nvidia", name="NVIDIA H200 NVL", arch="Hopper", device_id="0x233b")
     floor, whose, note = floor_for(ws, h100)
-    assert whose == "H100 SXM (sm_90, this GPU)" and note is None and math.isclose(floor(0.0, moved), 321e-6, rel_tol=1e-6)
+    assert whose == "H100 SXM (sm_90, this GPU), table figures" and note is None and math.isclose(floor(0.0, moved), 321e-6, rel_tol=1e-6)
     floor, whose, note = floor_for(ws, h200)
-    assert whose == "H200 (sm_90, this GPU)" and floor(0.0, moved) < 263e-6 < 321e-6
+    assert whose == "H200 (sm_90, this GPU), table figures" and floor(0.0, moved) < 263e-6 < 321e-6
     floor, whose, note = floor_for(ws, nvl)
     assert floor is None and whose is None and "unknown product" in note and "NVIDIA H200 NVL" in note and "0x233b" in note
     # the user may name the product outright, whatever GPU runs
     floor, whose, note = floor_for(_floor_workspace(tmp_path, 'floor_product = "H200"\n'), nvl)
-    assert whose == "H200 (sm_90, [harness] floor_product)"
+    assert whose == "H200 (sm_90, [harness] floor_product), table figures"
     # a CPU benchmark (no GPU): the workspace's product, else the arch's reference product, named as such
-    assert floor_for(_floor_workspace(tmp_path), None)[1] == "H100 SXM (sm_90, the arch's reference product)"
+    assert floor_for(_floor_workspace(tmp_path), None)[1] == "H100 SXM (sm_90, the arch's reference product), table figures"
     ws = _floor_workspace(tmp_path)
     (tmp_path / "kernel-mcp.toml").write_text((tmp_path / "kernel-mcp.toml").read_text().replace('arch = "sm_90"\n', 'arch = "sm_90"\nproduct = "H100 PCIe"\n', 1))
-    assert floor_for(Workspace(tmp_path), None)[1] == "H100 PCIe (sm_90, the workspace's product)"
+    assert floor_for(Workspace(tmp_path), None)[1] == "H100 PCIe (sm_90, the workspace's product), table figures"
 
 
 async def test_the_calculators_take_a_product_and_say_whose_figures_they_used(tmp_path):
@@ -185,7 +185,7 @@ async def test_each_class_is_scored_against_the_speed_of_light_of_the_product(tm
     async with Client(build_server(tmp_path)) as client:
         bench = await client.call_tool("run_benchmark", {})
         text = text_of(bench)
-        assert not bench.is_error and "roofline floor from H100 SXM (sm_90, the arch's reference product)" in text, text
+        assert not bench.is_error and "roofline floor from H100 SXM (sm_90, the arch's reference product), table figures" in text, text
         assert "shape=small: ok  us 2000, 50% of speed of light" in text and "shape=large: ok  us 1250, 80% of speed of light" in text, text
         lights = {c["key"]: c["speed_of_light"] for c in bench.structured_content["bench"]["classes"]}
         assert lights == {"shape=small": pytest.approx(0.5), "shape=large": pytest.approx(0.8)}
@@ -193,6 +193,6 @@ async def test_each_class_is_scored_against_the_speed_of_light_of_the_product(tm
         assert not start.is_error, text_of(start)
         (Path(start.structured_content["worktree"]) / "kernel.py").write_text("X = 2\n")
         evaluated = text_of(await client.call_tool("experiment_evaluate", {"hypothesis": "no real change"}))
-        assert "speed of light (floor / time, floor from H100 SXM (sm_90, the arch's reference product)): shape=small 50%; shape=large 80%" in evaluated, evaluated
+        assert "speed of light (floor / time, floor from H100 SXM (sm_90, the arch's reference product), table figures): shape=small 50%; shape=large 80%" in evaluated, evaluated
         log = text_of(await client.call_tool("experiment_log", {}))
         assert "speed of light" in log, log

@@ -11,7 +11,6 @@ import math
 import secrets
 import shutil
 import time
-from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +33,7 @@ from kernel_mcp.workspace.runs import run_uri
 from kernel_mcp.workspace.config import BenchmarkConfig
 
 if TYPE_CHECKING:
+    from kernel_mcp.hardware.calibration import Floor
     from kernel_mcp.models.platform import Vendors
 
 __all__ = ["BenchRun", "BenchmarkFailed", "ClassRun", "Comparison", "compare", "run_benchmark", "spread"]
@@ -78,7 +78,7 @@ class BenchRun(BaseModel):
     failure: str | None = None  # the command failed or wrote no usable CSV
     impossible: list[str] = []  # rows below the roofline floor
     floor_of: str | None = None  # whose figures the floor used: "H200 (sm_90)"; None when no floor was drawn
-    floor_note: str | None = None  # why not (a GPU no product table describes), when the benchmark has FLOP and byte columns
+    floor_note: str | None = None  # why not (a GPU no product table describes), when the benchmark has FLOP and byte columns; or why this GPU's peaks were not measured
     sealed: str | None = None  # the boundary every run had ("Landlock ABI 7"); None if any ran unsealed
     wall_s: list[float] = []  # each run's wall time, measured by the server: a witness the code cannot reach
 
@@ -184,7 +184,13 @@ async def run_benchmark(
         if boundary is None:
             boundary = stack.enter_context(ws.sealed_side(root, f"{run.id}-{file_prefix}"))
         async with gate.use(ws.config.gate, str(root), progress, require_gpu=require_gpu, lease=lease, vendors=vendors) as lease:
+            # the first benchmark on a GPU whose floor a measurement would draw measures it (once per GPU and driver)
+            from kernel_mcp.hardware.calibration import ensure_for_floor
+
+            measuring = await ensure_for_floor(ws, lease.gpu, vendors, progress)
             floor, floor_of, floor_note = floor_for(ws, lease.gpu)
+            if floor is not None and measuring:
+                floor_note = measuring + "; the floor is the table's"
             for index in range(1, repeats + 1):
                 seed = secrets.randbits(62)
                 seeds.append(seed)
@@ -220,7 +226,7 @@ async def run_benchmark(
     )
 
 
-def floor_for(ws: Workspace, gpu: GpuInfo | None) -> tuple[Callable[[float, float], float] | None, str | None, str | None]:
+def floor_for(ws: Workspace, gpu: GpuInfo | None) -> tuple[Floor | None, str | None, str | None]:
     """The roofline floor (seconds from FLOPs and bytes) of the product that runs the benchmark,
     whose figures it uses, and why there is none.
 
@@ -228,11 +234,13 @@ def floor_for(ws: Workspace, gpu: GpuInfo | None) -> tuple[Callable[[float, floa
     H100 that shares its arch. A GPU no product table describes gets no floor (and so no
     "impossible" check), and the answer says so. `[harness] floor_product` names the product
     outright; without a GPU (a CPU benchmark), the workspace's product, else its arch's reference
-    product, named as such."""
+    product, named as such. Where this GPU's peaks were measured (hardware/calibration.py), each
+    resource takes the higher of the table's figure and the measured one; the answer says which."""
     harness = ws.config.harness
     if not harness.flops_column or not harness.bytes_column:
         return None, None, None
-    from kernel_mcp.hardware import load_spec, roofline, spec_for
+    from kernel_mcp.hardware import load_spec, spec_for
+    from kernel_mcp.hardware.calibration import floor_for_spec
 
     if harness.floor_product:
         named = product_named(harness.floor_product)
@@ -247,11 +255,8 @@ def floor_for(ws: Workspace, gpu: GpuInfo | None) -> tuple[Callable[[float, floa
     else:
         target = ws.config.target
         spec = spec_for(None, None, default_arch=harness.floor_arch or target.arch, default_product=target.product)
-
-    def floor(flops: float, nbytes: float) -> float:
-        return roofline(spec, flops=flops, bytes=max(nbytes, 1.0), dtype=harness.floor_dtype, engine=harness.floor_engine).floor_seconds
-
-    return floor, spec.whose(), None
+    floor = floor_for_spec(ws, spec, gpu)
+    return floor, floor.whose(), None
 
 
 class BenchAnswer(ToolOutput):
@@ -269,7 +274,7 @@ class BenchAnswer(ToolOutput):
         if b.failure:
             lines.append(f"FAILED: {inline(b.failure)}")
         if b.floor_of or b.floor_note:
-            lines.append(f"roofline floor from {b.floor_of}" if b.floor_of else b.floor_note or "")
+            lines.append("; ".join(part for part in (f"roofline floor from {b.floor_of}" if b.floor_of else None, b.floor_note) if part))
         for c in b.classes[:40]:
             ok = "ok " if c.correct else f"WRONG ({c.failing_rows} rows, worst {inline(c.worst_error)})"
             cmp = self.comparisons.get(c.key)

@@ -18,6 +18,7 @@ import re
 import sys
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
@@ -28,6 +29,9 @@ from kernel_mcp import safe_files
 from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
 from kernel_mcp.untrusted import inline
 from kernel_mcp.workspace.config import BenchmarkConfig
+
+if TYPE_CHECKING:  # types only: reading a CSV loads no hardware table
+    from kernel_mcp.hardware.calibration import Floor
 
 _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 MEASUREMENT = re.compile(r"^(err|us|ms|ns|s|maxabs|max_err|time|tflops|gflops|gbps|bw|speedup|throughput)(_|$)", re.I)
@@ -112,7 +116,7 @@ def infer_class_columns(frame: pd.DataFrame, cfg: BenchmarkConfig) -> list[str]:
     return chosen
 
 
-def floors(frame: pd.DataFrame, cfg: BenchmarkConfig, harness, floor) -> pd.Series | None:
+def floors(frame: pd.DataFrame, cfg: BenchmarkConfig, harness, floor: Floor | None) -> pd.Series | None:
     """Each row's roofline floor over its measured time (its fraction of the speed of light); None
     where the benchmark writes no FLOP and byte columns or no floor is known for the GPU."""
     if floor is None or harness is None or not harness.flops_column or not harness.bytes_column:
@@ -129,8 +133,9 @@ def floors(frame: pd.DataFrame, cfg: BenchmarkConfig, harness, floor) -> pd.Seri
     return pd.Series(out, index=frame.index)
 
 
-def below_floor(frame: pd.DataFrame, cfg: BenchmarkConfig, harness, floor) -> list[str]:
-    """Rows whose measured time is under the physical floor for their FLOPs and bytes."""
+def below_floor(frame: pd.DataFrame, cfg: BenchmarkConfig, harness, floor: Floor | None) -> list[str]:
+    """Rows whose measured time is under the physical floor for their FLOPs and bytes, each saying
+    which figure drew the floor (the table's or this GPU's measured one) and how far under it."""
     if floor is None or not harness.flops_column or not harness.bytes_column:
         return []
     missing = [c for c in (harness.flops_column, harness.bytes_column) if c not in frame.columns]
@@ -141,13 +146,14 @@ def below_floor(frame: pd.DataFrame, cfg: BenchmarkConfig, harness, floor) -> li
     for _, row in frame.iterrows():
         seconds = float(row[cfg.metric]) * harness.metric_seconds
         try:
-            least = floor(float(row[harness.flops_column]), float(row[harness.bytes_column]))
+            flops, nbytes = float(row[harness.flops_column]), float(row[harness.bytes_column])
+            least = floor(flops, nbytes)
         except (InvalidInput, ValueError) as exc:  # NaN, inf or text where a count should be: no floor to check against
             why = exc.message if isinstance(exc, InvalidInput) else str(exc)
             raise CommandFailed(f"the benchmark CSV's {harness.flops_column} and {harness.bytes_column} of {_class_label(row, columns, 'a row')} "
                                 f"give no roofline floor: {inline(why)}") from None
         if seconds < least:
-            out.append(f"{_class_label(row, columns, 'a row')}: {seconds * 1e6:.3g} us measured, the floor is {least * 1e6:.3g} us")
+            out.append(f"{_class_label(row, columns, 'a row')}: {floor.refusal(seconds, flops, nbytes)}")
     return out
 
 

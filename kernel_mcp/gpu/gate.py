@@ -14,7 +14,8 @@ import fcntl
 import os
 import tempfile
 import time
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -160,6 +161,20 @@ def _try_lock(gpu: GpuInfo):
     handle.write(f"{os.getpid()} {time.strftime('%Y-%m-%dT%H:%M:%S')}\n")
     handle.flush()
     return handle
+
+
+@contextmanager
+def hold(gpu: GpuInfo) -> Iterator[bool]:
+    """This one GPU's lock, taken now if no other run holds it: True inside while it is held, False
+    when another holds it (nothing is waited for). For work on a named GPU: doctor's calibration
+    of each idle GPU, which must not run beside a benchmark on it."""
+    handle = _try_lock(gpu)
+    try:
+        yield handle is not None
+    finally:
+        if handle is not None:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+            handle.close()
 
 
 @asynccontextmanager

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, computed_field
+from pydantic import BaseModel, Field, computed_field
+from pydantic.json_schema import SkipJsonSchema
 
 from kernel_mcp import arch_registry
 
@@ -30,6 +31,11 @@ class GpuInfo(BaseModel):
     bus_id: str | None = None
     uuid: str | None = None
     processes: list[GpuProcess] | None = None  # None: the monitor cannot attribute processes per GPU
+    # The monitor's driver version: with the uuid or bus id and the name, the key of this GPU's
+    # measured peaks (hardware/calibration.py), so that a new driver is measured anew. The server's
+    # own knowledge, not part of any answer: doctor's text shows it, and the tool definitions,
+    # whose size every client pays for, stay as they were.
+    driver_version: SkipJsonSchema[str | None] = Field(default=None, exclude=True)
 
     def product_entry(self) -> arch_registry.ProductEntry | None:
         """The product table that describes this GPU, or None (then no product figure applies to it)."""

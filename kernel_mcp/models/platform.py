@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:  # types only: handing a request over loads nothing more
     from kernel_mcp.hardware.specs import HardwareSpec
+    from kernel_mcp.models.calibration import MeasuredPeaks
     from kernel_mcp.models.compile import BackendOutput, CompileJob
     from kernel_mcp.models.gpu import GpuInfo, GpuSample, MonitorQuery
     from kernel_mcp.models.occupancy import Occupancy
@@ -84,7 +85,8 @@ class OccupancyRules(Protocol):
 
 
 class GpuControl(Protocol):
-    """gpu/ and the gate: one GPU's monitor, pinning and clock control."""
+    """gpu/, the gate and hardware/calibration.py: one GPU's monitor, pinning, clock control and
+    measured peaks."""
 
     async def sample(self, gpu: GpuInfo, cwd: str) -> GpuSample | None: ...
 
@@ -97,6 +99,14 @@ class GpuControl(Protocol):
         ...
 
     async def unlock_clocks(self, gpu: GpuInfo, cwd: str) -> str | None: ...
+
+    async def calibrate(self, gpu: GpuInfo, folder: Path) -> MeasuredPeaks:
+        """This GPU's copy bandwidth, FP32 FMA rate and matrix rate, measured by the vendor's
+        calibration program: built with the vendor's compiler into `folder`/build (once per
+        source and target), run on this GPU alone with a time limit, its output read strictly.
+        Raises BackendMissing where there is no compiler or no GPU of the vendor, CommandFailed
+        where the build or the run fails or prints no measurement."""
+        ...
 
 
 class Runtime(Protocol):

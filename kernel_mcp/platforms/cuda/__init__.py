@@ -6,6 +6,9 @@ derived metrics), nvidia_smi.py (GPU listing, how busy each GPU is, samples). Th
 CSVs and of ptxas/cuobjdump/SASS, which imports and isa_view read too, are shared parsers in the
 capability packages (profile/parsers.py, trace/ncu_source.py, compile/nvidia.py).
 
+Measured peaks: calibrate.cu (copy bandwidth, FFMA rate, BF16 mma.sync rate, the SM clock seen),
+built with nvcc for the GPU's arch and run on that GPU alone (platforms/calibrate.py).
+
 Clocks: ncu holds them at base for a keep measurement (`--clock-control base`, its default);
 nothing else is attempted (`nvidia-smi --lock-gpu-clocks` needs root).
 """
@@ -22,6 +25,7 @@ from kernel_mcp.platforms.cuda.nvidia_smi import QUERY_ARGS, parse_nvidia_smi_xm
 
 if TYPE_CHECKING:  # types only: resolving a platform loads neither pandas nor the hardware tables
     from kernel_mcp.hardware.specs import HardwareSpec
+    from kernel_mcp.models.calibration import MeasuredPeaks
     from kernel_mcp.models.compile import BackendOutput, CompileJob
     from kernel_mcp.models.occupancy import Occupancy
     from kernel_mcp.models.platform import ProfileRequest, TraceRequest
@@ -143,6 +147,20 @@ class CudaPlatform:
 
     async def unlock_clocks(self, gpu: GpuInfo, cwd: str) -> str | None:
         return None
+
+    # -- measured peaks
+    async def calibrate(self, gpu: GpuInfo, folder: Path) -> MeasuredPeaks:
+        from kernel_mcp.arch_registry import arch_for_gpu
+        import kernel_mcp.platforms.calibrate as program
+
+        nvcc = toolchain.find("nvcc")
+        if nvcc is None:
+            raise BackendMissing("nvcc not found: the calibration program (calibrate.cu) is built with it", hint="install the CUDA toolkit")
+        # the GPU's own arch where its tables know it ("Hopper" -> sm_90), else what nvcc finds on this machine
+        target = arch_for_gpu(self.gpu_vendor, gpu.name, gpu.arch, gpu.device_id, gpu.compute_units) or "native"
+        source = Path(__file__).with_name("calibrate.cu")
+        binary, label = await program.build(source, folder, lambda out: [nvcc, "-O3", f"-arch={target}", "-o", str(out), str(source)])
+        return await program.measure(gpu, folder, binary, label, self.pin_env(gpu))
 
     # -- instruction set
     def classify(self, mnemonic: str) -> str:

@@ -40,6 +40,7 @@ def sample_args(gpu: GpuInfo) -> tuple[str, ...]:
 
 def parse_nvidia_smi_xml(text: str) -> list[GpuInfo]:
     root = _root(text)
+    driver = _state(root.findtext("driver_version"))  # one driver for every GPU of the report
     gpus = []
     for position, gpu in enumerate(root.findall("gpu")):
         minor = _number(gpu.findtext("minor_number"))
@@ -64,6 +65,7 @@ def parse_nvidia_smi_xml(text: str) -> list[GpuInfo]:
                 bus_id=gpu.get("id"),
                 uuid=gpu.findtext("uuid"),
                 processes=processes,
+                driver_version=driver,
             )
         )
     return gpus

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from kernel_mcp import toolchain
-from kernel_mcp.errors import WorkspaceError
+from kernel_mcp.errors import BackendMissing, WorkspaceError
 from kernel_mcp.models.gpu import GpuInfo, GpuSample, MonitorQuery
 
 if TYPE_CHECKING:  # types only: resolving a platform loads nothing more
@@ -91,6 +91,12 @@ class OfflinePlatform:
 
     async def unlock_clocks(self, gpu: GpuInfo, cwd: str) -> str | None:
         return None
+
+    async def calibrate(self, gpu: GpuInfo, folder: Path) -> NoReturn:
+        raise BackendMissing(
+            "no GPU here: the offline platform measures nothing, and a GPU's peaks are measured on it with its vendor's compiler",
+            hint="run doctor where the GPU is (CUDA or ROCm installed)",
+        )
 
     def classify(self, mnemonic: str) -> str:
         from kernel_mcp.compile.amdgpu_asm import classify

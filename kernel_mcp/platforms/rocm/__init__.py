@@ -7,6 +7,9 @@ GPU is, for the gate), clocks.py (performance determinism). The readers of what 
 that imports read too (rocpd databases, rocprofv3 CSVs, code.json traces, the AMDGPU assembly) are
 shared parsers in the capability packages, below this one.
 
+Measured peaks: calibrate.hip (copy bandwidth, packed FP32 FMA rate, BF16 MFMA rate), built with
+hipcc for the GPU's gfx target and run on that GPU alone (platforms/calibrate.py).
+
 Clocks: rocprofv3 does not hold them; `[harness] lock_clocks = true` asks amd-smi for
 performance determinism around an evaluation (clocks.py says what it does and where it fails).
 """
@@ -27,6 +30,7 @@ if TYPE_CHECKING:  # types only: resolving a platform loads neither pandas nor t
     import pandas as pd
 
     from kernel_mcp.hardware.specs import HardwareSpec
+    from kernel_mcp.models.calibration import MeasuredPeaks
     from kernel_mcp.models.compile import BackendOutput, CompileJob
     from kernel_mcp.models.occupancy import Occupancy
     from kernel_mcp.models.platform import ProfileRequest, TraceRequest
@@ -186,6 +190,27 @@ class RocmPlatform:
         from kernel_mcp.platforms.rocm.clocks import reset_determinism
 
         return await reset_determinism(gpu, cwd)
+
+    # -- measured peaks
+    async def calibrate(self, gpu: GpuInfo, folder: Path) -> MeasuredPeaks:
+        import kernel_mcp.platforms.calibrate as program
+        from kernel_mcp.platforms.rocm.hipcc import find_hipcc
+
+        compiler = find_hipcc()
+        if compiler is None:
+            raise BackendMissing("neither hipcc nor amdclang++ was found: the calibration program (calibrate.hip) is built with one of them",
+                                 hint="install ROCm")
+        # the gfx target the monitor reports (its feature suffix, ":sramecc+:xnack-", dropped), else the compiler's own probe
+        reported = (gpu.arch or "").split(":")[0]
+        target = reported if reported.startswith("gfx") else "native"
+        source = Path(__file__).with_name("calibrate.hip")
+        link = [] if Path(compiler).name.startswith("hipcc") else ["--hip-link"]  # amdclang++ links the HIP runtime only when told
+
+        def argv(out: Path) -> list[str]:
+            return [compiler, "-x", "hip", f"--offload-arch={target}", "-O3", *link, "-o", str(out), str(source)]
+
+        binary, label = await program.build(source, folder, argv)
+        return await program.measure(gpu, folder, binary, label, self.pin_env(gpu))
 
     # -- instruction set
     def classify(self, mnemonic: str) -> str:

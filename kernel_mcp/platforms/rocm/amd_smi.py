@@ -60,6 +60,7 @@ def parse_amd_smi_static(text: str) -> list[GpuInfo]:
         asic = entry.get("asic") or {}
         bus = entry.get("bus") or {}
         vram = entry.get("vram") or {}
+        driver = (entry.get("driver") or {}).get("version")
         cus = asic.get("num_compute_units")
         gpus.append(
             GpuInfo(
@@ -71,6 +72,7 @@ def parse_amd_smi_static(text: str) -> list[GpuInfo]:
                 device_id=device_id_hex(asic.get("device_id")),
                 memory_total_mib=quantity_mib(vram.get("size")),
                 bus_id=bus.get("bdf") if bus.get("bdf") != "N/A" else None,
+                driver_version=str(driver) if driver not in (None, "", "N/A") else None,
             )
         )
     return gpus
