@@ -57,6 +57,17 @@ def test_a_slowdown_is_a_measured_regression():
     assert v.decision == "discard" and "measured regression" in v.reasons and v.regression
 
 
+def test_a_class_clearly_slower_is_a_regression_when_an_outlier_makes_the_classes_together_a_tie():
+    # seen on an H100 (A/B, +2% of work): one class +2.3% over 10 pairs, the other's runs so noisy
+    # (one pair far off) that the classes together read -0.3%, within noise
+    noisy = moved(0.02)
+    noisy[2] = BASE[2] * 0.6
+    v = case({K3A: moved(0.023), K5: noisy})
+    assert v.overall is not None and not v.overall.significant
+    assert [c.outcome for c in v.classes] == ["slower", "undecided"]
+    assert v.decision == "discard" and v.regression and any(r.startswith("measured regression in K=3,shape=a") for r in v.reasons)
+
+
 def test_opposite_moves_that_cancel_are_a_split_not_a_tie():
     # the case: K=3 -41% and -35%, K=5 and K=7 +112% and +70%, all significant
     v = case({K3A: moved(-0.41), K3B: moved(-0.35), K5: moved(1.12), K7: moved(0.70)})

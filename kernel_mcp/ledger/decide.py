@@ -177,4 +177,8 @@ def decide(cand: BenchRun, comparisons: dict[str, Comparison], script: Compariso
         return verdict("keep")
     if overall.significant and overall.change >= threshold:
         return verdict("discard", "measured regression", regression=True)
+    if losers:
+        # the classes together can read as a tie when one class's runs are noisy (an outlier widens
+        # the aggregate's interval) while another is clearly slower: a verdict per class counts that
+        return verdict("discard", "measured regression in " + "; ".join(f"{k} {comparisons[k].statement()}" for k in losers[:5]), regression=True)
     return verdict("discard", "tie within noise")
