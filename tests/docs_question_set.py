@@ -413,6 +413,8 @@ def _written_blind(name: str) -> list[Question]:
 
 BLIND_KINDS: dict[str, str] = {}
 BLIND_2026_11_26 = _written_blind("docs-questions-blind-2026-11-26.json")
+# a second blind set, written while the ranker was tuned on the first and measured once before and after
+BLIND_2026_11_26_SECOND = _written_blind("docs-questions-blind-2026-11-26-second.json")
 
 
 def score(store: DocsStore, questions: list[Question] = QUESTIONS) -> tuple[float, float, list[tuple[Question, int | None]]]:
