@@ -20,8 +20,9 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_mcp.arch_registry import registry
 from kernel_mcp.docs.hardware_pages import PAGE_PREFIX as HARDWARE_PAGES
-from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, compact, identifiers, name_parts, stem, synonyms
+from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, bridged, compact, identifiers, name_parts, stem, synonyms
 
 # How much a query word counts where it is found: in the passage (a table row with its header,
 # a chunk of prose), in its section's heading, or only in the headings above.
@@ -29,6 +30,8 @@ PLACES = (1.0, 0.75, 0.5)
 # The hardware tables restate, as one row per figure, what the documents say in their own words and
 # tables; they answer first only where no document does (hw_spec serves them by key)
 TABLES_FACTOR = 0.7
+BRIDGED = 0.8  # a term found only as the documents' word for it (bridge.toml) counts for less than the word itself
+QUANTITY_LIFT, QUANTITY_SINK = 1.3, 0.8  # a table row that gives the asked quantity, one that gives another
 MODEL = re.compile(r"[a-z]+[0-9]+[a-z0-9]*")  # a product or model number: mi300a, mi100, h100, a100
 
 
@@ -52,9 +55,13 @@ class Query:
     archs: set[str] = field(default_factory=set)  # targets the query names (or filters on)
     arch_words: list[str] = field(default_factory=list)  # the words that named them ("mi300a")
     alternatives: dict[str, tuple[str, ...]] = field(default_factory=dict)  # term -> its synonyms
+    bridged: dict[str, tuple[str, ...]] = field(default_factory=dict)  # term -> the documents' words for it (bridge.toml)
+    asks: frozenset[str] = frozenset()  # the quantities it asks for (asked_quantities): bandwidth, size, clock, ...
 
     def __post_init__(self) -> None:
-        self.matchers = [[_matcher(a) for a in (t, *self.alternatives.get(t, ()))] for t in self.terms]
+        # each term's matchers, its own spellings first, then the bridge's words, which count for less
+        self.matchers = [[(_matcher(a), 1.0) for a in (t, *self.alternatives.get(t, ()))]
+                         + [(_matcher(a), BRIDGED) for a in self.bridged.get(t, ())] for t in self.terms]
         pairs = [(a, b) for a, b in zip(self.terms, self.terms[1:]) if " " not in a + b][:12]
         self.pairs = [re.compile(r"\b" + re.escape(stem(a)) + r"\w*\W+(?:\w+\W+){0,2}?" + re.escape(stem(b))) for a, b in pairs]
         # the products it names by model number, stemmed as passage words are, and their families
@@ -63,6 +70,7 @@ class Query:
         self.products = {stem(m) for m in models}
         self.families = tuple({m[:5] for m in models if len(m) > 5})
         self.weights = [1.0] * len(self.terms)
+        self.stems = frozenset(stem(w) for t in self.terms for w in t.split())
 
     def weigh(self, found: dict[str, int], total: int) -> None:
         """Weights the terms by rarity (inverse document frequency): a passage holding "latency"
@@ -75,7 +83,7 @@ class Query:
     def term_fts(self, term: str) -> str:
         """One term as FTS5: the word as a prefix (hbm finds HBM3E) or a phrase, or a synonym."""
         forms = [f'"{term}"*' if len(term) >= 3 and " " not in term else _fts_phrase(term)]
-        forms += [_fts_phrase(a) for a in self.alternatives.get(term, ()) if WORD.search(a)]
+        forms += [_fts_phrase(a) for a in (*self.alternatives.get(term, ()), *self.bridged.get(term, ())) if WORD.search(a)]
         return forms[0] if len(forms) == 1 else "(" + " OR ".join(forms) + ")"
 
     def fts(self, common: set[str] | frozenset[str] = frozenset()) -> str:
@@ -97,10 +105,16 @@ class Query:
         return " OR ".join(parts)
 
 
+_EXCLUDED = re.compile(r"\((?:non-[\w-]+|not\b[^)]*)\)|\bnon-[\w-]+(?=\s*\()")
+
+
 def analyse(text: str, arch: str | None) -> Query | None:
     """None when the text has no word to search for."""
     # "kernel's" is the kernel, "isn't" is not: no term "s" or "t" (a letter alone is no word to search for)
     plain = re.sub(r"n['’]t\b", " not", re.sub(r"(?<=\w)['’]s\b", "", text))
+    # an aside that says what is not meant ("vector (non-matrix)", "non-matrix (vector)", "(not bank
+    # conflicts)") holds no words to look for
+    plain = _EXCLUDED.sub(" ", plain)
     words = [w.lower() for w in WORD.findall(plain) if len(w) > 1 or w.isdigit()]
     if not words:
         return None
@@ -109,13 +123,18 @@ def analyse(text: str, arch: str | None) -> Query | None:
     if not terms:  # only arch names or stop words: search for them after all
         terms = [w for w in words if w not in STOPWORDS] or words
     table = synonyms()
+    targets = archs | ({arch} if arch else set())
+    bridge = bridged(terms, {registry()[a].vendor for a in targets if a in registry()})  # the documents' words for the query's own
     # two query words that a synonym group lists as one phrase ("compute units" = "cus") are one term
     joined: list[str] = []
-    for term in terms:
+    added: dict[str, tuple[str, ...]] = {}
+    for i, term in enumerate(terms):
         if joined and " " not in joined[-1] and f"{joined[-1]} {term}" in table:
             joined[-1] = f"{joined[-1]} {term}"
+            added[joined[-1]] = added.pop(joined[-1].split()[0], ()) + bridge.get(i, ())
         else:
             joined.append(term)
+            added[term] = added.get(term, ()) + bridge.get(i, ())
     terms = list(dict.fromkeys(joined))
     keys = list(dict.fromkeys(compact(k) for k in identifiers(text)))
     alternatives = {t: table[t] for t in terms if t in table}
@@ -123,7 +142,94 @@ def analyse(text: str, arch: str | None) -> Query | None:
         if "_" in term.strip("_"):
             spaced = " ".join(part for part in term.split("_") if part)
             alternatives[term] = (*alternatives.get(term, ()), spaced)
-    return Query(text, terms, keys, archs | ({arch} if arch else set()), [words[i] for i in sorted(used)], alternatives)
+    bridged_words = {t: tuple(a for a in dict.fromkeys(added[t]) if a != t and a not in alternatives.get(t, ())) for t in terms if added.get(t)}
+    return Query(text, terms, keys, targets, [words[i] for i in sorted(used)], alternatives, {t: a for t, a in bridged_words.items() if a},
+                 asked_quantities(plain.lower()))
+
+
+# The quantities a question asks for, by its words, and how a table row shows that it gives one: the
+# row that gives the asked figure rises over its neighbours in the same table ("how fast can an
+# MI300X stream from device memory" is the HBM bandwidth row, not the HBM size row beside it).
+_UNITS = {
+    "bandwidth": r"[kmgtp]i?b/s|bytes/s|b/clk|bytes? per (?:clock|cycle|second)",
+    "size": r"[kmgt]i?b|bytes|b",
+    "clock": r"[mg]hz",
+    "rate": r"[tpg]?flops|[tpg]?flop/s|tops|flop/clk(?:/cu)?",
+    "latency": r"cycles?|ns|clocks",
+}
+_ASKED = {
+    "bandwidth": re.compile(r"\bbandwidths?\b|\b(?:tb|gb)/s\b|\bbytes per (?:second|clock|cycle)\b"),
+    "size": re.compile(r"\bsizes?\b|\bcapacity\b|\bhow (?:big|large)\b|\bhow much (?:device |on-chip |shared |hbm |gpu )?"
+                       r"(?:memory|lds|cache|scratchpad|hbm|vram|l1|l2|l3|register)|\b[kmg]i?b of\b"),
+    "clock": re.compile(r"\bclocks?\b|\bfrequenc(?:y|ies)\b|\b[mg]hz\b"),
+    "rate": re.compile(r"\b[tpg]?flops\b|\bflop/s\b|\btops\b|\bthroughput\b|\bpeak (?:fp|bf|int|tf|mxfp|dense|matrix|vector)"),
+    "latency": re.compile(r"\blatency\b|\bhow long\b|\bcycles\b"),
+}
+_FAST = re.compile(r"\b(?:fast|faster|fastest|quickly|speed|stream|streams)\b")
+_MEMORY = re.compile(r"\b(?:memory|hbm|dram|vram|caches?|l1|l2|lds|scratchpad|read|reads|load|loads|fetch|deliver)\b")
+_COUNT = re.compile(r"\b(?:how many|number of|count of)\s+(\w+)")
+_ROW_VALUE = re.compile(r"(?:^|; )figure: (?P<figure>[^;]*); value: (?P<value>[^;]*)")
+
+
+# "block size" and "wave size" count threads; a figure the question states ("the 2100 MHz default",
+# "64 KB of LDS") is its context, not what it asks
+_NOT_A_SIZE = re.compile(r"\b(?:block|workgroup|work-group|group|wave|wavefront|warp|grid|tile|batch|problem|step|vector|instruction)\s+sizes?\b")
+_STATED = re.compile(r"\b\d[\d,.]*\s*(?:[kmgt]i?b|bytes|[mg]hz|[tg]b/s|[tpg]?flops|cycles)\b")
+
+
+def asked_quantities(text: str) -> frozenset[str]:
+    """The quantities a lower-cased question asks for: bandwidth, size, clock, rate (FLOP/s), latency, count."""
+    text = _STATED.sub(" ", _NOT_A_SIZE.sub(" count ", text))
+    asked = {name for name, pattern in _ASKED.items() if pattern.search(text)}
+    if _FAST.search(text) and "clock" not in asked and _MEMORY.search(text):
+        asked.add("bandwidth")  # "how fast can it read HBM": a rate of bytes
+    for match in _COUNT.finditer(text):
+        unit = match.group(1)
+        if not any(re.fullmatch(_UNITS[q], unit) for q in _UNITS):
+            asked.add("count")  # "how many CUs", not "how many cycles"
+    return frozenset(asked)
+
+
+def given_quantities(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The quantities a table row gives, and the words of the columns that give a bare count. A
+    hardware table's row by its figure's name and value's unit (a bare number of things is a count);
+    any other row by the units of its cells, after the number or in the column's name ("Peak
+    TFLOPS: 2614.9", "L2 Cache (MiB): 4"); a cell of a bare number is a count of what its column names."""
+    row = _ROW_VALUE.search(text)
+    if row is not None:
+        figure, value = row.group("figure").lower(), row.group("value").lower()
+        given = {q for q, unit in _UNITS.items() if re.search(r"[\d)]\s*(?:" + unit + r")(?![\w/])", value)}
+        given |= {q for q, word in (("bandwidth", "bandwidth"), ("clock", "clock"), ("latency", "latency"), ("rate", "flops")) if word in figure}
+        if figure.endswith("_bytes") and "bandwidth" not in given:
+            given.add("size")
+        if not given and re.match(r"[\d,.]+ [a-z]", value):
+            given.add("count")  # 304 CU, 8 XCD, 528 tensor cores
+        return frozenset(given), frozenset()
+    given: set[str] = set()
+    counted: set[str] = set()
+    for cell in text.lower().split("; "):
+        name, _, value = cell.rpartition(": ")
+        if not value[:1].isdigit():
+            continue
+        cell_gives = {q for q, unit in _UNITS.items() if re.match(r"[\d.,]+\s*(?:" + unit + r")(?![\w/])", value)}
+        cell_gives |= {q for q, pattern in _ASKED.items() if pattern.search(name)}
+        cell_gives |= {q for q, unit in _UNITS.items() if q != "size" and re.search(r"\b(?:" + unit + r")\b", name)}
+        if re.search(r"\((?:[kmgt]i?b|bytes)\)", name):
+            cell_gives.add("size")
+        given |= cell_gives
+        if not cell_gives:
+            counted.update(stem(w) for w in WORD.findall(name))
+    return frozenset(given), frozenset(counted)
+
+
+def quantity_factor(query: Query, kind: str, given: tuple[frozenset[str], frozenset[str]]) -> float:
+    """A table row that gives the quantity asked for rises; one that gives only other quantities sinks."""
+    if not query.asks or kind != "row":
+        return 1.0
+    classes, counted = given
+    if classes & query.asks or ("count" in query.asks and counted & query.stems):
+        return QUANTITY_LIFT
+    return QUANTITY_SINK if classes else 1.0
 
 
 def passage_words(text: str) -> tuple[str, ...]:
@@ -153,10 +259,16 @@ def coverage(query: Query, places) -> float:
         return 1.0
     total = 0.0
     for matchers, rarity in zip(query.matchers, query.weights):
+        best = 0.0
         for weight, (words, text) in zip(PLACES, places):
-            if any(_holds(m, words, text) for m in matchers):
-                total += weight * rarity
+            if weight <= best:
                 break
+            for matcher, strength in matchers:
+                if weight * strength > best and _holds(matcher, words, text):
+                    best = weight * strength
+                    if strength == 1.0:
+                        break
+        total += best * rarity
     return total / sum(query.weights)
 
 
@@ -225,9 +337,10 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
         if places is None:
             own = r["context"] + " " + r["text"]
             places = cache[r["rowid"]] = ((passage_words(own), own.lower()), (passage_words(r["title"]), r["title"].lower()),
-                                          (passage_words(r["path"]), r["path"].lower()))
+                                          (passage_words(r["path"]), r["path"].lower()), given_quantities(r["text"]))
         factor = arch_factor(query.archs, set(filter(None, r["mentions"].split(","))), set(filter(None, r["arch"].split(","))))
         factor *= product_factor(query, places)
+        factor *= quantity_factor(query, r["kind"], places[3])
         if r["layer"] == 0:
             factor *= 0.7  # the map points at pages (docs_map shows it); the pages hold the answers
         elif r["id"].startswith(HARDWARE_PAGES):
