@@ -13,6 +13,7 @@ import difflib
 from pathlib import Path
 
 from kernel_mcp import safe_files
+from kernel_mcp.docs.hardware_pages import PAGE_PREFIX as HARDWARE_PAGES
 from kernel_mcp.docs.store import DocsStore
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.arch_registry import arch_names, check_arch, docs_index_dir
@@ -120,6 +121,19 @@ def _page_size(budget: int) -> int:
     return max(400, budget - 600)  # room for the id, the citation and the children around the text
 
 
+def _other_figures(store: DocsStore, page_id: str, shown: str) -> str:
+    """The other sections of a hardware table's page, a row a line: a question about a product often
+    asks two of its figures at once ("how many SMs and what boost clock"), and a hit opens at one."""
+    lines = []
+    for child in store.children(page_id):
+        if child == shown:
+            continue
+        section = store.get(child)
+        rows = [line for line in section["body"].splitlines() if line.startswith("|") and not line.startswith(("| figure |", "| ---"))]
+        lines += [f"{section['title']}:"] + rows
+    return ("\n\nthe page's other figures:\n" + "\n".join(lines)) if lines else ""
+
+
 def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> SectionAnswer:
     """A section, paged; or a passage (an id from docs_search): its section from that passage on,
     a table row first as 'header: value' pairs, so that the answer is on the first page."""
@@ -128,9 +142,13 @@ def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> Sect
     body = row["body"]
     if passage is None:
         stream, parent, children = body, row["parent"], store.children(section_id)
+        if row["id"].startswith(HARDWARE_PAGES) and row["layer"] == 1:
+            stream += _other_figures(store, row["id"], "").replace("the page's other figures", "its figures")
     else:
         if passage["kind"] == "row":
             stream = f"table: {passage['context']}\nrow: {passage['text']}\n\nthe section from that row on:\n{body[passage['end']:].lstrip()}"
+            if row["id"].startswith(HARDWARE_PAGES) and row["parent"]:
+                stream += _other_figures(store, row["parent"], row["id"])
         else:
             stream = ("... " if passage["start"] > 0 else "") + body[passage["start"]:]
         parent, children = row["id"], []

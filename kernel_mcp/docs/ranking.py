@@ -30,6 +30,7 @@ PLACES = (1.0, 0.75, 0.5)
 # The hardware tables restate, as one row per figure, what the documents say in their own words and
 # tables; they answer first only where no document does (hw_spec serves them by key)
 TABLES_FACTOR = 0.7
+OWN_WORD = 25  # a word in this many passages is the documents' own: the bridge adds no candidates for it
 BRIDGED = 0.8  # a term found only as the documents' word for it (bridge.toml) counts for less than the word itself
 QUANTITY_LIFT, QUANTITY_SINK = 1.3, 0.8  # a table row that gives the asked quantity, one that gives another
 MODEL = re.compile(r"[a-z]+[0-9]+[a-z0-9]*")  # a product or model number: mi300a, mi100, h100, a100
@@ -71,6 +72,7 @@ class Query:
         self.families = tuple({m[:5] for m in models if len(m) > 5})
         self.weights = [1.0] * len(self.terms)
         self.stems = frozenset(stem(w) for t in self.terms for w in t.split())
+        self.own_words: set[str] = set()  # bridged terms the documents use themselves (settle_bridge)
 
     def weigh(self, found: dict[str, int], total: int) -> None:
         """Weights the terms by rarity (inverse document frequency): a passage holding "latency"
@@ -80,11 +82,20 @@ class Query:
         mean = sum(idf) / len(idf) if idf else 1.0
         self.weights = [w / mean for w in idf] if mean > 0 else [1.0] * len(self.terms)
 
-    def term_fts(self, term: str) -> str:
-        """One term as FTS5: the word as a prefix (hbm finds HBM3E) or a phrase, or a synonym."""
+    def term_fts(self, term: str, bridged: bool = True) -> str:
+        """One term as FTS5: the word as a prefix (hbm finds HBM3E) or a phrase, or a synonym, and
+        (`bridged`, unless the documents use the word itself: see `settle_bridge`) the bridge's words."""
+        bridge = self.bridged.get(term, ()) if bridged and term not in self.own_words else ()
         forms = [f'"{term}"*' if len(term) >= 3 and " " not in term else _fts_phrase(term)]
-        forms += [_fts_phrase(a) for a in (*self.alternatives.get(term, ()), *self.bridged.get(term, ())) if WORD.search(a)]
+        forms += [_fts_phrase(a) for a in (*self.alternatives.get(term, ()), *bridge) if WORD.search(a)]
         return forms[0] if len(forms) == 1 else "(" + " OR ".join(forms) + ")"
+
+    def settle_bridge(self, found: dict[str, int]) -> None:
+        """`found`: passages holding each bridged term in its own spelling. A term the documents use
+        in many passages ("block", "size") finds its candidates by itself: the bridge's words would
+        only crowd BM25's hundred with passages about them, so they count in coverage alone. The
+        bridge widens the search for the words the documents seldom use ("scratchpad", "chiplet")."""
+        self.own_words = {t for t, n in found.items() if n >= OWN_WORD}
 
     def fts(self, common: set[str] | frozenset[str] = frozenset()) -> str:
         """FTS5 MATCH expression for the candidates: any rare term, all the common ones together
