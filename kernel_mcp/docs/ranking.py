@@ -30,10 +30,13 @@ PLACES = (1.0, 0.75, 0.5)
 # The hardware tables restate, as one row per figure, what the documents say in their own words and
 # tables; they answer first only where no document does (hw_spec serves them by key)
 TABLES_FACTOR = 0.7
-OWN_WORD = 25  # a word in this many passages is the documents' own: the bridge adds no candidates for it
+OWN_WORD = 60  # a word in this many passages is the documents' own: the bridge adds no candidates for it
 BRIDGED = 0.8  # a term found only as the documents' word for it (bridge.toml) counts for less than the word itself
-QUANTITY_LIFT, QUANTITY_SINK = 1.3, 0.8  # a table row that gives the asked quantity, one that gives another
-MODEL = re.compile(r"[a-z]+[0-9]+[a-z0-9]*")  # a product or model number: mi300a, mi100, h100, a100
+QUANTITY_LIFT = 1.3  # a table row that gives the quantity asked for (a row giving another one was sunk too: it cost answers)
+# a product or model number (mi300a, mi100, h100), and a data type written the same way (bf16, fp8),
+# which tells a table's rows apart as a product does
+MODEL = re.compile(r"[a-z]+[0-9]+[a-z0-9]*")
+DTYPE = re.compile(r"(?:mx)?(?:fp|bf|tf|xf|int|uint|f|i|u)[0-9]+")
 
 
 def _fts_phrase(text: str) -> str:
@@ -79,6 +82,10 @@ class Query:
         and "average" answers more of "average vector memory latency" than one holding "vector"
         and "memory", words of every other passage. `found`: passages holding each term."""
         idf = [math.log(1 + total / (1 + found[t])) if t in found else 1.0 for t in self.terms]
+        if any(found.get(t, 1) for t in self.terms):
+            # a word no passage holds ("idea", "roughly") tells no passage from another: it weighs nothing,
+            # where its rarity would have made it the heaviest term of the question
+            idf = [0.0 if found.get(t, 1) == 0 else w for t, w in zip(self.terms, idf)]
         mean = sum(idf) / len(idf) if idf else 1.0
         self.weights = [w / mean for w in idf] if mean > 0 else [1.0] * len(self.terms)
 
@@ -234,13 +241,11 @@ def given_quantities(text: str) -> tuple[frozenset[str], frozenset[str]]:
 
 
 def quantity_factor(query: Query, kind: str, given: tuple[frozenset[str], frozenset[str]]) -> float:
-    """A table row that gives the quantity asked for rises; one that gives only other quantities sinks."""
+    """A table row that gives the quantity asked for rises over its neighbours."""
     if not query.asks or kind != "row":
         return 1.0
     classes, counted = given
-    if classes & query.asks or ("count" in query.asks and counted & query.stems):
-        return QUANTITY_LIFT
-    return QUANTITY_SINK if classes else 1.0
+    return QUANTITY_LIFT if classes & query.asks or ("count" in query.asks and counted & query.stems) else 1.0
 
 
 def passage_words(text: str) -> tuple[str, ...]:
@@ -316,12 +321,15 @@ def aliases() -> set[tuple[str, ...]]:
 def product_factor(query: Query, places) -> float:
     """A product the query names by its model number ("MI300A", "MI100") lifts the passages that
     name that very product, and sinks those that name only its siblings (a row of MI300X figures
-    for a question about the MI300A): a table lists several products in the same words."""
+    for a question about the MI300A): a table lists several products in the same words. A question
+    that compares products ("MI350X vs MI300X vs H100") lifts most the passage that names them all."""
     if not query.products:
         return 1.0
     own = set(places[0][0]) | set(places[1][0])
-    if query.products & own:
-        return 1.4
+    named = query.products & own
+    if named:
+        compared = sum(1 for p in query.products if not DTYPE.fullmatch(p)) >= 2
+        return 1.0 + 0.4 * (len(named) / len(query.products) if compared else 1.0)
     if query.families and any(w.startswith(query.families) and len(w) > 5 for w in own):
         return 0.85  # a sibling of the family, not the product asked about
     return 1.0

@@ -28,7 +28,10 @@ STOPWORDS = frozenset(
     "each every for from g get gets give gives had has have having he how i ie if in into is it its just know like many me might "
     "much must my need needs no nor not of on only or our own per she should show shows so some such tell tells than "
     "that the their them then there these they this those to too use used using very want was we were what when "
-    "where which while who whom why will with would you your".split()
+    "where which while who whom why will with would you your "
+    # and the filler of a question in plain words, which names nothing a GPU document is about
+    "actually anything basically else even ever everything exactly generally happen happens idea instead kind "
+    "possible possibly rather really roughly simply something sort thing things typically usually versus vs way whether".split()
 )
 # snake_case / UPPER_SNAKE names, and CamelCase names with a hump (lower-to-upper, "dB" in
 # StalledBy) or an acronym before a word ("UUti" in VALUUtilization), not an acronym's plural
