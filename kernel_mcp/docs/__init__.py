@@ -110,10 +110,13 @@ def docs_map(store: DocsStore) -> DocsMap:
     return DocsMap(text=row["body"])
 
 
-def docs_search(store: DocsStore, query: str, arch: str | None, limit: int) -> SearchAnswer:
+def docs_search(store: DocsStore, query: str, arch: str | None, limit: int, prefer: tuple[str | None, str | None] = (None, None)) -> SearchAnswer:
+    """`prefer`: the workspace's target arch and product label, which rank first where the query names
+    no target or product of its own (a filter `arch` is stricter: other targets' pages are left out)."""
     if arch is not None:
         check_arch(arch)
-    hits = [SearchHit(**{k: h[k] for k in ("id", "section", "title", "layer", "arch", "snippet")}) for h in store.search(query, arch, limit)]
+    found = store.search(query, arch, limit, prefer)
+    hits = [SearchHit(**{k: h[k] for k in ("id", "section", "title", "layer", "arch", "snippet")}) for h in found]
     return SearchAnswer(query=query, arch=arch, hits=hits)
 
 

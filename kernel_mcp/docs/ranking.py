@@ -31,6 +31,10 @@ PLACES = (1.0, 0.75, 0.5)
 # tables; they answer first only where no document does (hw_spec serves them by key)
 TABLES_FACTOR = 0.7
 OWN_WORD = 60  # a word in this many passages is the documents' own: the bridge adds no candidates for it
+# a page about another target than the one the query names, or than the workspace's (the ROCm
+# documents a user ingests are tagged by the targets they name: MI300/MI200 counters still answer
+# most gfx950 counter questions)
+OTHER_TARGET, OTHER_TARGET_ASSUMED = 0.5, 0.5
 BRIDGED = 0.8  # a term found only as the documents' word for it (bridge.toml) counts for less than the word itself
 QUANTITY_LIFT = 1.3  # a table row that gives the quantity asked for (a row giving another one was sunk too: it cost answers)
 # a product or model number (mi300a, mi100, h100), and a data type written the same way (bf16, fp8),
@@ -61,6 +65,8 @@ class Query:
     alternatives: dict[str, tuple[str, ...]] = field(default_factory=dict)  # term -> its synonyms
     bridged: dict[str, tuple[str, ...]] = field(default_factory=dict)  # term -> the documents' words for it (bridge.toml)
     asks: frozenset[str] = frozenset()  # the quantities it asks for (asked_quantities): bandwidth, size, clock, ...
+    preferred: tuple[str, ...] = ()  # the workspace's product, when the query names none: its model number ("mi355x")
+    assumed: bool = False  # the target is the workspace's: the query names none
 
     def __post_init__(self) -> None:
         # each term's matchers, its own spellings first, then the bridge's words, which count for less
@@ -70,7 +76,7 @@ class Query:
         self.pairs = [re.compile(r"\b" + re.escape(stem(a)) + r"\w*\W+(?:\w+\W+){0,2}?" + re.escape(stem(b))) for a, b in pairs]
         # the products it names by model number, stemmed as passage words are, and their families
         # ("mi300" of "mi300a"), once per query rather than once per candidate passage
-        models = [w for w in (*self.arch_words, *self.terms) if is_product(w)]
+        models = [w for w in (*self.arch_words, *self.terms) if is_product(w)] or list(self.preferred)
         self.products = {stem(m) for m in models}
         self.families = tuple({m[:5] for m in models if len(m) > 5})
         self.weights = [1.0] * len(self.terms)
@@ -126,8 +132,10 @@ class Query:
 _EXCLUDED = re.compile(r"\((?:non-[\w-]+|not\b[^)]*)\)|\bnon-[\w-]+(?=\s*\()")
 
 
-def analyse(text: str, arch: str | None) -> Query | None:
-    """None when the text has no word to search for."""
+def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] = (None, None)) -> Query | None:
+    """None when the text has no word to search for. `prefer`: the workspace's target arch and
+    product (its model number, "MI355X"): where the query names no target, its target is the one
+    preferred, and where it names no product, its product is."""
     # "kernel's" is the kernel, "isn't" is not: no term "s" or "t" (a letter alone is no word to search for)
     plain = re.sub(r"n['’]t\b", " not", re.sub(r"(?<=\w)['’]s\b", "", text))
     # an aside that says what is not meant ("vector (non-matrix)", "non-matrix (vector)", "(not bank
@@ -142,6 +150,11 @@ def analyse(text: str, arch: str | None) -> Query | None:
         terms = [w for w in words if w not in STOPWORDS] or words
     table = synonyms()
     targets = archs | ({arch} if arch else set())
+    prefer_arch, prefer_product = prefer
+    assumed = not targets and bool(prefer_arch)
+    if assumed:
+        targets = {prefer_arch}  # a question asked in a gfx950 workspace is about gfx950 unless it says otherwise
+    own_product = prefer_product.lower() if prefer_product and prefer_arch in targets else None
     bridge = bridged(terms, {registry()[a].vendor for a in targets if a in registry()})  # the documents' words for the query's own
     # two query words that a synonym group lists as one phrase ("compute units" = "cus") are one term
     joined: list[str] = []
@@ -162,7 +175,7 @@ def analyse(text: str, arch: str | None) -> Query | None:
             alternatives[term] = (*alternatives.get(term, ()), spaced)
     bridged_words = {t: tuple(a for a in dict.fromkeys(added[t]) if a != t and a not in alternatives.get(t, ())) for t in terms if added.get(t)}
     return Query(text, terms, keys, targets, [words[i] for i in sorted(used)], alternatives, {t: a for t, a in bridged_words.items() if a},
-                 asked_quantities(plain.lower()))
+                 asked_quantities(plain.lower()), (own_product,) if own_product and is_product(own_product) else (), assumed)
 
 
 # The quantities a question asks for, by its words, and how a table row shows that it gives one: the
@@ -295,16 +308,17 @@ def proximity(query: Query, text: str) -> float:
     return sum(1 for p in query.pairs if p.search(text)) / len(query.pairs)
 
 
-def arch_factor(query_archs: set[str], mentions: set[str], tags: set[str]) -> float:
+def arch_factor(query_archs: set[str], mentions: set[str], tags: set[str], assumed: bool = False) -> float:
     """Passages about an asked-for target rise; those about other targets only sink. A page about
     another target sinks even where it names the asked one in passing (a CDNA2 page listing the
-    gfx950 forms that gfx90a rejects)."""
+    gfx950 forms that gfx90a rejects). `assumed`: the target is the workspace's, not named in the
+    query: its passages rise less, and another target's page still sinks below them."""
     if not query_archs:
         return 1.0
     if tags and "all" not in tags and not tags & query_archs:
-        return 0.7
+        return OTHER_TARGET_ASSUMED if assumed else OTHER_TARGET
     if mentions & query_archs:
-        return 1.3
+        return 1.15 if assumed else 1.3
     return 0.8 if mentions else 1.0
 
 
@@ -329,7 +343,8 @@ def product_factor(query: Query, places) -> float:
     named = query.products & own
     if named:
         compared = sum(1 for p in query.products if not DTYPE.fullmatch(p)) >= 2
-        return 1.0 + 0.4 * (len(named) / len(query.products) if compared else 1.0)
+        lift = 0.15 if query.products <= set(query.preferred) else 0.4  # the workspace's product, not one the query names
+        return 1.0 + lift * (len(named) / len(query.products) if compared else 1.0)
     if query.families and any(w.startswith(query.families) and len(w) > 5 for w in own):
         return 0.85  # a sibling of the family, not the product asked about
     return 1.0
@@ -357,7 +372,7 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
             own = r["context"] + " " + r["text"]
             places = cache[r["rowid"]] = ((passage_words(own), own.lower()), (passage_words(r["title"]), r["title"].lower()),
                                           (passage_words(r["path"]), r["path"].lower()), given_quantities(r["text"]))
-        factor = arch_factor(query.archs, set(filter(None, r["mentions"].split(","))), set(filter(None, r["arch"].split(","))))
+        factor = arch_factor(query.archs, set(filter(None, r["mentions"].split(","))), set(filter(None, r["arch"].split(","))), query.assumed)
         factor *= product_factor(query, places)
         factor *= quantity_factor(query, r["kind"], places[3])
         if r["layer"] == 0:

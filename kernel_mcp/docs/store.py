@@ -232,9 +232,10 @@ class DocsStore:
         self._count = None
 
     # ---- search -----------------------------------------------------------------------------
-    def search(self, text: str, arch: str | None, limit: int) -> list[dict]:
-        """Passages ranked for the query: BM25 candidates, then ranking.py's order, at most two per section."""
-        query = ranking.analyse(text, arch)
+    def search(self, text: str, arch: str | None, limit: int, prefer: tuple[str | None, str | None] = (None, None)) -> list[dict]:
+        """Passages ranked for the query: BM25 candidates, then ranking.py's order, at most two per section.
+        `prefer`: the workspace's target arch and product, preferred where the query names none."""
+        query = ranking.analyse(text, arch, prefer)
         if query is None:
             raise InvalidInput("the query has no words to search for")
         arch_clause = "AND (p.arch = '' OR p.arch LIKE '%all%' OR (',' || p.arch || ',') LIKE ?)" if arch else ""
