@@ -20,7 +20,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel_mcp.arch_registry import registry
+from kernel_mcp.arch_registry import docs_index_dir, products, registry
 from kernel_mcp.docs.hardware_pages import PAGE_PREFIX as HARDWARE_PAGES
 from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, bridged, compact, identifiers, name_parts, stem, synonyms
 
@@ -35,12 +35,13 @@ OWN_WORD = 60  # a word in this many passages is the documents' own: the bridge 
 # documents a user ingests are tagged by the targets they name: MI300/MI200 counters still answer
 # most gfx950 counter questions)
 OTHER_TARGET, OTHER_TARGET_ASSUMED = 0.5, 0.5
+DTYPE_LIFT = 1.4  # a passage naming the data type or cache level the query names
 BRIDGED = 0.8  # a term found only as the documents' word for it (bridge.toml) counts for less than the word itself
 QUANTITY_LIFT = 1.3  # a table row that gives the quantity asked for (a row giving another one was sunk too: it cost answers)
-# a product or model number (mi300a, mi100, h100), and a data type written the same way (bf16, fp8),
-# which tells a table's rows apart as a product does
-MODEL = re.compile(r"[a-z]+[0-9]+[a-z0-9]*")
-DTYPE = re.compile(r"(?:mx)?(?:fp|bf|tf|xf|int|uint|f|i|u)[0-9]+")
+# a product's model number (mi300a, mi100, h100, a100); and a data type (bf16, fp8, e4m3) or a cache
+# level (l1, l2), which tell a table's rows apart as a product does (not a die or a register: xcd0, v0)
+MODEL = re.compile(r"(?:mi|h|a|b|gb|gh|v|p|rx|w)[0-9]{2,}[a-z0-9]*")
+DTYPE = re.compile(r"(?:mx)?(?:fp|bf|tf|xf|int|uint|f|i|u)[0-9]+|e[0-9]m[0-9]|l[0-3]")
 
 
 def _fts_phrase(text: str) -> str:
@@ -78,7 +79,10 @@ class Query:
         # ("mi300" of "mi300a"), once per query rather than once per candidate passage
         models = [w for w in (*self.arch_words, *self.terms) if is_product(w)] or list(self.preferred)
         self.products = {stem(m) for m in models}
-        self.families = tuple({m[:5] for m in models if len(m) > 5})
+        self.models = {p for p in self.products if not DTYPE.fullmatch(p)}
+        self.dtypes = self.products - self.models
+        # a model's family: its letters and first digit (mi300a, mi325x and mi355x are mi3 products)
+        self.families = tuple({f.group() for m in self.models for f in [re.match(r"[a-z]+[0-9]", m)] if f})
         self.weights = [1.0] * len(self.terms)
         self.stems = frozenset(stem(w) for t in self.terms for w in t.split())
         self.own_words: set[str] = set()  # bridged terms the documents use themselves (settle_bridge)
@@ -322,9 +326,21 @@ def arch_factor(query_archs: set[str], mentions: set[str], tags: set[str], assum
     return 0.8 if mentions else 1.0
 
 
+_PRODUCT_WORDS: dict[str, frozenset[str]] = {}
+
+
+def product_words() -> frozenset[str]:
+    """The model numbers of the products that have a table (mi300x, mi355x, h100, ...), as passage words."""
+    key = str(docs_index_dir())
+    if key not in _PRODUCT_WORDS:
+        words = {stem(w) for e in products().values() for name in (e.label, *e.names) for w in WORD.findall(name.lower())}
+        _PRODUCT_WORDS[key] = frozenset(w for w in words if MODEL.fullmatch(w) and not re.match(r"(?:hbm|sxm|pcie|oam|nvl)\d", w))
+    return _PRODUCT_WORDS[key]
+
+
 def is_product(word: str) -> bool:
     """A model number ("mi300a", "mi100", "h100"), not an arch's own name ("gfx942")."""
-    return MODEL.fullmatch(word) is not None and word not in arch_names()
+    return (MODEL.fullmatch(word) is not None or DTYPE.fullmatch(word) is not None) and word not in arch_names()
 
 
 def aliases() -> set[tuple[str, ...]]:
@@ -336,18 +352,23 @@ def product_factor(query: Query, places) -> float:
     """A product the query names by its model number ("MI300A", "MI100") lifts the passages that
     name that very product, and sinks those that name only its siblings (a row of MI300X figures
     for a question about the MI300A): a table lists several products in the same words. A question
-    that compares products ("MI350X vs MI300X vs H100") lifts most the passage that names them all."""
+    that compares products ("MI350X vs MI300X vs H100") lifts most the passage that names them all.
+    A data type or cache level it names (bf16, fp8, L2) lifts the passages that name it: rows differ by it too."""
     if not query.products:
         return 1.0
     own = set(places[0][0]) | set(places[1][0])
-    named = query.products & own
-    if named:
-        compared = sum(1 for p in query.products if not DTYPE.fullmatch(p)) >= 2
-        lift = 0.15 if query.products <= set(query.preferred) else 0.4  # the workspace's product, not one the query names
-        return 1.0 + lift * (len(named) / len(query.products) if compared else 1.0)
-    if query.families and any(w.startswith(query.families) and len(w) > 5 for w in own):
-        return 0.85  # a sibling of the family, not the product asked about
-    return 1.0
+    factor = 1.0
+    if query.models:
+        # "MI300" names the series: its MI300A and MI300X rows are about it
+        named = {m for m in query.models if m in own or any(w.startswith(m) and MODEL.fullmatch(w) for w in own)}
+        if named:
+            lift = 0.15 if query.models <= set(query.preferred) else 0.4  # the workspace's product, not one the query names
+            factor = 1.0 + lift * (len(named) / len(query.models) if len(query.models) >= 2 else 1.0)
+        elif any(w.startswith(query.families) and not any(m.startswith(w) or w.startswith(m) for m in query.models) for w in own & product_words()):
+            factor = 0.85  # a sibling of the family (a product with a table), not the product asked about
+    if query.dtypes & own:
+        factor *= DTYPE_LIFT
+    return factor
 
 
 def score(bm25_share: float, cover: float, near: float, defines: bool, names: bool, factor: float) -> float:
