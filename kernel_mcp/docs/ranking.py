@@ -20,9 +20,9 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel_mcp.arch_registry import docs_index_dir, products, registry
+from kernel_mcp.arch_registry import products, registry
 from kernel_mcp.docs.hardware_pages import PAGE_PREFIX as HARDWARE_PAGES
-from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, bridged, compact, identifiers, name_parts, stem, synonyms
+from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, bridged, cached, compact, identifiers, name_parts, stem, synonyms
 
 # How much a query word counts where it is found: in the passage (a table row with its header,
 # a chunk of prose), in its section's heading, or only in the headings above.
@@ -326,16 +326,14 @@ def arch_factor(query_archs: set[str], mentions: set[str], tags: set[str], assum
     return 0.8 if mentions else 1.0
 
 
-_PRODUCT_WORDS: dict[str, frozenset[str]] = {}
+def _product_words() -> frozenset[str]:
+    words = {stem(w) for e in products().values() for name in (e.label, *e.names) for w in WORD.findall(name.lower())}
+    return frozenset(w for w in words if MODEL.fullmatch(w) and not re.match(r"(?:hbm|sxm|pcie|oam|nvl)\d", w))
 
 
 def product_words() -> frozenset[str]:
     """The model numbers of the products that have a table (mi300x, mi355x, h100, ...), as passage words."""
-    key = str(docs_index_dir())
-    if key not in _PRODUCT_WORDS:
-        words = {stem(w) for e in products().values() for name in (e.label, *e.names) for w in WORD.findall(name.lower())}
-        _PRODUCT_WORDS[key] = frozenset(w for w in words if MODEL.fullmatch(w) and not re.match(r"(?:hbm|sxm|pcie|oam|nvl)\d", w))
-    return _PRODUCT_WORDS[key]
+    return cached("product words", _product_words)
 
 
 def is_product(word: str) -> bool:

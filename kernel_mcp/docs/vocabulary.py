@@ -79,7 +79,8 @@ def stem(word: str) -> str:
 _CACHE: dict[tuple[str, str], object] = {}
 
 
-def _cached(what: str, build):
+def cached(what: str, build):
+    """`build()` once per docs index in use (KERNEL_MCP_DOCS_INDEX may point at another one)."""
     key = (what, os.environ.get(DOCS_INDEX_ENV, ""))
     if key not in _CACHE:
         _CACHE[key] = build()
@@ -96,7 +97,7 @@ def arch_names() -> dict[str, tuple[tuple[str, ...], ...]]:
                 names.add(entry.label.lower())
             out[arch] = tuple(tuple(n.split()) for n in sorted(names) if n.strip())
         return out
-    return _cached("arch names", build)
+    return cached("arch names", build)
 
 
 def _names_word(name: str, word: str) -> bool:
@@ -133,7 +134,7 @@ def _mention_pattern() -> tuple[re.Pattern, list[str]]:
 
 def archs_mentioned(text: str) -> set[str]:
     """The archs a passage names, in one regex pass (thousands of ISA entries are tagged at ingest)."""
-    pattern, order = _cached("mention pattern", _mention_pattern)
+    pattern, order = cached("mention pattern", _mention_pattern)
     return {order[int(name[1:])] for m in pattern.finditer(text.lower()) for name, value in m.groupdict().items() if value}
 
 
@@ -153,7 +154,7 @@ def _read_synonyms() -> dict[str, tuple[str, ...]]:
 
 def synonyms() -> dict[str, tuple[str, ...]]:
     """Word or phrase -> the other spellings of its group (none without docs_index/synonyms.toml)."""
-    return _cached("synonyms", _read_synonyms)
+    return cached("synonyms", _read_synonyms)
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,20 @@ def _read_bridge() -> tuple[BridgeEntry, ...]:
 
 def bridge() -> tuple[BridgeEntry, ...]:
     """The entries of docs_index/bridge.toml (none without it), their phrases stemmed once."""
-    return _cached("bridge", _read_bridge)
+    return cached("bridge", _read_bridge)
+
+
+def _lead(word: str) -> str:
+    # the key a phrase's first word is found by: a stem, or its first five letters (see _same_word)
+    return word[:5] if len(word) >= 5 else word
+
+
+def _bridge_index() -> dict[str, list[tuple[tuple[str, ...], BridgeEntry]]]:
+    index: dict[str, list[tuple[tuple[str, ...], BridgeEntry]]] = {}
+    for entry in bridge():
+        for phrase in entry.phrases:
+            index.setdefault(_lead(phrase[0]), []).append((phrase, entry))
+    return index
 
 
 def _same_word(said: str, asked: str) -> bool:
@@ -221,15 +235,13 @@ def bridged(terms: list[str], vendors: set[str] = frozenset()) -> dict[int, tupl
     thread and a block). `vendors`: of the targets the question is about, which picks the entries
     that serve it (BridgeEntry.serves)."""
     stems = [stem(t) for t in terms]
+    index = cached("bridge index", _bridge_index)
     matches: list[tuple[int, list[int], tuple[str, ...]]] = []
-    for entry in bridge():
-        if not entry.serves(vendors):
-            continue
-        for phrase in entry.phrases:
-            for start in range(len(stems)):
-                hit = _phrase_at(phrase, stems, start)
-                if hit:
-                    matches.append((len(phrase), hit, entry.alternatives))
+    for start, word in enumerate(stems):
+        for phrase, entry in index.get(_lead(word), ()):
+            hit = _phrase_at(phrase, stems, start) if entry.serves(vendors) else []
+            if hit:
+                matches.append((len(phrase), hit, entry.alternatives))
     found: dict[int, tuple[str, ...]] = {}
     claimed: dict[int, int] = {}  # position -> the length of the longest phrase that holds it
     for length, hit, alternatives in sorted(matches, key=lambda m: -m[0]):
