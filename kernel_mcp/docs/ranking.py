@@ -85,6 +85,8 @@ class Query:
         self.families = tuple({f.group() for m in self.models for f in [re.match(r"[a-z]+[0-9]", m)] if f})
         self.weights = [1.0] * len(self.terms)
         self.stems = frozenset(stem(w) for t in self.terms for w in t.split())
+        # what a count question counts, in its words and the documents' ("chiplets": xcd, gcd)
+        self.counted = self.stems | {stem(w) for t in self.terms for a in (*self.alternatives.get(t, ()), *self.bridged.get(t, ())) for w in WORD.findall(a.lower())}
         self.own_words: set[str] = set()  # bridged terms the documents use themselves (settle_bridge)
 
     def weigh(self, found: dict[str, int], total: int) -> None:
@@ -225,11 +227,16 @@ def asked_quantities(text: str) -> frozenset[str]:
     return frozenset(asked)
 
 
-def given_quantities(text: str) -> tuple[frozenset[str], frozenset[str]]:
-    """The quantities a table row gives, and the words of the columns that give a bare count. A
-    hardware table's row by its figure's name and value's unit (a bare number of things is a count);
-    any other row by the units of its cells, after the number or in the column's name ("Peak
-    TFLOPS: 2614.9", "L2 Cache (MiB): 4"); a cell of a bare number is a count of what its column names."""
+def given_quantities(kind: str, text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The quantities a passage gives, and the words of the things it gives a bare count of.
+    A hardware table's row by its figure's name and value's unit (a bare number of things is a
+    count); any other row by the units of its cells, after the number or in the column's name ("Peak
+    TFLOPS: 2614.9", "L2 Cache (MiB): 4"), a cell of a bare number counting what its column or the
+    row's first cell names. Prose gives none here: lifting prose that states a figure in the asked
+    unit cost answers on the question sets."""
+    if kind != "row":
+        return frozenset(), frozenset()
+    low = text.lower()
     row = _ROW_VALUE.search(text)
     if row is not None:
         figure, value = row.group("figure").lower(), row.group("value").lower()
@@ -237,12 +244,13 @@ def given_quantities(text: str) -> tuple[frozenset[str], frozenset[str]]:
         given |= {q for q, word in (("bandwidth", "bandwidth"), ("clock", "clock"), ("latency", "latency"), ("rate", "flops")) if word in figure}
         if figure.endswith("_bytes") and "bandwidth" not in given:
             given.add("size")
-        if not given and re.match(r"[\d,.]+ [a-z]", value):
-            given.add("count")  # 304 CU, 8 XCD, 528 tensor cores
+        if not given and re.match(r"[\d,.]+ [a-z]", value):  # 304 CU, 8 XCD, 528 tensor cores: a count of them
+            return frozenset({"count"}), frozenset(stem(w) for w in WORD.findall(figure.replace("_", " ") + " " + value))
         return frozenset(given), frozenset()
-    given: set[str] = set()
+    given = set()
     counted: set[str] = set()
-    for cell in text.lower().split("; "):
+    cells = low.split("; ")
+    for cell in cells:
         name, _, value = cell.rpartition(": ")
         if not value[:1].isdigit():
             continue
@@ -252,17 +260,18 @@ def given_quantities(text: str) -> tuple[frozenset[str], frozenset[str]]:
         if re.search(r"\((?:[kmgt]i?b|bytes)\)", name):
             cell_gives.add("size")
         given |= cell_gives
-        if not cell_gives:
-            counted.update(stem(w) for w in WORD.findall(name))
+        if not cell_gives:  # a count of what the column names, or of what the row is about ("XCDs; MI300X: 8")
+            counted.update(stem(w) for w in WORD.findall(name + " " + cells[0].rpartition(": ")[2]))
     return frozenset(given), frozenset(counted)
 
 
-def quantity_factor(query: Query, kind: str, given: tuple[frozenset[str], frozenset[str]]) -> float:
-    """A table row that gives the quantity asked for rises over its neighbours."""
-    if not query.asks or kind != "row":
-        return 1.0
+def quantity_factor(query: Query, given: tuple[frozenset[str], frozenset[str]]) -> float:
+    """A table row that gives the quantity asked for rises over its neighbours (a count: of the
+    things the question counts, in its words or the documents')."""
     classes, counted = given
-    return QUANTITY_LIFT if classes & query.asks or ("count" in query.asks and counted & query.stems) else 1.0
+    if classes & (query.asks - {"count"}) or ("count" in query.asks and counted & query.counted):
+        return QUANTITY_LIFT
+    return 1.0
 
 
 def passage_words(text: str) -> tuple[str, ...]:
@@ -390,10 +399,10 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
         if places is None:
             own = r["context"] + " " + r["text"]
             places = cache[r["rowid"]] = ((passage_words(own), own.lower()), (passage_words(r["title"]), r["title"].lower()),
-                                          (passage_words(r["path"]), r["path"].lower()), given_quantities(r["text"]))
+                                          (passage_words(r["path"]), r["path"].lower()), given_quantities(r["kind"], r["text"]))
         factor = arch_factor(query.archs, set(filter(None, r["mentions"].split(","))), set(filter(None, r["arch"].split(","))), query.assumed)
         factor *= product_factor(query, places)
-        factor *= quantity_factor(query, r["kind"], places[3])
+        factor *= quantity_factor(query, places[3])
         if r["layer"] == 0:
             factor *= 0.7  # the map points at pages (docs_map shows it); the pages hold the answers
         elif r["id"].startswith(HARDWARE_PAGES):
