@@ -77,7 +77,9 @@ class Query:
         self.pairs = [re.compile(r"\b" + re.escape(stem(a)) + r"\w*\W+(?:\w+\W+){0,2}?" + re.escape(stem(b))) for a, b in pairs]
         # the products it names by model number, stemmed as passage words are, and their families
         # ("mi300" of "mi300a"), once per query rather than once per candidate passage
-        models = [w for w in (*self.arch_words, *self.terms) if is_product(w)] or list(self.preferred)
+        models = [w for w in (*self.arch_words, *self.terms) if is_product(w)]
+        if not any(MODEL.fullmatch(m) for m in models):
+            models += self.preferred  # "peak bf16 TFLOPS" in an MI355X workspace: the MI355X's
         self.products = {stem(m) for m in models}
         self.models = {p for p in self.products if not DTYPE.fullmatch(p)}
         self.dtypes = self.products - self.models
