@@ -9,7 +9,12 @@ their synonyms) or naming the query's counters and instructions; they are then o
 - exact names: a counter, instruction or metric named in the query (SQ_INSTS_MFMA, TCC_HIT,
   ALUStalledByLDS) lifts the table row or entry that defines it;
 - architecture: a target named by any of its names (vocabulary.py) is a preference, not a word
-  the text must hold: passages about it rise, passages about other targets only sink.
+  the text must hold: passages about it rise, passages about other targets only sink; where the
+  query names none, the workspace's target and product are preferred, a little less;
+- the bridge (docs_index/bridge.toml): the words people use ("scratchpad", "thread block",
+  "chiplet", "idle lanes") also find the documents' terms for them, counting a little less;
+- the asked quantity: a question about a bandwidth, a size, a clock, a peak rate, a latency or a
+  count lifts the table row that gives that quantity over its neighbours.
 """
 
 from __future__ import annotations
@@ -31,10 +36,7 @@ PLACES = (1.0, 0.75, 0.5)
 # tables; they answer first only where no document does (hw_spec serves them by key)
 TABLES_FACTOR = 0.7
 OWN_WORD = 60  # a word in this many passages is the documents' own: the bridge adds no candidates for it
-# a page about another target than the one the query names, or than the workspace's (the ROCm
-# documents a user ingests are tagged by the targets they name: MI300/MI200 counters still answer
-# most gfx950 counter questions)
-OTHER_TARGET, OTHER_TARGET_ASSUMED = 0.5, 0.5
+OTHER_TARGET = 0.5  # a page about another target than the one asked about (0.7 let the H100 occupancy rule outrank MI300X's)
 DTYPE_LIFT = 1.4  # a passage naming the data type or cache level the query names
 BRIDGED = 0.8  # a term found only as the documents' word for it (bridge.toml) counts for less than the word itself
 QUANTITY_LIFT = 1.3  # a table row that gives the quantity asked for (a row giving another one was sunk too: it cost answers)
@@ -159,10 +161,11 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
     table = synonyms()
     targets = archs | ({arch} if arch else set())
     prefer_arch, prefer_product = prefer
-    assumed = not targets and bool(prefer_arch)
-    if assumed:
-        targets = {prefer_arch}  # a question asked in a gfx950 workspace is about gfx950 unless it says otherwise
-    own_product = prefer_product.lower() if prefer_product and prefer_arch in targets else None
+    assumed = False
+    if not targets and prefer_arch is not None:
+        targets, assumed = {prefer_arch}, True  # a question asked in a gfx950 workspace is about gfx950 unless it says otherwise
+    # the workspace's product by its model number ("H100 PCIe": h100), where the query is about its arch
+    own_product = [w for w in WORD.findall((prefer_product or "").lower()) if MODEL.fullmatch(w)][:1] if prefer_arch in targets else []
     bridge = bridged(terms, {registry()[a].vendor for a in targets if a in registry()})  # the documents' words for the query's own
     # two query words that a synonym group lists as one phrase ("compute units" = "cus") are one term
     joined: list[str] = []
@@ -183,7 +186,7 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
             alternatives[term] = (*alternatives.get(term, ()), spaced)
     bridged_words = {t: tuple(a for a in dict.fromkeys(added[t]) if a != t and a not in alternatives.get(t, ())) for t in terms if added.get(t)}
     return Query(text, terms, keys, targets, [words[i] for i in sorted(used)], alternatives, {t: a for t, a in bridged_words.items() if a},
-                 asked_quantities(plain.lower()), (own_product,) if own_product and is_product(own_product) else (), assumed)
+                 asked_quantities(plain.lower()), tuple(own_product), assumed)
 
 
 # The quantities a question asks for, by its words, and how a table row shows that it gives one: the
@@ -331,7 +334,7 @@ def arch_factor(query_archs: set[str], mentions: set[str], tags: set[str], assum
     if not query_archs:
         return 1.0
     if tags and "all" not in tags and not tags & query_archs:
-        return OTHER_TARGET_ASSUMED if assumed else OTHER_TARGET
+        return OTHER_TARGET
     if mentions & query_archs:
         return 1.15 if assumed else 1.3
     return 0.8 if mentions else 1.0
@@ -348,7 +351,7 @@ def product_words() -> frozenset[str]:
 
 
 def is_product(word: str) -> bool:
-    """A model number ("mi300a", "mi100", "h100"), not an arch's own name ("gfx942")."""
+    """A model number ("mi300a", "mi100", "h100") or a qualifier of one (bf16, l2), not an arch's own name ("gfx942")."""
     return (MODEL.fullmatch(word) is not None or DTYPE.fullmatch(word) is not None) and word not in arch_names()
 
 

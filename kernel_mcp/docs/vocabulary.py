@@ -163,7 +163,7 @@ class BridgeEntry:
     alternatives: tuple[str, ...]  # the documents' terms and the counters, as a passage may hold them
     vendor: str = ""  # whose documents use those terms, where only one vendor's do ("" for both)
 
-    def serves(self, vendors: set[str]) -> bool:
+    def serves(self, vendors: set[str] | frozenset[str]) -> bool:
         """Whether it widens a question about targets of these vendors (none: no target named)."""
         return not self.vendor or not vendors or self.vendor in vendors
 
@@ -228,7 +228,7 @@ def _phrase_at(phrase: tuple[str, ...], stems: list[str], start: int) -> list[in
     return hit
 
 
-def bridged(terms: list[str], vendors: set[str] = frozenset()) -> dict[int, tuple[str, ...]]:
+def bridged(terms: list[str], vendors: set[str] | frozenset[str] = frozenset()) -> dict[int, tuple[str, ...]]:
     """Per position in `terms` (a query's words, stop words and arch names out), the documents' terms
     that the bridge adds. A phrase matches its words in order with at most one other word between
     two of them; the longest phrase found takes its words ("thread block" is a workgroup, not a
