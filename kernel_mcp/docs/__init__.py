@@ -124,16 +124,16 @@ def _page_size(budget: int) -> int:
     return max(400, budget - 600)  # room for the id, the citation and the children around the text
 
 
-def _other_figures(store: DocsStore, page_id: str, shown: str) -> str:
-    """The other sections of a hardware table's page, a row a line: a question about a product often
-    asks two of its figures at once ("how many SMs and what boost clock"), and a hit opens at one."""
+def _other_figures(store: DocsStore, page_id: str, shown: str = "", before: int = 0) -> str:
+    """The rest of a hardware table's page, a row a line: a question about a product often asks two
+    of its figures at once ("how many SMs and what boost clock"), and a hit opens at one. `shown`:
+    the section the hit opened, of which only the rows above offset `before` are still to show."""
     lines = []
     for child in store.children(page_id):
-        if child == shown:
-            continue
         section = store.get(child)
-        rows = [line for line in section["body"].splitlines() if line.startswith("|") and not line.startswith(("| figure |", "| ---"))]
-        lines += [f"{section['title']}:"] + rows
+        body = section["body"][:before] if child == shown else section["body"]
+        rows = [line for line in body.splitlines() if line.startswith("|") and not line.startswith(("| figure |", "| ---"))]
+        lines += [f"{section['title']}:"] + rows if rows else []
     return ("\n\nthe page's other figures:\n" + "\n".join(lines)) if lines else ""
 
 
@@ -146,12 +146,12 @@ def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> Sect
     if passage is None:
         stream, parent, children = body, row["parent"], store.children(section_id)
         if row["id"].startswith(HARDWARE_PAGES) and row["layer"] == 1:
-            stream += _other_figures(store, row["id"], "").replace("the page's other figures", "its figures")
+            stream += _other_figures(store, row["id"]).replace("the page's other figures", "its figures")
     else:
         if passage["kind"] == "row":
             stream = f"table: {passage['context']}\nrow: {passage['text']}\n\nthe section from that row on:\n{body[passage['end']:].lstrip()}"
             if row["id"].startswith(HARDWARE_PAGES) and row["parent"]:
-                stream += _other_figures(store, row["parent"], row["id"])
+                stream += _other_figures(store, row["parent"], row["id"], passage["start"])
         else:
             stream = ("... " if passage["start"] > 0 else "") + body[passage["start"]:]
         parent, children = row["id"], []

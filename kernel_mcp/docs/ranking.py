@@ -155,7 +155,10 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
     if not words:
         return None
     archs, used = archs_named(words)
-    terms = [w for i, w in enumerate(words) if i not in used and w not in STOPWORDS]
+    asks = asked_quantities(plain.lower())
+    # "how fast", "how big": the words that ask for a quantity are no words its answer holds
+    cues = _CUES if asks else frozenset()
+    terms = [w for i, w in enumerate(words) if i not in used and w not in STOPWORDS and w not in cues]
     if not terms:  # only arch names or stop words: search for them after all
         terms = [w for w in words if w not in STOPWORDS] or words
     table = synonyms()
@@ -186,7 +189,7 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
             alternatives[term] = (*alternatives.get(term, ()), spaced)
     bridged_words = {t: tuple(a for a in dict.fromkeys(added[t]) if a != t and a not in alternatives.get(t, ())) for t in terms if added.get(t)}
     return Query(text, terms, keys, targets, [words[i] for i in sorted(used)], alternatives, {t: a for t, a in bridged_words.items() if a},
-                 asked_quantities(plain.lower()), tuple(own_product), assumed)
+                 asks, tuple(own_product), assumed)
 
 
 # The quantities a question asks for, by its words, and how a table row shows that it gives one: the
@@ -208,6 +211,7 @@ _ASKED = {
     "latency": re.compile(r"\blatency\b|\bhow long\b|\bcycles\b"),
 }
 _FAST = re.compile(r"\b(?:fast|faster|fastest|quickly|speed|stream|streams)\b")
+_CUES = frozenset("big bigger large larger fast faster fastest quickly".split())
 _MEMORY = re.compile(r"\b(?:memory|hbm|dram|vram|caches?|l1|l2|lds|scratchpad|read|reads|load|loads|fetch|deliver)\b")
 _COUNT = re.compile(r"\b(?:how many|number of|count of)\s+(\w+)")
 _ROW_VALUE = re.compile(r"(?:^|; )figure: (?P<figure>[^;]*); value: (?P<value>[^;]*)")
