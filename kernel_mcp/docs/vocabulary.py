@@ -31,7 +31,7 @@ STOPWORDS = frozenset(
     "where which while who whom why will with would you your "
     # and the filler of a question in plain words, which names nothing a GPU document is about
     "actually anything basically carry carries else even ever everything exactly generally happen happens idea instead kind "
-    "possible possibly rather really roughly simply something sort thing things typically usually versus vs way whether".split()
+    "possible possibly rather really roughly simply something thing things typically usually versus vs way whether".split()
 )
 # snake_case / UPPER_SNAKE names, and CamelCase names with a hump (lower-to-upper, "dB" in
 # StalledBy) or an acronym before a word ("UUti" in VALUUtilization), not an acronym's plural
