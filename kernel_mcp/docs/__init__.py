@@ -13,6 +13,7 @@ import difflib
 from pathlib import Path
 
 from kernel_mcp import safe_files
+from kernel_mcp.docs.hardware_pages import PAGE_PREFIX as HARDWARE_PAGES
 from kernel_mcp.docs.store import DocsStore
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.arch_registry import arch_names, check_arch, docs_index_dir
@@ -109,15 +110,31 @@ def docs_map(store: DocsStore) -> DocsMap:
     return DocsMap(text=row["body"])
 
 
-def docs_search(store: DocsStore, query: str, arch: str | None, limit: int) -> SearchAnswer:
+def docs_search(store: DocsStore, query: str, arch: str | None, limit: int, prefer: tuple[str | None, str | None] = (None, None)) -> SearchAnswer:
+    """`prefer`: the workspace's target arch and product label, which rank first where the query names
+    no target or product of its own (a filter `arch` is stricter: other targets' pages are left out)."""
     if arch is not None:
         check_arch(arch)
-    hits = [SearchHit(**{k: h[k] for k in ("id", "section", "title", "layer", "arch", "snippet")}) for h in store.search(query, arch, limit)]
+    found = store.search(query, arch, limit, prefer)
+    hits = [SearchHit(**{k: h[k] for k in ("id", "section", "title", "layer", "arch", "snippet")}) for h in found]
     return SearchAnswer(query=query, arch=arch, hits=hits)
 
 
 def _page_size(budget: int) -> int:
     return max(400, budget - 600)  # room for the id, the citation and the children around the text
+
+
+def _other_figures(store: DocsStore, page_id: str, shown: str = "", before: int = 0) -> str:
+    """The rest of a hardware table's page, a row a line: a question about a product often asks two
+    of its figures at once ("how many SMs and what boost clock"), and a hit opens at one. `shown`:
+    the section the hit opened, of which only the rows above offset `before` are still to show."""
+    lines = []
+    for child in store.children(page_id):
+        section = store.get(child)
+        body = section["body"][:before] if child == shown else section["body"]
+        rows = [line for line in body.splitlines() if line.startswith("|") and not line.startswith(("| figure |", "| ---"))]
+        lines += [f"{section['title']}:"] + rows if rows else []
+    return ("\n\nthe page's other figures:\n" + "\n".join(lines)) if lines else ""
 
 
 def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> SectionAnswer:
@@ -128,9 +145,13 @@ def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> Sect
     body = row["body"]
     if passage is None:
         stream, parent, children = body, row["parent"], store.children(section_id)
+        if row["id"].startswith(HARDWARE_PAGES) and row["layer"] == 1:
+            stream += _other_figures(store, row["id"]).replace("the page's other figures", "its figures")
     else:
         if passage["kind"] == "row":
             stream = f"table: {passage['context']}\nrow: {passage['text']}\n\nthe section from that row on:\n{body[passage['end']:].lstrip()}"
+            if row["id"].startswith(HARDWARE_PAGES) and row["parent"]:
+                stream += _other_figures(store, row["parent"], row["id"], passage["start"])
         else:
             stream = ("... " if passage["start"] > 0 else "") + body[passage["start"]:]
         parent, children = row["id"], []

@@ -28,7 +28,7 @@ def read_hardware_table(path: Path, page_id: str) -> list[Section]:
     """An arch's table (hardware/<arch>.toml) or a product's (hardware/products/<product>.toml: its
     own figures, under its arch's family and vendor) as one page."""
     try:
-        data = read_table(path)
+        data = raw = read_table(path)
         product = path.parent.name == "products"
         if product:
             arch = registry().get(str(data.get("arch")))
@@ -51,6 +51,10 @@ def read_hardware_table(path: Path, page_id: str) -> list[Section]:
         title = f"{spec.product} ({spec.family}, {spec.arch}): sourced figures"
         intro = (f"The {spec.product}'s own figures (counts, clocks, memory, peak rates), each with its primary source; the ISA-level "
                  f"facts it shares with every {spec.arch} product are on the {spec.arch} page. hw_spec(product={spec.label!r}) gives both.")
+        names = [str(n) for n in raw.get("names") or [] if isinstance(n, str)]
+        ids = [str(i) for i in raw.get("device_ids") or [] if isinstance(i, str)]
+        if names:  # how monitors and people name it, and the PCI ids that tell it apart (gpu_status matches both)
+            intro += f" Named {', '.join(names)}" + (f"; PCI device ids {', '.join(ids)}." if ids else ".")
         origin = f"docs_index/hardware/products/{path.name}"
     else:
         sold_as = ", ".join(p.label for p in products_of(spec.arch)) or spec.label

@@ -9,7 +9,12 @@ their synonyms) or naming the query's counters and instructions; they are then o
 - exact names: a counter, instruction or metric named in the query (SQ_INSTS_MFMA, TCC_HIT,
   ALUStalledByLDS) lifts the table row or entry that defines it;
 - architecture: a target named by any of its names (vocabulary.py) is a preference, not a word
-  the text must hold: passages about it rise, passages about other targets only sink.
+  the text must hold: passages about it rise, passages about other targets only sink; where the
+  query names none, the workspace's target and product are preferred, a little less;
+- the bridge (docs_index/bridge.toml): the words people use ("scratchpad", "thread block",
+  "chiplet", "idle lanes") also find the documents' terms for them, counting a little less;
+- the asked quantity: a question about a bandwidth, a size, a clock, a peak rate, a latency or a
+  count lifts the table row that gives that quantity over its neighbours.
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
+from kernel_mcp.arch_registry import products, registry
 from kernel_mcp.docs.hardware_pages import PAGE_PREFIX as HARDWARE_PAGES
-from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, compact, identifiers, name_parts, stem, synonyms
+from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, bridged, cached, compact, identifiers, name_parts, stem, synonyms
 
 # How much a query word counts where it is found: in the passage (a table row with its header,
 # a chunk of prose), in its section's heading, or only in the headings above.
@@ -29,7 +35,15 @@ PLACES = (1.0, 0.75, 0.5)
 # The hardware tables restate, as one row per figure, what the documents say in their own words and
 # tables; they answer first only where no document does (hw_spec serves them by key)
 TABLES_FACTOR = 0.7
-MODEL = re.compile(r"[a-z]+[0-9]+[a-z0-9]*")  # a product or model number: mi300a, mi100, h100, a100
+OWN_WORD = 60  # a word in this many passages is the documents' own: the bridge adds no candidates for it
+OTHER_TARGET = 0.5  # a page about another target than the one asked about (0.7 let the H100 occupancy rule outrank MI300X's)
+DTYPE_LIFT = 1.4  # a passage naming the data type or cache level the query names
+BRIDGED = 0.8  # a term found only as the documents' word for it (bridge.toml) counts for less than the word itself
+QUANTITY_LIFT = 1.3  # a table row that gives the quantity asked for (a row giving another one was sunk too: it cost answers)
+# a product's model number (mi300a, mi100, h100, a100); and a data type (bf16, fp8, e4m3) or a cache
+# level (l1, l2), which tell a table's rows apart as a product does (not a die or a register: xcd0, v0)
+MODEL = re.compile(r"(?:mi|h|a|b|gb|gh|v|p|rx|w)[0-9]{2,}[a-z0-9]*")
+DTYPE = re.compile(r"(?:mx)?(?:fp|bf|tf|xf|int|uint|f|i|u)[0-9]+|e[0-9]m[0-9]|l[0-3]")
 
 
 def _fts_phrase(text: str) -> str:
@@ -52,31 +66,59 @@ class Query:
     archs: set[str] = field(default_factory=set)  # targets the query names (or filters on)
     arch_words: list[str] = field(default_factory=list)  # the words that named them ("mi300a")
     alternatives: dict[str, tuple[str, ...]] = field(default_factory=dict)  # term -> its synonyms
+    bridged: dict[str, tuple[str, ...]] = field(default_factory=dict)  # term -> the documents' words for it (bridge.toml)
+    asks: frozenset[str] = frozenset()  # the quantities it asks for (asked_quantities): bandwidth, size, clock, ...
+    preferred: tuple[str, ...] = ()  # the workspace's product, when the query names none: its model number ("mi355x")
+    assumed: bool = False  # the target is the workspace's: the query names none
 
     def __post_init__(self) -> None:
-        self.matchers = [[_matcher(a) for a in (t, *self.alternatives.get(t, ()))] for t in self.terms]
+        # each term's matchers, its own spellings first, then the bridge's words, which count for less
+        self.matchers = [[(_matcher(a), 1.0) for a in (t, *self.alternatives.get(t, ()))]
+                         + [(_matcher(a), BRIDGED) for a in self.bridged.get(t, ())] for t in self.terms]
         pairs = [(a, b) for a, b in zip(self.terms, self.terms[1:]) if " " not in a + b][:12]
         self.pairs = [re.compile(r"\b" + re.escape(stem(a)) + r"\w*\W+(?:\w+\W+){0,2}?" + re.escape(stem(b))) for a, b in pairs]
         # the products it names by model number, stemmed as passage words are, and their families
         # ("mi300" of "mi300a"), once per query rather than once per candidate passage
         models = [w for w in (*self.arch_words, *self.terms) if is_product(w)]
+        if not any(MODEL.fullmatch(m) for m in models):
+            models += self.preferred  # "peak bf16 TFLOPS" in an MI355X workspace: the MI355X's
         self.products = {stem(m) for m in models}
-        self.families = tuple({m[:5] for m in models if len(m) > 5})
+        self.models = {p for p in self.products if not DTYPE.fullmatch(p)}
+        self.dtypes = self.products - self.models
+        # a model's family: its letters and first digit (mi300a, mi325x and mi355x are mi3 products)
+        self.families = tuple({f.group() for m in self.models for f in [re.match(r"[a-z]+[0-9]", m)] if f})
         self.weights = [1.0] * len(self.terms)
+        self.stems = frozenset(stem(w) for t in self.terms for w in t.split())
+        # what a count question counts, in its words and the documents' ("chiplets": xcd, gcd)
+        self.counted = self.stems | {stem(w) for t in self.terms for a in (*self.alternatives.get(t, ()), *self.bridged.get(t, ())) for w in WORD.findall(a.lower())}
+        self.own_words: set[str] = set()  # bridged terms the documents use themselves (settle_bridge)
 
     def weigh(self, found: dict[str, int], total: int) -> None:
         """Weights the terms by rarity (inverse document frequency): a passage holding "latency"
         and "average" answers more of "average vector memory latency" than one holding "vector"
         and "memory", words of every other passage. `found`: passages holding each term."""
         idf = [math.log(1 + total / (1 + found[t])) if t in found else 1.0 for t in self.terms]
+        if any(found.get(t, 1) for t in self.terms):
+            # a word no passage holds ("idea", "roughly") tells no passage from another: it weighs nothing,
+            # where its rarity would have made it the heaviest term of the question
+            idf = [0.0 if found.get(t, 1) == 0 else w for t, w in zip(self.terms, idf)]
         mean = sum(idf) / len(idf) if idf else 1.0
         self.weights = [w / mean for w in idf] if mean > 0 else [1.0] * len(self.terms)
 
-    def term_fts(self, term: str) -> str:
-        """One term as FTS5: the word as a prefix (hbm finds HBM3E) or a phrase, or a synonym."""
+    def term_fts(self, term: str, bridged: bool = True) -> str:
+        """One term as FTS5: the word as a prefix (hbm finds HBM3E) or a phrase, or a synonym, and
+        (`bridged`, unless the documents use the word itself: see `settle_bridge`) the bridge's words."""
+        bridge = self.bridged.get(term, ()) if bridged and term not in self.own_words else ()
         forms = [f'"{term}"*' if len(term) >= 3 and " " not in term else _fts_phrase(term)]
-        forms += [_fts_phrase(a) for a in self.alternatives.get(term, ()) if WORD.search(a)]
+        forms += [_fts_phrase(a) for a in (*self.alternatives.get(term, ()), *bridge) if WORD.search(a)]
         return forms[0] if len(forms) == 1 else "(" + " OR ".join(forms) + ")"
+
+    def settle_bridge(self, found: dict[str, int]) -> None:
+        """`found`: passages holding each bridged term in its own spelling. A term the documents use
+        in many passages ("block", "size") finds its candidates by itself: the bridge's words would
+        only crowd BM25's hundred with passages about them, so they count in coverage alone. The
+        bridge widens the search for the words the documents seldom use ("scratchpad", "chiplet")."""
+        self.own_words = {t for t, n in found.items() if n >= OWN_WORD}
 
     def fts(self, common: set[str] | frozenset[str] = frozenset()) -> str:
         """FTS5 MATCH expression for the candidates: any rare term, all the common ones together
@@ -97,25 +139,47 @@ class Query:
         return " OR ".join(parts)
 
 
-def analyse(text: str, arch: str | None) -> Query | None:
-    """None when the text has no word to search for."""
+_EXCLUDED = re.compile(r"\((?:non-[\w-]+|not\b[^)]*)\)|\bnon-[\w-]+(?=\s*\()")
+
+
+def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] = (None, None)) -> Query | None:
+    """None when the text has no word to search for. `prefer`: the workspace's target arch and
+    product (its model number, "MI355X"): where the query names no target, its target is the one
+    preferred, and where it names no product, its product is."""
     # "kernel's" is the kernel, "isn't" is not: no term "s" or "t" (a letter alone is no word to search for)
     plain = re.sub(r"n['’]t\b", " not", re.sub(r"(?<=\w)['’]s\b", "", text))
+    # an aside that says what is not meant ("vector (non-matrix)", "non-matrix (vector)", "(not bank
+    # conflicts)") holds no words to look for
+    plain = _EXCLUDED.sub(" ", plain)
     words = [w.lower() for w in WORD.findall(plain) if len(w) > 1 or w.isdigit()]
     if not words:
         return None
     archs, used = archs_named(words)
-    terms = [w for i, w in enumerate(words) if i not in used and w not in STOPWORDS]
+    asks = asked_quantities(plain.lower())
+    # "how fast", "how big": the words that ask for a quantity are no words its answer holds
+    cues = _CUES if asks else frozenset()
+    terms = [w for i, w in enumerate(words) if i not in used and w not in STOPWORDS and w not in cues]
     if not terms:  # only arch names or stop words: search for them after all
         terms = [w for w in words if w not in STOPWORDS] or words
     table = synonyms()
+    targets = archs | ({arch} if arch else set())
+    prefer_arch, prefer_product = prefer
+    assumed = False
+    if not targets and prefer_arch is not None:
+        targets, assumed = {prefer_arch}, True  # a question asked in a gfx950 workspace is about gfx950 unless it says otherwise
+    # the workspace's product by its model number ("H100 PCIe": h100), where the query is about its arch
+    own_product = [w for w in WORD.findall((prefer_product or "").lower()) if MODEL.fullmatch(w)][:1] if prefer_arch in targets else []
+    bridge = bridged(terms, {registry()[a].vendor for a in targets if a in registry()})  # the documents' words for the query's own
     # two query words that a synonym group lists as one phrase ("compute units" = "cus") are one term
     joined: list[str] = []
-    for term in terms:
+    added: dict[str, tuple[str, ...]] = {}
+    for i, term in enumerate(terms):
         if joined and " " not in joined[-1] and f"{joined[-1]} {term}" in table:
             joined[-1] = f"{joined[-1]} {term}"
+            added[joined[-1]] = added.pop(joined[-1].split()[0], ()) + bridge.get(i, ())
         else:
             joined.append(term)
+            added[term] = added.get(term, ()) + bridge.get(i, ())
     terms = list(dict.fromkeys(joined))
     keys = list(dict.fromkeys(compact(k) for k in identifiers(text)))
     alternatives = {t: table[t] for t in terms if t in table}
@@ -123,7 +187,100 @@ def analyse(text: str, arch: str | None) -> Query | None:
         if "_" in term.strip("_"):
             spaced = " ".join(part for part in term.split("_") if part)
             alternatives[term] = (*alternatives.get(term, ()), spaced)
-    return Query(text, terms, keys, archs | ({arch} if arch else set()), [words[i] for i in sorted(used)], alternatives)
+    bridged_words = {t: tuple(a for a in dict.fromkeys(added[t]) if a != t and a not in alternatives.get(t, ())) for t in terms if added.get(t)}
+    return Query(text, terms, keys, targets, [words[i] for i in sorted(used)], alternatives, {t: a for t, a in bridged_words.items() if a},
+                 asks, tuple(own_product), assumed)
+
+
+# The quantities a question asks for, by its words, and how a table row shows that it gives one: the
+# row that gives the asked figure rises over its neighbours in the same table ("how fast can an
+# MI300X stream from device memory" is the HBM bandwidth row, not the HBM size row beside it).
+_UNITS = {
+    "bandwidth": r"[kmgtp]i?b/s|bytes/s|b/clk|bytes? per (?:clock|cycle|second)",
+    "size": r"[kmgt]i?b|bytes|b",
+    "clock": r"[mg]hz",
+    "rate": r"[tpg]?flops|[tpg]?flop/s|tops|flop/clk(?:/cu)?",
+    "latency": r"cycles?|ns|clocks",
+}
+_ASKED = {
+    "bandwidth": re.compile(r"\bbandwidths?\b|\b(?:tb|gb)/s\b|\bbytes per (?:second|clock|cycle)\b"),
+    "size": re.compile(r"\bsizes?\b|\bcapacity\b|\bhow (?:big|large)\b|\bhow much (?:device |on-chip |shared |hbm |gpu )?"
+                       r"(?:memory|lds|cache|scratchpad|hbm|vram|l1|l2|l3|register)|\b[kmg]i?b of\b"),
+    "clock": re.compile(r"\bclocks?\b|\bfrequenc(?:y|ies)\b|\b[mg]hz\b"),
+    "rate": re.compile(r"\b[tpg]?flops\b|\bflop/s\b|\btops\b|\bthroughput\b|\bpeak (?:fp|bf|int|tf|mxfp|dense|matrix|vector)"),
+    "latency": re.compile(r"\blatency\b|\bhow long\b|\bcycles\b"),
+}
+_FAST = re.compile(r"\b(?:fast|faster|fastest|quickly|speed|stream|streams)\b")
+_CUES = frozenset("big bigger large larger fast faster fastest quickly".split())
+_MEMORY = re.compile(r"\b(?:memory|hbm|dram|vram|caches?|l1|l2|lds|scratchpad|read|reads|load|loads|fetch|deliver)\b")
+_COUNT = re.compile(r"\b(?:how many|number of|count of)\s+(\w+)")
+_ROW_VALUE = re.compile(r"(?:^|; )figure: (?P<figure>[^;]*); value: (?P<value>[^;]*)")
+
+
+# "block size" and "wave size" count threads; a figure the question states ("the 2100 MHz default",
+# "64 KB of LDS") is its context, not what it asks
+_NOT_A_SIZE = re.compile(r"\b(?:block|workgroup|work-group|group|wave|wavefront|warp|grid|tile|batch|problem|step|vector|instruction)\s+sizes?\b")
+_STATED = re.compile(r"\b\d[\d,.]*\s*(?:[kmgt]i?b|bytes|[mg]hz|[tg]b/s|[tpg]?flops|cycles)\b")
+
+
+def asked_quantities(text: str) -> frozenset[str]:
+    """The quantities a lower-cased question asks for: bandwidth, size, clock, rate (FLOP/s), latency, count."""
+    text = _STATED.sub(" ", _NOT_A_SIZE.sub(" count ", text))
+    asked = {name for name, pattern in _ASKED.items() if pattern.search(text)}
+    if _FAST.search(text) and "clock" not in asked and _MEMORY.search(text):
+        asked.add("bandwidth")  # "how fast can it read HBM": a rate of bytes
+    for match in _COUNT.finditer(text):
+        unit = match.group(1)
+        if not any(re.fullmatch(_UNITS[q], unit) for q in _UNITS):
+            asked.add("count")  # "how many CUs", not "how many cycles"
+    return frozenset(asked)
+
+
+def given_quantities(kind: str, text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The quantities a passage gives, and the words of the things it gives a bare count of.
+    A hardware table's row by its figure's name and value's unit (a bare number of things is a
+    count); any other row by the units of its cells, after the number or in the column's name ("Peak
+    TFLOPS: 2614.9", "L2 Cache (MiB): 4"), a cell of a bare number counting what its column or the
+    row's first cell names. Prose gives none here: lifting prose that states a figure in the asked
+    unit cost answers on the question sets."""
+    if kind != "row":
+        return frozenset(), frozenset()
+    low = text.lower()
+    row = _ROW_VALUE.search(text)
+    if row is not None:
+        figure, value = row.group("figure").lower(), row.group("value").lower()
+        given = {q for q, unit in _UNITS.items() if re.search(r"[\d)]\s*(?:" + unit + r")(?![\w/])", value)}
+        given |= {q for q, word in (("bandwidth", "bandwidth"), ("clock", "clock"), ("latency", "latency"), ("rate", "flops")) if word in figure}
+        if figure.endswith("_bytes") and "bandwidth" not in given:
+            given.add("size")
+        if not given and re.match(r"[\d,.]+ [a-z]", value):  # 304 CU, 8 XCD, 528 tensor cores: a count of them
+            return frozenset({"count"}), frozenset(stem(w) for w in WORD.findall(figure.replace("_", " ") + " " + value))
+        return frozenset(given), frozenset()
+    given = set()
+    counted: set[str] = set()
+    cells = low.split("; ")
+    for cell in cells:
+        name, _, value = cell.rpartition(": ")
+        if not value[:1].isdigit():
+            continue
+        cell_gives = {q for q, unit in _UNITS.items() if re.match(r"[\d.,]+\s*(?:" + unit + r")(?![\w/])", value)}
+        cell_gives |= {q for q, pattern in _ASKED.items() if pattern.search(name)}
+        cell_gives |= {q for q, unit in _UNITS.items() if q != "size" and re.search(r"\b(?:" + unit + r")\b", name)}
+        if re.search(r"\((?:[kmgt]i?b|bytes)\)", name):
+            cell_gives.add("size")
+        given |= cell_gives
+        if not cell_gives:  # a count of what the column names, or of what the row is about ("XCDs; MI300X: 8")
+            counted.update(stem(w) for w in WORD.findall(name + " " + cells[0].rpartition(": ")[2]))
+    return frozenset(given), frozenset(counted)
+
+
+def quantity_factor(query: Query, given: tuple[frozenset[str], frozenset[str]]) -> float:
+    """A table row that gives the quantity asked for rises over its neighbours (a count: of the
+    things the question counts, in its words or the documents')."""
+    classes, counted = given
+    if classes & (query.asks - {"count"}) or ("count" in query.asks and counted & query.counted):
+        return QUANTITY_LIFT
+    return 1.0
 
 
 def passage_words(text: str) -> tuple[str, ...]:
@@ -153,10 +310,16 @@ def coverage(query: Query, places) -> float:
         return 1.0
     total = 0.0
     for matchers, rarity in zip(query.matchers, query.weights):
+        best = 0.0
         for weight, (words, text) in zip(PLACES, places):
-            if any(_holds(m, words, text) for m in matchers):
-                total += weight * rarity
+            if weight <= best:
                 break
+            for matcher, strength in matchers:
+                if weight * strength > best and _holds(matcher, words, text):
+                    best = weight * strength
+                    if strength == 1.0:
+                        break
+        total += best * rarity
     return total / sum(query.weights)
 
 
@@ -167,22 +330,33 @@ def proximity(query: Query, text: str) -> float:
     return sum(1 for p in query.pairs if p.search(text)) / len(query.pairs)
 
 
-def arch_factor(query_archs: set[str], mentions: set[str], tags: set[str]) -> float:
+def arch_factor(query_archs: set[str], mentions: set[str], tags: set[str], assumed: bool = False) -> float:
     """Passages about an asked-for target rise; those about other targets only sink. A page about
     another target sinks even where it names the asked one in passing (a CDNA2 page listing the
-    gfx950 forms that gfx90a rejects)."""
+    gfx950 forms that gfx90a rejects). `assumed`: the target is the workspace's, not named in the
+    query: its passages rise less, and another target's page still sinks below them."""
     if not query_archs:
         return 1.0
     if tags and "all" not in tags and not tags & query_archs:
-        return 0.7
+        return OTHER_TARGET
     if mentions & query_archs:
-        return 1.3
+        return 1.15 if assumed else 1.3
     return 0.8 if mentions else 1.0
 
 
+def _product_words() -> frozenset[str]:
+    words = {stem(w) for e in products().values() for name in (e.label, *e.names) for w in WORD.findall(name.lower())}
+    return frozenset(w for w in words if MODEL.fullmatch(w) and not re.match(r"(?:hbm|sxm|pcie|oam|nvl)\d", w))
+
+
+def product_words() -> frozenset[str]:
+    """The model numbers of the products that have a table (mi300x, mi355x, h100, ...), as passage words."""
+    return cached("product words", _product_words)
+
+
 def is_product(word: str) -> bool:
-    """A model number ("mi300a", "mi100", "h100"), not an arch's own name ("gfx942")."""
-    return MODEL.fullmatch(word) is not None and word not in arch_names()
+    """A model number ("mi300a", "mi100", "h100") or a qualifier of one (bf16, l2), not an arch's own name ("gfx942")."""
+    return (MODEL.fullmatch(word) is not None or DTYPE.fullmatch(word) is not None) and word not in arch_names()
 
 
 def aliases() -> set[tuple[str, ...]]:
@@ -193,15 +367,24 @@ def aliases() -> set[tuple[str, ...]]:
 def product_factor(query: Query, places) -> float:
     """A product the query names by its model number ("MI300A", "MI100") lifts the passages that
     name that very product, and sinks those that name only its siblings (a row of MI300X figures
-    for a question about the MI300A): a table lists several products in the same words."""
+    for a question about the MI300A): a table lists several products in the same words. A question
+    that compares products ("MI350X vs MI300X vs H100") lifts most the passage that names them all.
+    A data type or cache level it names (bf16, fp8, L2) lifts the passages that name it: rows differ by it too."""
     if not query.products:
         return 1.0
     own = set(places[0][0]) | set(places[1][0])
-    if query.products & own:
-        return 1.4
-    if query.families and any(w.startswith(query.families) and len(w) > 5 for w in own):
-        return 0.85  # a sibling of the family, not the product asked about
-    return 1.0
+    factor = 1.0
+    if query.models:
+        # "MI300" names the series: its MI300A and MI300X rows are about it
+        named = {m for m in query.models if m in own or any(w.startswith(m) and MODEL.fullmatch(w) for w in own)}
+        if named:
+            lift = 0.15 if query.models <= set(query.preferred) else 0.4  # the workspace's product, not one the query names
+            factor = 1.0 + lift * (len(named) / len(query.models) if len(query.models) >= 2 else 1.0)
+        elif any(w.startswith(query.families) and not any(m.startswith(w) or w.startswith(m) for m in query.models) for w in own & product_words()):
+            factor = 0.85  # a sibling of the family (a product with a table), not the product asked about
+    if query.dtypes & own:
+        factor *= DTYPE_LIFT
+    return factor
 
 
 def score(bm25_share: float, cover: float, near: float, defines: bool, names: bool, factor: float) -> float:
@@ -225,9 +408,10 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
         if places is None:
             own = r["context"] + " " + r["text"]
             places = cache[r["rowid"]] = ((passage_words(own), own.lower()), (passage_words(r["title"]), r["title"].lower()),
-                                          (passage_words(r["path"]), r["path"].lower()))
-        factor = arch_factor(query.archs, set(filter(None, r["mentions"].split(","))), set(filter(None, r["arch"].split(","))))
+                                          (passage_words(r["path"]), r["path"].lower()), given_quantities(r["kind"], r["text"]))
+        factor = arch_factor(query.archs, set(filter(None, r["mentions"].split(","))), set(filter(None, r["arch"].split(","))), query.assumed)
         factor *= product_factor(query, places)
+        factor *= quantity_factor(query, places[3])
         if r["layer"] == 0:
             factor *= 0.7  # the map points at pages (docs_map shows it); the pages hold the answers
         elif r["id"].startswith(HARDWARE_PAGES):

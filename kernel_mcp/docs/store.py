@@ -23,9 +23,10 @@ from kernel_mcp.docs.readers import SUFFIXES, Section, read_html, read_markdown,
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 
 MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
-LAYOUT = 4  # PRAGMA user_version, of the tables and the reading rules: 1 had one search entry per section,
+LAYOUT = 5  # PRAGMA user_version, of the tables and the reading rules: 1 had one search entry per section,
 # 2 one per passage, 3 reads a bold paragraph as a heading (a glossary term), 4 names the hardware
-# tables' sections by group; a store of another is rebuilt on open (a shipped file's hash is unchanged)
+# tables' sections by group, 5 names a product's names and PCI ids on its page; a store of another is
+# rebuilt on open (a shipped file's hash is unchanged)
 CANDIDATES = 100  # passages BM25 hands to the re-ranking
 COMMON = 400  # a term in more passages than this (and than a tenth of them) is common: see _common
 SCHEMA = """
@@ -231,9 +232,10 @@ class DocsStore:
         self._count = None
 
     # ---- search -----------------------------------------------------------------------------
-    def search(self, text: str, arch: str | None, limit: int) -> list[dict]:
-        """Passages ranked for the query: BM25 candidates, then ranking.py's order, at most two per section."""
-        query = ranking.analyse(text, arch)
+    def search(self, text: str, arch: str | None, limit: int, prefer: tuple[str | None, str | None] = (None, None)) -> list[dict]:
+        """Passages ranked for the query: BM25 candidates, then ranking.py's order, at most two per section.
+        `prefer`: the workspace's target arch and product, preferred where the query names none."""
+        query = ranking.analyse(text, arch, prefer)
         if query is None:
             raise InvalidInput("the query has no words to search for")
         arch_clause = "AND (p.arch = '' OR p.arch LIKE '%all%' OR (',' || p.arch || ',') LIKE ?)" if arch else ""
@@ -266,8 +268,10 @@ class DocsStore:
             return set()
         total = self._passage_count()
         limit = max(COMMON, total // 10)
-        found = {term: self.db.execute("SELECT count(*) FROM (SELECT 1 FROM passages_fts WHERE passages_fts MATCH ? LIMIT ?)",
-                                       (query.term_fts(term), limit + 1)).fetchone()[0] for term in query.terms[:24]}
+        count = "SELECT count(*) FROM (SELECT 1 FROM passages_fts WHERE passages_fts MATCH ? LIMIT ?)"
+        query.settle_bridge({term: self.db.execute(count, (query.term_fts(term, bridged=False), ranking.OWN_WORD)).fetchone()[0]
+                             for term in query.terms[:24] if term in query.bridged})
+        found = {term: self.db.execute(count, (query.term_fts(term), limit + 1)).fetchone()[0] for term in query.terms[:24]}
         query.weigh(found, total)
         return {term for term, count in found.items() if count > limit}
 

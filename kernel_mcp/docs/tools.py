@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 
 from kernel_mcp import docs
+from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.tooling import READ_ONLY, ToolContext, ToolInput, ToolSpec
 from kernel_mcp import arch_registry
 from kernel_mcp.workspace.config import Arch  # the one definition of the targets, shared with kernel-mcp.toml
@@ -48,8 +49,21 @@ async def _docs_map(args: DocsMapInput, ctx: ToolContext) -> docs.DocsMap:
     return docs.docs_map(_docs_store(ctx))
 
 
+def _workspace_target(ctx: ToolContext) -> tuple[str | None, str | None]:
+    """The arch and product label the workspace's kernel-mcp.toml declares under [target] (none when it
+    declares none: the schema's default arch is no statement about the workspace)."""
+    try:
+        target = ctx.workspace().config.target
+    except KernelMcpError:
+        return None, None
+    if not target.model_fields_set & {"arch", "product"}:
+        return None, None
+    product = arch_registry.product_named(target.product).label if target.product else None
+    return target.arch or None, product
+
+
 async def _docs_search(args: DocsSearchInput, ctx: ToolContext) -> docs.SearchAnswer:
-    return docs.docs_search(_docs_store(ctx), query=args.query, arch=args.arch, limit=args.limit)
+    return docs.docs_search(_docs_store(ctx), query=args.query, arch=args.arch, limit=args.limit, prefer=_workspace_target(ctx))
 
 
 async def _docs_read(args: DocsReadInput, ctx: ToolContext) -> docs.SectionAnswer:

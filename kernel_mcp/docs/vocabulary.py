@@ -6,6 +6,8 @@
   v_mfma_f32_16x16x32_bf16, HIP_FORCE_DEV_KERNARG) and CamelCase metrics (ALUStalledByLDS),
   found in the text by their shape.
 - Synonyms: docs_index/synonyms.toml (CU = compute unit, wave = wavefront).
+- The bridge: docs_index/bridge.toml, from the words people use (scratchpad, thread block, chiplet,
+  idle lanes) to the documents' terms and the counters that measure them, one way.
 Everything is cached per docs index in use (KERNEL_MCP_DOCS_INDEX may point at another one).
 """
 
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 import os
 import re
+
+from dataclasses import dataclass
 
 from kernel_mcp.arch_registry import DOCS_INDEX_ENV, docs_index_dir, read_table, registry
 from kernel_mcp.errors import KernelMcpError
@@ -24,7 +28,10 @@ STOPWORDS = frozenset(
     "each every for from g get gets give gives had has have having he how i ie if in into is it its just know like many me might "
     "much must my need needs no nor not of on only or our own per she should show shows so some such tell tells than "
     "that the their them then there these they this those to too use used using very want was we were what when "
-    "where which while who whom why will with would you your".split()
+    "where which while who whom why will with would you your "
+    # and the filler of a question in plain words, which names nothing a GPU document is about
+    "actually anything basically carry carries else even ever everything exactly generally happen happens idea instead kind "
+    "possible possibly rather really roughly simply something thing things typically usually versus vs way whether".split()
 )
 # snake_case / UPPER_SNAKE names, and CamelCase names with a hump (lower-to-upper, "dB" in
 # StalledBy) or an acronym before a word ("UUti" in VALUUtilization), not an acronym's plural
@@ -72,7 +79,8 @@ def stem(word: str) -> str:
 _CACHE: dict[tuple[str, str], object] = {}
 
 
-def _cached(what: str, build):
+def cached(what: str, build):
+    """`build()` once per docs index in use (KERNEL_MCP_DOCS_INDEX may point at another one)."""
     key = (what, os.environ.get(DOCS_INDEX_ENV, ""))
     if key not in _CACHE:
         _CACHE[key] = build()
@@ -89,7 +97,7 @@ def arch_names() -> dict[str, tuple[tuple[str, ...], ...]]:
                 names.add(entry.label.lower())
             out[arch] = tuple(tuple(n.split()) for n in sorted(names) if n.strip())
         return out
-    return _cached("arch names", build)
+    return cached("arch names", build)
 
 
 def _names_word(name: str, word: str) -> bool:
@@ -126,7 +134,7 @@ def _mention_pattern() -> tuple[re.Pattern, list[str]]:
 
 def archs_mentioned(text: str) -> set[str]:
     """The archs a passage names, in one regex pass (thousands of ISA entries are tagged at ingest)."""
-    pattern, order = _cached("mention pattern", _mention_pattern)
+    pattern, order = cached("mention pattern", _mention_pattern)
     return {order[int(name[1:])] for m in pattern.finditer(text.lower()) for name, value in m.groupdict().items() if value}
 
 
@@ -146,4 +154,100 @@ def _read_synonyms() -> dict[str, tuple[str, ...]]:
 
 def synonyms() -> dict[str, tuple[str, ...]]:
     """Word or phrase -> the other spellings of its group (none without docs_index/synonyms.toml)."""
-    return _cached("synonyms", _read_synonyms)
+    return cached("synonyms", _read_synonyms)
+
+
+@dataclass(frozen=True)
+class BridgeEntry:
+    phrases: tuple[tuple[str, ...], ...]  # what people say, each phrase as its words' stems (no stop words)
+    alternatives: tuple[str, ...]  # the documents' terms and the counters, as a passage may hold them
+    vendor: str = ""  # whose documents use those terms, where only one vendor's do ("" for both)
+
+    def serves(self, vendors: set[str] | frozenset[str]) -> bool:
+        """Whether it widens a question about targets of these vendors (none: no target named)."""
+        return not self.vendor or not vendors or self.vendor in vendors
+
+
+def _words_of(phrase: str) -> tuple[str, ...]:
+    return tuple(stem(w) for w in WORD.findall(phrase.lower()) if w not in STOPWORDS)
+
+
+def _read_bridge() -> tuple[BridgeEntry, ...]:
+    try:
+        path = docs_index_dir() / "bridge.toml"
+        entries = read_table(path).get("entry", []) if path.is_file() else []
+    except KernelMcpError:
+        return ()
+    out = []
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        said = [w for w in entry.get("say", []) if isinstance(w, str)]
+        meant = [" ".join(w.split()) for w in (*entry.get("docs", []), *entry.get("counters", [])) if isinstance(w, str) and w.strip()]
+        phrases = tuple(dict.fromkeys(p for p in map(_words_of, said) if p))
+        vendor = entry.get("docs_vendor", "")
+        if phrases and meant:
+            out.append(BridgeEntry(phrases, tuple(dict.fromkeys(m.lower() if "_" not in m else m for m in meant)), vendor if isinstance(vendor, str) else ""))
+    return tuple(out)
+
+
+def bridge() -> tuple[BridgeEntry, ...]:
+    """The entries of docs_index/bridge.toml (none without it), their phrases stemmed once."""
+    return cached("bridge", _read_bridge)
+
+
+def _lead(word: str) -> str:
+    # the key a phrase's first word is found by: a stem, or its first five letters (see _same_word)
+    return word[:5] if len(word) >= 5 else word
+
+
+def _bridge_index() -> dict[str, list[tuple[tuple[str, ...], BridgeEntry]]]:
+    index: dict[str, list[tuple[tuple[str, ...], BridgeEntry]]] = {}
+    for entry in bridge():
+        for phrase in entry.phrases:
+            index.setdefault(_lead(phrase[0]), []).append((phrase, entry))
+    return index
+
+
+def _same_word(said: str, asked: str) -> bool:
+    # stems, or one a prefix of the other when both are words of some length ("diverg" / "divergence")
+    return said == asked or (min(len(said), len(asked)) >= 5 and (asked.startswith(said) or said.startswith(asked)))
+
+
+def _phrase_at(phrase: tuple[str, ...], stems: list[str], start: int) -> list[int]:
+    """The positions of the phrase's words from `start` on, in order, each at most two after the one
+    before ("lanes sit idle" holds "lanes idle"); empty when it is not there."""
+    if not _same_word(phrase[0], stems[start]):
+        return []
+    hit = [start]
+    for word in phrase[1:]:
+        nxt = next((i for i in range(hit[-1] + 1, min(len(stems), hit[-1] + 3)) if _same_word(word, stems[i])), -1)
+        if nxt < 0:
+            return []
+        hit.append(nxt)
+    return hit
+
+
+def bridged(terms: list[str], vendors: set[str] | frozenset[str] = frozenset()) -> dict[int, tuple[str, ...]]:
+    """Per position in `terms` (a query's words, stop words and arch names out), the documents' terms
+    that the bridge adds. A phrase matches its words in order with at most one other word between
+    two of them; the longest phrase found takes its words ("thread block" is a workgroup, not a
+    thread and a block). `vendors`: of the targets the question is about, which picks the entries
+    that serve it (BridgeEntry.serves)."""
+    stems = [stem(t) for t in terms]
+    index = cached("bridge index", _bridge_index)
+    matches: list[tuple[int, list[int], tuple[str, ...]]] = []
+    for start, word in enumerate(stems):
+        for phrase, entry in index.get(_lead(word), ()):
+            hit = _phrase_at(phrase, stems, start) if entry.serves(vendors) else []
+            if hit:
+                matches.append((len(phrase), hit, entry.alternatives))
+    found: dict[int, tuple[str, ...]] = {}
+    claimed: dict[int, int] = {}  # position -> the length of the longest phrase that holds it
+    for length, hit, alternatives in sorted(matches, key=lambda m: -m[0]):
+        if any(claimed.get(i, length) > length for i in hit):
+            continue
+        for i in hit:
+            claimed[i] = length
+            found[i] = tuple(dict.fromkeys(found.get(i, ()) + alternatives))
+    return found
