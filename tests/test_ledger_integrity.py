@@ -127,6 +127,39 @@ async def test_a_verification_that_edits_files_cannot_get_them_kept(tmp_path, vi
     assert status["attempt"] is None or status["attempt"]["outcome"] != "kept"
 
 
+# A check written the common way: it writes every shape's error count and exits 1 when one is wrong.
+FAILING_CHECK = textwrap.dedent(
+    """
+    import csv, os, sys
+    os.makedirs("out", exist_ok=True)
+    with open("out/verify.csv", "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["shape", "err_k"])
+        w.writerow(["tail4097", 12])
+        w.writerow(["square", 0])
+    sys.exit(1)
+    """
+)
+
+
+async def test_a_verification_that_exits_1_names_the_wrong_shapes_it_wrote(tmp_path):
+    # seen on the device: a tail bug refused with "the verification command exit 1:" and nothing more
+    ws = make_ws(tmp_path / "verify", DRIFTING_BENCH, "out/\n__pycache__/\n",
+                 extra_toml=f'verify_command = {toml_list(PY, "check.py")}\nverify_csv = "out/verify.csv"\n')
+    (ws / "check.py").write_text(FAILING_CHECK)
+    repo = git.Repo(ws)
+    repo.git.add("-A")
+    repo.git.commit("-m", "a check", "--author", "t <t@example.invalid>")
+    async with Client(build_server(ws)) as client:
+        start = await call(client, "experiment_start", tag="ver")
+        set_factor(start["worktree"], 0.9)
+        ev = await call(client, "experiment_evaluate", hypothesis="10% less work")
+        assert ev["attempt"]["decision"] == "keep"
+        refused = await client.call_tool("experiment_keep", {})
+    text = text_of(refused)
+    assert refused.is_error and "wrong results on tail4097 (err_k = 12)" in text and "exit 1" in text and "square" not in text
+
+
 def _stdio(ws: Path, crash_at: str | None = None) -> StdioServerParameters:
     env = dict(os.environ)
     if crash_at:

@@ -37,21 +37,22 @@ async def verify(ws: Workspace, run: Run, workdir: Path, progress: ProgressFn | 
         with ws.sealed_side(workdir, f"{run.id}-verify") as boundary:
             result = await runner.run(h.verify_command, cwd=workdir, timeout_s=cfg.timeout_s, env={cfg.seed_env: str(seed), **lease.env},
                                       log_dir=run.folder, log_name="verify", progress=progress, boundary=boundary)
-    if not result.ok:
-        return Verification(failed=f"the verification command {result.status()}: {result.stderr.tail.strip()[-300:]}", seed=seed)
+    failed = None if result.ok else f"the verification command {result.status()}" + (f": {tail}" if (tail := result.stderr.tail.strip()[-300:]) else "")
     if not h.verify_csv:
-        return Verification(summary=f"verification command passed (exit 0, seed {seed})", seed=seed)
+        return Verification(failed=failed, seed=seed) if failed else Verification(summary=f"verification command passed (exit 0, seed {seed})", seed=seed)
     path = Workspace(workdir).resolve(h.verify_csv)
     if not path.exists() or path.stat().st_mtime < started - 1:
-        return Verification(failed=f"the verification command wrote no {h.verify_csv}", seed=seed)
+        return Verification(failed=failed or f"the verification command wrote no {h.verify_csv}", seed=seed)
+    # a check that exits non-zero on a wrong shape (a common way to write one) still wrote which
+    # shapes were wrong: those are named, not only the exit status
     try:
         frame = await anyio.to_thread.run_sync(read_csv, path)  # off the event loop: up to a second near the size bound
     except KernelMcpError as exc:
-        return Verification(failed=exc.message, seed=seed)
+        return Verification(failed=failed or exc.message, seed=seed)
     run.path("verify.csv").write_bytes(path.read_bytes())
     column = cfg.correctness.column
     if column not in frame.columns:
-        return Verification(failed=f"the verification CSV has no {column} column", seed=seed)
+        return Verification(failed=failed or f"the verification CSV has no {column} column", seed=seed)
     op, bound = cfg.correctness.parsed()
     values = frame[column].apply(lambda v: float(v) if str(v).strip() not in ("", "nan") else float("nan"))
     ok = values.apply(lambda v: v == v and OPS[op](v, bound))
@@ -60,7 +61,9 @@ async def verify(ws: Workspace, run: Run, workdir: Path, progress: ProgressFn | 
     worst: dict[str, float | str] = {labels[i]: v if math.isfinite(v) else str(v) for i, v in enumerate(map(float, values))}
     if not ok.all():
         bad = [f"{labels[i]} ({column} = {values.iloc[i]:g})" for i in range(len(frame)) if not ok.iloc[i]]
-        return Verification(failed="wrong results on " + ", ".join(bad[:5]), seed=seed, errors=worst)
+        return Verification(failed="wrong results on " + ", ".join(bad[:5]) + (f" ({failed})" if failed else ""), seed=seed, errors=worst)
+    if failed:
+        return Verification(failed=failed, seed=seed, errors=worst)
     return Verification(summary=f"{len(frame)} verification rows correct (seed {seed})", seed=seed, errors=worst)
 
 
