@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kernel_mcp import safe_files
+from kernel_mcp.arch_registry import arch_names
 from kernel_mcp.compile import MAX_KERNELS_SHOWN, kernel_lines, with_occupancy
 from kernel_mcp.compile.amdgpu_asm import instruction_lines, kernel_bodies, parse_kernel_info, parse_metadata, read_kernels
 from kernel_mcp.compile.amdgpu_remarks import TAG
@@ -159,7 +160,8 @@ def compile_import(ws: Workspace, paths: list[str], arch: str | None, *, vendors
         raise InvalidInput(f"at most {MAX_FILES} files at once")
     files = _read(ws, paths)
     target, arch_from, notes = _target(files, arch, ws.config.target.arch)
-    if load_spec(target).vendor != "amd":  # refuses unknown targets with the list of known ones
+    load_spec(target)  # refuses unknown targets with the list of known ones
+    if target not in arch_names("amd"):
         raise InvalidInput(f"compile_import reads AMD compiler output; {target} is not an AMD target")
     kernels: list[KernelFacts] = []
     seen: set[str] = set()

@@ -48,7 +48,7 @@ async def check(mnemonic: str, arch: str) -> str | None:
     if prefix is None:
         return None
     with tempfile.TemporaryDirectory(prefix="kmcp-asm-") as folder:
-        argv = [*prefix, "-x", "assembler", "-target", "amdgcn-amd-amdhsa", f"-mcpu={arch}", "-c", "-", "-o", "/dev/null"]
+        argv = [*prefix, "-x", "assembler", "-target", "amdgcn-amd-amdhsa", f"-mcpu={arch}", "-c", "-", "-o", "probe.o"]
         result = await runner.run(argv, cwd=folder, timeout_s=TIMEOUT_S, stdin_data=f"{name}\n".encode())
     found = None if result.timed_out else verdict(result.stderr.tail, result.returncode)
     if found is not None:
