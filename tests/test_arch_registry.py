@@ -167,8 +167,13 @@ async def test_gfx90a_hardware_tools(tmp_path):
         spec = await client.call_tool("hw_spec", {"arch": "gfx90a"})
         assert not spec.is_error and "compute_units = 110 CU" in text_of(spec) and "lds_per_cu_bytes = 64 KiB (65,536 B)" in text_of(spec)
         assert "sources disagree" in text_of(spec)  # the L2 rate
-        cases = [({"vgprs": 72}, 7, "VGPRs"), ({"vgprs": 100, "agprs": 100}, 2, "VGPRs"), ({"vgprs": 32, "lds_bytes": 32768}, 2, "LDS"),
-                 ({"vgprs": 8, "sgprs": 104}, 7, "SGPRs"), ({"vgprs": 4}, 8, "hardware maximum")]
+        cases = [
+            ({"vgprs": 72}, 7, "VGPRs"),
+            ({"vgprs": 100, "agprs": 100}, 2, "VGPRs"),
+            ({"vgprs": 32, "lds_bytes": 32768}, 2, "LDS"),
+            ({"vgprs": 8, "sgprs": 104}, 7, "SGPRs"),
+            ({"vgprs": 4}, 8, "hardware maximum"),
+        ]
         for args, waves, limiter in cases:
             occ = await client.call_tool("occupancy", {"arch": "gfx90a", **args})
             assert occ.structured_content["occupancy"]["waves"] == waves and limiter in occ.structured_content["occupancy"]["limiter"], args
@@ -209,9 +214,10 @@ async def test_gfx90a_docs_and_isa_lookup(tmp_path):
         assert any("tuning" in i for i in ids(mine)), ids(mine)
         other = await client.call_tool("docs_search", {"query": "wavefront occupancy VGPRs", "arch": "gfx942"})
         assert not any("tuning" in i or i.startswith("cdna2-gfx90a") for i in ids(other)), ids(other)
+        # no gfx90a entries: the gfx90a assembler says it exists, and the answer points to the other targets' entries
         isa = await client.call_tool("isa_lookup", {"mnemonic": "ds_read_b128", "arch": "gfx90a"})
-        assert isa.is_error and "no instruction entries for gfx90a" in text_of(isa) and "unknown arch" not in text_of(isa)
-        assert "gfx942" in text_of(isa) and "ingest" in text_of(isa)
+        assert not isa.is_error and "exists on gfx90a (the assembler accepts it)" in text_of(isa), text_of(isa)
+        assert "no instruction entries for gfx90a" in text_of(isa) and "gfx942" in text_of(isa) and "ingest" in text_of(isa)
         shipped_isa = await client.call_tool("isa_lookup", {"mnemonic": "ds_read_b128", "arch": "gfx942"})
         assert not shipped_isa.is_error
 

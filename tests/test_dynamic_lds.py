@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 
 from conftest import REPO, data, text_of
-from kernel_mcp.compile import CompileAnswer, _with_occupancy, dynamic_lds, nvidia, with_dynamic_lds
+from kernel_mcp.compile import CompileAnswer, with_occupancy, dynamic_lds, nvidia, with_dynamic_lds
 from kernel_mcp.platforms import VENDORS
 from kernel_mcp.server import build_server
 
@@ -116,10 +116,22 @@ def test_nvidia_recorded_logs_of_the_same_kernel():
 
     def answer(dynamic: int | None) -> tuple[list, str]:
         kernels = nvidia.kernels_from(ptxas, res_usage, "")
-        notes = with_dynamic_lds(kernels, declared, dynamic) + _with_occupancy(kernels, "sm_90", 256, VENDORS)
-        text = CompileAnswer(source="src/fast.hip", arch="sm_90", backend="nvcc", device_only=False, ok=True, status="exit 0",
-                             kernels=kernels, kernels_total=len(kernels), diagnostics=[], diagnostics_total=0, notes=notes,
-                             run_id="recorded", artifacts=[]).render()
+        notes = with_dynamic_lds(kernels, declared, dynamic) + with_occupancy(kernels, "sm_90", 256, VENDORS)
+        text = CompileAnswer(
+            source="src/fast.hip",
+            arch="sm_90",
+            backend="nvcc",
+            device_only=False,
+            ok=True,
+            status="exit 0",
+            kernels=kernels,
+            kernels_total=len(kernels),
+            diagnostics=[],
+            diagnostics_total=0,
+            notes=notes,
+            run_id="recorded",
+            artifacts=[],
+        ).render()
         return kernels, text
 
     kernels, text = answer(None)

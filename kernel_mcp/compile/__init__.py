@@ -55,19 +55,7 @@ class CompileAnswer(ToolOutput):
         head = f"{self.source} for {self.arch} via {self.backend}: {'ok' if self.ok else 'FAILED'} ({self.status}); run {self.run_id}"
         lines = [head] + [f"note: {n}" for n in self.notes]
         for k in self.kernels:
-            regs = f"VGPR {k.vgprs} AGPR {k.agprs} SGPR {k.sgprs}" if k.sgprs is not None else f"regs/thread {k.vgprs}"
-            spills = k.spills()
-            lines.append(
-                f"kernel {k.name}: {regs}, {k.lds_text()}, scratch {k.scratch_bytes or 0} B, "
-                f"spills {spills}" + (" (SPILLS)" if spills else "") + (f", code {k.code_size_bytes} B" if k.code_size_bytes else "")
-            )
-            if k.occupancy is not None:
-                occ = k.occupancy
-                lines.append(f"  occupancy {occ.short()}" + (f"; compiler says {k.compiler_occupancy}" if k.compiler_occupancy is not None else ""))
-            mix = ", ".join(f"{key} {value}" for key, value in k.mix.nonzero().items())
-            lines.append(f"  mix ({k.mix.total} instr): {mix}")
-            if k.changes:
-                lines.append(f"  vs previous: {', '.join(k.changes)}")
+            lines += kernel_lines(k)
         if self.kernels_total > len(self.kernels):
             lines.append(f"... {self.kernels_total - len(self.kernels)} more kernels in {self.run_id}/summary.json")
         for d in self.diagnostics:
@@ -75,6 +63,24 @@ class CompileAnswer(ToolOutput):
         if self.diagnostics_total > len(self.diagnostics):
             lines.append(f"... {self.diagnostics_total - len(self.diagnostics)} more distinct diagnostics in compiler.stderr.log")
         return "\n".join(lines)
+
+
+def kernel_lines(k: KernelFacts) -> list[str]:
+    """One kernel's facts as compile_kernel shows them (compile_import shows them alike)."""
+    regs = f"VGPR {k.vgprs} AGPR {k.agprs} SGPR {k.sgprs}" if k.sgprs is not None else f"regs/thread {k.vgprs}"
+    spills = k.spills()
+    lines = [
+        f"kernel {k.name}: {regs}, {k.lds_text()}, scratch {k.scratch_bytes or 0} B, "
+        f"spills {spills}" + (" (SPILLS)" if spills else "") + (f", code {k.code_size_bytes} B" if k.code_size_bytes else "")
+    ]
+    if k.occupancy is not None:
+        occ = k.occupancy
+        lines.append(f"  occupancy {occ.short()}" + (f"; compiler says {k.compiler_occupancy}" if k.compiler_occupancy is not None else ""))
+    mix = ", ".join(f"{key} {value}" for key, value in k.mix.nonzero().items())
+    lines.append(f"  mix ({k.mix.total} instr): {mix}")
+    if k.changes:
+        lines.append(f"  vs previous: {', '.join(k.changes)}")
+    return lines
 
 
 def with_dynamic_lds(kernels: list[KernelFacts], declared: list[str], dynamic_lds_bytes: int | None) -> list[str]:
@@ -86,14 +92,17 @@ def with_dynamic_lds(kernels: list[KernelFacts], declared: list[str], dynamic_ld
         k.dynamic_lds = "unknown" if dynamic_lds_bytes is None else "given"
         k.dynamic_lds_bytes = dynamic_lds_bytes
     if dynamic_lds_bytes is None:
-        return [f"the source declares dynamic LDS ({where}), sized at launch: LDS shows the compiler's static figure and "
-                "occupancy counts static LDS only; give dynamic_lds_bytes (bytes per workgroup) to count it"]
+        return [
+            f"the source declares dynamic LDS ({where}), sized at launch: LDS shows the compiler's static figure and "
+            "occupancy counts static LDS only; give dynamic_lds_bytes (bytes per workgroup) to count it"
+        ]
     told = f"the source declares it at {where}" if declared else "though the source declares no extern __shared__ / HIP_DYNAMIC_SHARED"
-    return [f"occupancy counts {dynamic_lds_bytes:,} B of dynamic LDS per workgroup on top of each kernel's static LDS "
-            f"(the dynamic_lds_bytes argument; {told})"]
+    return [
+        f"occupancy counts {dynamic_lds_bytes:,} B of dynamic LDS per workgroup on top of each kernel's static LDS (the dynamic_lds_bytes argument; {told})"
+    ]
 
 
-def _with_occupancy(kernels: list[KernelFacts], arch: str, block_size: int | None, vendors: Vendors) -> list[str]:
+def with_occupancy(kernels: list[KernelFacts], arch: str, block_size: int | None, vendors: Vendors) -> list[str]:
     notes: list[tuple[str, str]] = []  # (kernel, what is said of it)
     spec = load_spec(arch)
     for k in kernels:
@@ -142,8 +151,7 @@ def _compiler_differs(spec: HardwareSpec, k: KernelFacts, size: int, vendors: Ve
     assert k.occupancy is not None  # computed by the caller before it compares
     head = f"the compiler reports {k.compiler_occupancy} waves/SIMD, the calculator {k.occupancy.waves} for {size}-thread blocks"
     if best and k.max_block_size and size == k.max_block_size:
-        return head + (f": the compiler counts the best workgroup size up to the kernel's limit of {size} threads "
-                       f"({best[1]} with {best[0]}-thread blocks)")
+        return head + (f": the compiler counts the best workgroup size up to the kernel's limit of {size} threads ({best[1]} with {best[0]}-thread blocks)")
     return head
 
 
@@ -206,7 +214,7 @@ def _relative_files(ws: Workspace, diagnostics: list[Diagnostic]) -> None:
     prefix = str(ws.root) + "/"
     for d in diagnostics:
         if d.file and d.file.startswith(prefix):
-            d.file = d.file[len(prefix):]
+            d.file = d.file[len(prefix) :]
 
 
 async def compile_kernel(
@@ -229,9 +237,15 @@ async def compile_kernel(
     load_spec(arch)  # refuses unknown archs with the list of known ones
     compiler = vendors.compiler_for(ws, arch)
     job = CompileJob(
-        ws=ws, source=path, source_rel=ws.relative(path), arch=arch,
-        defines=check_defines(defines or []), flags=check_flags(flags or [], compiler.flag_dialect),
-        run=run, progress=progress, include_dirs=include_dirs(ws),
+        ws=ws,
+        source=path,
+        source_rel=ws.relative(path),
+        arch=arch,
+        defines=check_defines(defines or []),
+        flags=check_flags(flags or [], compiler.flag_dialect),
+        run=run,
+        progress=progress,
+        include_dirs=include_dirs(ws),
     )
     out: BackendOutput = await compiler.compile(job)
     notes = list(out.notes)
@@ -240,7 +254,7 @@ async def compile_kernel(
     if out.ok and not out.kernels:
         notes.append("no kernels in the output (is anything marked __global__?)")
     notes += with_dynamic_lds(out.kernels, dynamic_lds.declarations(path, ws.root), dynamic_lds_bytes)
-    notes += _with_occupancy(out.kernels, arch, block_size, vendors)
+    notes += with_occupancy(out.kernels, arch, block_size, vendors)
     if out.ok:
         _apply_history(ws, f"{arch}:{job.source_rel}", out.kernels)
     diagnostics, total = parse_diagnostics(out.diagnostic_lines())
@@ -252,8 +266,17 @@ async def compile_kernel(
     run.write_json("summary.json", {"kernels": [k.model_dump(mode="json") for k in out.kernels], "notes": notes})
     run.finish(out.result.status(), ok=out.ok, source=job.source_rel, arch=arch, backend=out.backend, isa=out.isa_file)
     return CompileAnswer(
-        source=job.source_rel, arch=arch, backend=out.backend, device_only=out.device_only, ok=out.ok,
-        status=out.result.status(), kernels=out.kernels[:MAX_KERNELS_SHOWN], kernels_total=len(out.kernels),
-        diagnostics=diagnostics, diagnostics_total=total, notes=notes, run_id=run.id,
+        source=job.source_rel,
+        arch=arch,
+        backend=out.backend,
+        device_only=out.device_only,
+        ok=out.ok,
+        status=out.result.status(),
+        kernels=out.kernels[:MAX_KERNELS_SHOWN],
+        kernels_total=len(out.kernels),
+        diagnostics=diagnostics,
+        diagnostics_total=total,
+        notes=notes,
+        run_id=run.id,
         artifacts=[run.uri(name) for name in run.files()],
     )

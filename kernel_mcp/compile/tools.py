@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import anyio
 from pydantic import Field
 
+from kernel_mcp import arch_registry
+
 from kernel_mcp import compile as compiler
-from kernel_mcp.compile import isa_view
+from kernel_mcp.compile import imported, isa_view
 from kernel_mcp.tooling import READ_ONLY, RUNS_COMMANDS, ToolContext, ToolInput, ToolSpec
 from kernel_mcp.workspace.config import Arch  # the one definition of the targets, shared with kernel-mcp.toml
+
+if TYPE_CHECKING:  # a Literal built at import time is no type to a checker: it sees the str the Literal holds
+    AmdArch = str
+else:
+    AmdArch = arch_registry.arch_literal("amd")  # compile_import reads AMD compiler output only
 
 
 class CompileKernelInput(ToolInput):
@@ -17,8 +26,18 @@ class CompileKernelInput(ToolInput):
     defines: list[str] = Field(default_factory=list, max_length=64, description="preprocessor defines, NAME or NAME=VALUE")
     flags: list[str] = Field(default_factory=list, max_length=32, description="extra compiler flags from an allowlist (-O2, -ffast-math, ...)")
     block_size: int | None = Field(default=None, ge=1, le=1024, description="threads per block, for occupancy (default: the kernel's launch bounds)")
-    dynamic_lds_bytes: int | None = Field(default=None, ge=0, le=1 << 20, description="dynamic LDS / shared memory per block set at launch "
-                                          "(extern __shared__, HIP_DYNAMIC_SHARED); occupancy adds it to the static LDS (default: unknown)")
+    dynamic_lds_bytes: int | None = Field(
+        default=None,
+        ge=0,
+        le=1 << 20,
+        description="dynamic LDS / shared memory per block set at launch "
+        "(extern __shared__, HIP_DYNAMIC_SHARED); occupancy adds it to the static LDS (default: unknown)",
+    )
+
+
+class CompileImportInput(ToolInput):
+    paths: list[str] = Field(min_length=1, max_length=imported.MAX_FILES, description="workspace files")
+    arch: AmdArch | None = Field(default=None, description="if no file names it")
 
 
 class IsaViewInput(ToolInput):
@@ -36,32 +55,74 @@ async def _compile_kernel(args: CompileKernelInput, ctx: ToolContext) -> compile
     ws = ctx.workspace()
     ws.resolve(args.source, must_exist=True)  # refuse bad paths before creating a run
     run = ctx.new_run(args.model_dump())
-    return await compiler.compile_kernel(ws, run, source=args.source, arch=args.arch, defines=args.defines, flags=args.flags,
-                                         block_size=args.block_size, progress=ctx.progress, dynamic_lds_bytes=args.dynamic_lds_bytes,
-                                         vendors=ctx.vendors)
+    return await compiler.compile_kernel(
+        ws,
+        run,
+        source=args.source,
+        arch=args.arch,
+        defines=args.defines,
+        flags=args.flags,
+        block_size=args.block_size,
+        progress=ctx.progress,
+        dynamic_lds_bytes=args.dynamic_lds_bytes,
+        vendors=ctx.vendors,
+    )
+
+
+async def _compile_import(args: CompileImportInput, ctx: ToolContext) -> imported.CompileImportAnswer:
+    ws, vendors = ctx.workspace(), ctx.vendors
+    return await anyio.to_thread.run_sync(lambda: imported.compile_import(ws, args.paths, args.arch, vendors=vendors))
 
 
 async def _isa_view(args: IsaViewInput, ctx: ToolContext) -> isa_view.IsaSlice:
     ws, budget = ctx.workspace(), ctx.state.budget()
     # a worker thread: a long search never holds up the other clients' calls
-    return await anyio.to_thread.run_sync(lambda: isa_view.view(
-        ws, budget, kernel=args.kernel, source_line=args.source_line, label=args.around, pattern=args.pattern,
-        context=args.context, full=args.full, offset=args.offset, run_id=args.run_id))
+    return await anyio.to_thread.run_sync(
+        lambda: isa_view.view(
+            ws,
+            budget,
+            kernel=args.kernel,
+            source_line=args.source_line,
+            label=args.around,
+            pattern=args.pattern,
+            context=args.context,
+            full=args.full,
+            offset=args.offset,
+            run_id=args.run_id,
+        )
+    )
 
 
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "compile_kernel",
         "Compile a workspace kernel source and report, per kernel: VGPRs/AGPRs/SGPRs (or registers), "
-        "scratch, spills, LDS (static, and dynamic as unknown or as given by dynamic_lds_bytes), occupancy and its limiter, code size, instruction mix (VALU, SALU, VMEM, LDS, "
-        "MFMA, s_waitcnt, barriers, branches), diagnostics as file:line:col, and the change since the previous "
+        "scratch, spills, LDS (static; dynamic unknown or as given), occupancy and its limiter, code size, instruction mix, "
+        "diagnostics as file:line:col, and the change since the previous "
         "compile. ISA and compiler output kept as artifacts; a failed compile is an error answer.",
-        CompileKernelInput, compiler.CompileAnswer, _compile_kernel, RUNS_COMMANDS, ("workspace", "compiler"),
+        CompileKernelInput,
+        compiler.CompileAnswer,
+        _compile_kernel,
+        RUNS_COMMANDS,
+        ("workspace", "compiler"),
+    ),
+    ToolSpec(
+        "compile_import",
+        "compile_kernel's kernel facts from AMD compiler output made elsewhere: --save-temps .s, resource-remark logs, Triton .amdgcn and .json.",
+        CompileImportInput,
+        imported.CompileImportAnswer,
+        _compile_import,
+        READ_ONLY,
+        ("workspace",),
     ),
     ToolSpec(
         "isa_view",
         "A slice of the latest compile's ISA for one kernel: the instructions of a source line, the lines "
         "after a label, or regex matches with context. The whole listing only with full=true, paged.",
-        IsaViewInput, isa_view.IsaSlice, _isa_view, READ_ONLY, ("workspace",),
+        IsaViewInput,
+        isa_view.IsaSlice,
+        _isa_view,
+        READ_ONLY,
+        ("workspace",),
     ),
 ]

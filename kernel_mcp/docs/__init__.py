@@ -10,6 +10,7 @@ and docs_read opens the section at the passage.
 from __future__ import annotations
 
 import difflib
+import re
 from pathlib import Path
 
 from kernel_mcp import safe_files
@@ -149,11 +150,11 @@ def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> Sect
             stream += _other_figures(store, row["id"]).replace("the page's other figures", "its figures")
     else:
         if passage["kind"] == "row":
-            stream = f"table: {passage['context']}\nrow: {passage['text']}\n\nthe section from that row on:\n{body[passage['end']:].lstrip()}"
+            stream = f"table: {passage['context']}\nrow: {passage['text']}\n\nthe section from that row on:\n{body[passage['end'] :].lstrip()}"
             if row["id"].startswith(HARDWARE_PAGES) and row["parent"]:
                 stream += _other_figures(store, row["parent"], row["id"], passage["start"])
         else:
-            stream = ("... " if passage["start"] > 0 else "") + body[passage["start"]:]
+            stream = ("... " if passage["start"] > 0 else "") + body[passage["start"] :]
         parent, children = row["id"], []
     size = _page_size(budget)
     pages = max(1, -(-len(stream) // size))
@@ -161,45 +162,108 @@ def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> Sect
         raise InvalidInput(f"{section_id} has {pages} page(s); asked for page {page}")
     shown = children[:30] + ([f"... {len(children) - 30} more"] if len(children) > 30 else [])
     return SectionAnswer(
-        id=section_id, title=row["title"], layer=row["layer"], arch=row["arch"], citation=row["citation"][:400],
-        parent=parent, children=shown, page=page, pages=pages, text=stream[(page - 1) * size : page * size],
+        id=section_id,
+        title=row["title"],
+        layer=row["layer"],
+        arch=row["arch"],
+        citation=row["citation"][:400],
+        parent=parent,
+        children=shown,
+        page=page,
+        pages=pages,
+        text=stream[(page - 1) * size : page * size],
     )
 
 
-def isa_lookup(store: DocsStore, mnemonic: str, arch: str, budget: int) -> IsaAnswer:
+# encodings the compiler writes after a name (v_add_f32_e32): the entries describe the instruction
+_ENCODING_SUFFIX = re.compile(r"_(?:e32|e64|sdwa|dpp|dpp8)$")
+
+
+def _assembled(store: DocsStore, name: str, arch: str, exists_on: dict[str, list[str]]) -> IsaAnswer:
+    """An instruction the target's assembler accepts and the index holds no entry for on it."""
+    elsewhere = [f"{a}: {ids[0]}" for a, ids in sorted(exists_on.items())]
+    text = f"{name} exists on {arch} (the assembler accepts it); no description in the shipped reference"
+    if elsewhere:
+        text += "; entries on other targets: " + "; ".join(elsewhere)
+    if not store.has_isa(arch):
+        text += f"; the index holds no instruction entries for {arch}: ingest AMD's machine-readable ISA XML for it (kernel-mcp docs ingest)"
+    return IsaAnswer(
+        id="(no entry)",
+        title=name,
+        layer=2,
+        arch=arch,
+        parent=None,
+        page=1,
+        pages=1,
+        text=text,
+        citation=f"LLVM's AMDGPU assembler for -mcpu={arch} (the offline clang)",
+        children=[ids[0] for ids in exists_on.values()][:5],
+        mnemonic=name,
+        exists_on=sorted({arch, *exists_on}),
+    )
+
+
+def isa_lookup(store: DocsStore, mnemonic: str, arch: str, budget: int, assembler: str | None = None) -> IsaAnswer:
+    """The index's entry for `mnemonic` on `arch`; `assembler` is the target's assembler's verdict on
+    the name ('exists', 'not on target', 'unknown'; None: not asked), which decides existence where
+    the index holds no entry."""
     check_arch(arch)
     if arch not in arch_names("amd"):
         raise InvalidInput(f"isa_lookup covers AMD targets ({', '.join(arch_names('amd'))})")
     name = mnemonic.strip().lower()
     exists_on = store.isa_archs_of(name)
     rows = store.isa(name, arch)
+    base = _ENCODING_SUFFIX.sub("", name)
+    if not rows and base != name and store.isa(base, arch):
+        name, exists_on, rows = base, store.isa_archs_of(base), store.isa(base, arch)
     if rows:
         fields = docs_read(store, rows[0]["id"], 1, budget).model_dump()
         fields["children"] += [f"also: {r['id']}" for r in rows[1:5]]  # e.g. the machine-readable ISA's entry
         return IsaAnswer(**fields, mnemonic=name, exists_on=sorted(exists_on))
+    if assembler == "exists":
+        return _assembled(store, name, arch, exists_on)
+    judged = {"not on target": f"{arch}'s assembler knows the name for other targets only", "unknown": f"{arch}'s assembler knows no such instruction"}.get(
+        assembler or ""
+    )
+    if judged and exists_on:
+        where = "; ".join(f"{a}: {ids[0]}" for a, ids in sorted(exists_on.items()))
+        raise InvalidInput(f"{name} exists on {', '.join(sorted(exists_on))} only: {judged}", hint=f"entries: {where}")
+    if judged:
+        close = difflib.get_close_matches(name, store.mnemonics(arch), n=6, cutoff=0.6) or difflib.get_close_matches(name, store.mnemonics(), n=6, cutoff=0.6)
+        raise InvalidInput(f"no instruction {name!r} on {arch}: {judged}", hint=("nearest names: " + ", ".join(close)) if close else None)
     if not store.has_isa(arch):
         # a known target whose instruction entries are neither shipped nor ingested: say so plainly
         covered = ", ".join(store.isa_archs()) or "no target"
         elsewhere = f"; entries for {name}: " + ", ".join(f"{a} ({ids[0]})" for a, ids in sorted(exists_on.items())) if exists_on else ""
-        raise InvalidInput(f"the documentation index holds no instruction entries for {arch} (it has them for {covered})",
-                           hint=f"ingest AMD's machine-readable ISA XML for {arch} (kernel-mcp docs ingest); hw_spec and docs_search cover {arch}{elsewhere}")
+        raise InvalidInput(
+            f"the documentation index holds no instruction entries for {arch} (it has them for {covered})",
+            hint=f"ingest AMD's machine-readable ISA XML for {arch} (kernel-mcp docs ingest); hw_spec and docs_search cover {arch}{elsewhere}",
+        )
     if exists_on:
         # known on other targets: say where, and how sure the absence on this one is
         where = "; ".join(f"{a}: {ids[0]}" for a, ids in sorted(exists_on.items()))
         complete = store.complete_isa(arch)
         mention = store.mentioned_in(name, arch)
         if complete:
-            raise InvalidInput(f"{name} exists on {', '.join(sorted(exists_on))} only: {arch}'s machine-readable ISA ({complete}) does not list it", hint=f"entries: {where}")
+            raise InvalidInput(
+                f"{name} exists on {', '.join(sorted(exists_on))} only: {arch}'s machine-readable ISA ({complete}) does not list it", hint=f"entries: {where}"
+            )
         if mention:
-            raise InvalidInput(f"{name} exists on {', '.join(sorted(exists_on))} only: {arch}'s entries name it in {mention[0]}: {mention[1]}", hint=f"entries: {where}")
-        raise InvalidInput(f"{name}: no {arch} entry; the index has it on {', '.join(sorted(exists_on))}",
-                           hint=f"{arch}'s entries are a selection, so this is no proof that {arch} lacks it: ingest AMD's ISA XML for {arch} to be sure; entries: {where}")
+            raise InvalidInput(
+                f"{name} exists on {', '.join(sorted(exists_on))} only: {arch}'s entries name it in {mention[0]}: {mention[1]}", hint=f"entries: {where}"
+            )
+        raise InvalidInput(
+            f"{name}: no {arch} entry; the index has it on {', '.join(sorted(exists_on))}",
+            hint=f"{arch}'s entries are a selection, so this is no proof that {arch} lacks it: ingest AMD's ISA XML for {arch} to be sure; entries: {where}",
+        )
     close = difflib.get_close_matches(name, store.mnemonics(arch), n=6, cutoff=0.6) or difflib.get_close_matches(name, store.mnemonics(), n=6, cutoff=0.6)
     complete = store.complete_isa(arch)
     mention = store.mentioned_in(name, arch)
     said = f"; {arch}'s pages name it in {mention[0]}: {mention[1]}" if mention else ""
-    raise InvalidInput(f"no instruction {name!r} on {arch}" + (f" in {complete}" if complete else " among the index's entries") + said,
-                       hint=("nearest names: " + ", ".join(close)) if close else "ingest AMD's ISA XML for full coverage (kernel-mcp docs ingest)")
+    raise InvalidInput(
+        f"no instruction {name!r} on {arch}" + (f" in {complete}" if complete else " among the index's entries") + said,
+        hint=("nearest names: " + ", ".join(close)) if close else "ingest AMD's ISA XML for full coverage (kernel-mcp docs ingest)",
+    )
 
 
 class IngestAnswer(ToolOutput):
@@ -221,8 +285,11 @@ def ingest(store: DocsStore, paths: list[Path]) -> IngestAnswer:
     for path in paths:
         if path.is_dir():
             # links are listed too, so that one leading out of the folder is reported, not read
-            files += [(p, path) for p in sorted(path.rglob("*"))
-                      if not (p.is_dir() and not p.is_symlink()) and p.suffix.lower() in (".md", ".rst", ".html", ".htm", ".pdf", ".xml")]
+            files += [
+                (p, path)
+                for p in sorted(path.rglob("*"))
+                if not (p.is_dir() and not p.is_symlink()) and p.suffix.lower() in (".md", ".rst", ".html", ".htm", ".pdf", ".xml")
+            ]
         else:
             files.append((path, None))
     for path, folder in files:

@@ -24,7 +24,7 @@ class DocsMapInput(ToolInput):
 
 
 class DocsSearchInput(ToolInput):
-    query: str = Field(min_length=1, max_length=400, description="words to look for (BM25, then coverage, exact counter/instruction names, arch names)")
+    query: str = Field(min_length=1, max_length=400, description="words to look for (BM25; exact instruction, counter, arch names)")
     arch: Arch | None = Field(default=None, description="only sections about this target (and general ones)")
     limit: int = Field(default=8, ge=1, le=30)
 
@@ -71,34 +71,49 @@ async def _docs_read(args: DocsReadInput, ctx: ToolContext) -> docs.SectionAnswe
 
 
 async def _isa_lookup(args: IsaLookupInput, ctx: ToolContext) -> docs.IsaAnswer:
-    return docs.isa_lookup(_docs_store(ctx), mnemonic=args.mnemonic, arch=args.arch, budget=ctx.state.budget())
+    store = _docs_store(ctx)
+    # the target's assembler decides existence where the index holds no entry (asked only then)
+    described = bool(args.arch) and bool(store.isa(args.mnemonic.strip().lower(), args.arch))
+    verdict = None if described else await ctx.vendors.assembles(args.mnemonic, args.arch)
+    return docs.isa_lookup(store, mnemonic=args.mnemonic, arch=args.arch, budget=ctx.state.budget(), assembler=verdict)
 
 
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "docs_map",
         "The one-screen map of the documentation index (L0): each topic with a one-line summary and its id. Start here.",
-        DocsMapInput, docs.DocsMap, _docs_map, READ_ONLY,
+        DocsMapInput,
+        docs.DocsMap,
+        _docs_map,
+        READ_ONLY,
     ),
     ToolSpec(
         "docs_search",
         "Search the documentation index (shipped pages plus the user's ingested official documents): "
         "ranked passages (a table row such as one counter, an instruction entry, a paragraph) with snippets "
         "around the matching words; docs_read(id) opens the section at the passage. A target named in the "
-        "query by its arch, family or product name (the hardware tables' aliases) is preferred; filter by arch.",
-        DocsSearchInput, docs.SearchAnswer, _docs_search, READ_ONLY,
+        "query (arch, family or product name) is preferred; filter by arch.",
+        DocsSearchInput,
+        docs.SearchAnswer,
+        _docs_search,
+        READ_ONLY,
     ),
     ToolSpec(
         "docs_read",
         "Read one section by id, within the response budget (paged), with its citation and the ids of its parent and children; "
-        "a passage id from docs_search opens its section at that passage (a table row first, with the table's header).",
-        DocsReadInput, docs.SectionAnswer, _docs_read, READ_ONLY,
+        "a passage id from docs_search opens its section there (a table row first, with its header).",
+        DocsReadInput,
+        docs.SectionAnswer,
+        _docs_read,
+        READ_ONLY,
     ),
     ToolSpec(
         "isa_lookup",
-        f"The entry for one instruction on {arch_registry.describe('amd')}, where the index holds entries for it: "
-        "what it does, operands, which counter it moves, with its source, and on which targets it exists "
-        "(asked on a target that lacks it: where it does exist, and the nearest names when it is unknown).",
-        IsaLookupInput, docs.IsaAnswer, _isa_lookup, READ_ONLY,
+        "One instruction on an AMD target: its entry (what it does, operands, counter moved, source), the targets "
+        "that have it, existence judged by the target's assembler; nearest names when unknown.",
+        IsaLookupInput,
+        docs.IsaAnswer,
+        _isa_lookup,
+        READ_ONLY,
     ),
 ]

@@ -10,7 +10,7 @@ from kernel_mcp import hardware
 from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.tooling import READ_ONLY, Image, ToolContext, ToolInput, ToolSpec
 from kernel_mcp import arch_registry
-from kernel_mcp.hardware.spec_view import MAX_KEYS, SECTIONS, Section
+from kernel_mcp.hardware.spec_view import MAX_KEYS, Section
 from kernel_mcp.workspace.config import Arch  # the one definition of the targets, shared with kernel-mcp.toml
 
 
@@ -32,8 +32,9 @@ def _defaults(ctx: ToolContext) -> dict:
 class HwSpecInput(ToolInput):
     arch: Arch | None = ARCH
     product: str | None = PRODUCT
-    section: Section | None = Field(default=None, description="show this section's figures whole: exact value, note, source, "
-                                    "disagreement (" + ", ".join(SECTIONS) + ", other); omit for the summary of every value")
+    section: Section | None = Field(
+        default=None, description="show this section's figures whole: exact value, note, source, disagreement; omit for the summary of every value"
+    )
     keys: list[str] | None = Field(default=None, max_length=MAX_KEYS, description="show these figures whole, by key (as the summary names them)")
 
 
@@ -64,8 +65,17 @@ async def _hw_spec(args: HwSpecInput, ctx: ToolContext) -> hardware.HwSpecAnswer
 
 
 async def _occupancy(args: OccupancyInput, ctx: ToolContext) -> hardware.OccupancyAnswer:
-    return hardware.occupancy_answer(args.arch, vgprs=args.vgprs, agprs=args.agprs, sgprs=args.sgprs,
-                                     lds_bytes=args.lds_bytes, block_size=args.block_size, vendors=ctx.vendors, product=args.product, **_defaults(ctx))
+    return hardware.occupancy_answer(
+        args.arch,
+        vgprs=args.vgprs,
+        agprs=args.agprs,
+        sgprs=args.sgprs,
+        lds_bytes=args.lds_bytes,
+        block_size=args.block_size,
+        vendors=ctx.vendors,
+        product=args.product,
+        **_defaults(ctx),
+    )
 
 
 async def _roofline(args: RooflineInput, ctx: ToolContext) -> hardware.RooflineAnswer:
@@ -73,8 +83,18 @@ async def _roofline(args: RooflineInput, ctx: ToolContext) -> hardware.RooflineA
     if args.plot:
         run = ctx.new_run(args.model_dump())
         plot_path, plot_name = run.path(PLOT), run.uri(PLOT)
-    answer = hardware.roofline_answer(args.arch, flops=args.flops, bytes=args.bytes, dtype=args.dtype, engine=args.engine,
-                                      seconds=args.seconds, plot_path=plot_path, plot_name=plot_name, product=args.product, **_defaults(ctx))
+    answer = hardware.roofline_answer(
+        args.arch,
+        flops=args.flops,
+        bytes=args.bytes,
+        dtype=args.dtype,
+        engine=args.engine,
+        seconds=args.seconds,
+        plot_path=plot_path,
+        plot_name=plot_name,
+        product=args.product,
+        **_defaults(ctx),
+    )
     if run is not None:
         # read back through the run (a regular file, never a link): the picture the agent sees is the one kept
         with run.open(PLOT) as handle:
@@ -88,18 +108,27 @@ TOOLS: list[ToolSpec] = [
         f"Hardware figures of a product ({', '.join(p.label for p in arch_registry.products().values())}) or an arch "
         f"({arch_registry.describe()}), each with its primary source: counts, clocks, LDS, registers, caches, bandwidth, peaks. "
         "Without section or keys: every value by section; with one: notes, sources, disagreements.",
-        HwSpecInput, hardware.HwSpecAnswer, _hw_spec, READ_ONLY,
+        HwSpecInput,
+        hardware.HwSpecAnswer,
+        _hw_spec,
+        READ_ONLY,
     ),
     ToolSpec(
         "occupancy",
         "Waves per SIMD (warps per SM sub-partition on NVIDIA) for given registers, LDS and block size: "
         "the limiting resource and the arithmetic, with sources.",
-        OccupancyInput, hardware.OccupancyAnswer, _occupancy, READ_ONLY,
+        OccupancyInput,
+        hardware.OccupancyAnswer,
+        _occupancy,
+        READ_ONLY,
     ),
     ToolSpec(
         "roofline",
         "Roofline of a kernel from its FLOPs and bytes: intensity, ridge point, memory- or compute-bound, the time floor, "
         "and (given a measured time) its distance from the floor; plot=true draws it.",
-        RooflineInput, hardware.RooflineAnswer, _roofline, READ_ONLY,
+        RooflineInput,
+        hardware.RooflineAnswer,
+        _roofline,
+        READ_ONLY,
     ),
 ]

@@ -14,7 +14,7 @@ from kernel_mcp.ledger.models import ExperimentAnswer, LogAnswer
 from kernel_mcp.tooling import DESTRUCTIVE, READ_ONLY, RUNS_COMMANDS, Image, ToolContext, ToolInput, ToolSpec
 from kernel_mcp.workspace import Workspace
 
-Tag = Field(default=None, max_length=48, description="the experiment's run tag (default: the latest experiment)")
+Tag = Field(default=None, max_length=48, description="run tag (default: the latest experiment)")
 
 
 def workdir_for(ws: Workspace, in_experiment: bool) -> Path | None:
@@ -38,8 +38,9 @@ class ExperimentEvaluateInput(ToolInput):
 
 
 class ExperimentEvaluateManyInput(ToolInput):
-    candidates: list[many.Candidate] = Field(min_length=1, max_length=many.MAX_CANDIDATES,
-                                             description="each a commit (sha or branch) or a unified diff against BEST, with its hypothesis")
+    candidates: list[many.Candidate] = Field(
+        min_length=1, max_length=many.MAX_CANDIDATES, description="each a commit (sha or branch) or a unified diff against BEST, with its hypothesis"
+    )
     target_class: str | None = Field(default=None, max_length=300, description="config class the candidates target; omit for global changes")
     tag: str | None = Tag
 
@@ -63,32 +64,49 @@ class ExperimentLogInput(ToolInput):
     tag: str | None = Tag
     limit: int = Field(default=20, ge=1, le=200)
     outcome: Literal["kept", "reverted", "pending", "not kept", "superseded", "refused"] | None = None
-    chart: bool = Field(default=False, description="also draw the whole history (every attempt, the metric per config class, "
-                                                   "kept ones marked, the BEST line) as a PNG in the answer, kept as a run artifact")
+    chart: bool = Field(
+        default=False, description="also draw every attempt's metric per config class (kept ones marked, the BEST line) as a PNG, kept as a run artifact"
+    )
 
 
 async def _experiment_start(args: ExperimentStartInput, ctx: ToolContext) -> ExperimentAnswer:
     ws = ctx.workspace()
-    return await experiment.start(Ledger(ws), ctx.new_run(args.model_dump()), tag=args.tag, carry=args.carry_changes, progress=ctx.progress,
-                                  vendors=ctx.vendors)
+    return await experiment.start(
+        Ledger(ws), ctx.new_run(args.model_dump()), tag=args.tag, carry=args.carry_changes, progress=ctx.progress, vendors=ctx.vendors
+    )
 
 
 async def _experiment_evaluate(args: ExperimentEvaluateInput, ctx: ToolContext) -> ExperimentAnswer:
     ws = ctx.workspace()
-    return await evaluate(Ledger(ws), ctx.new_run(args.model_dump()), hypothesis=args.hypothesis, target=args.target_class,
-                          tag=args.tag, progress=ctx.progress, vendors=ctx.vendors)
+    return await evaluate(
+        Ledger(ws),
+        ctx.new_run(args.model_dump()),
+        hypothesis=args.hypothesis,
+        target=args.target_class,
+        tag=args.tag,
+        progress=ctx.progress,
+        vendors=ctx.vendors,
+    )
 
 
 async def _experiment_keep(args: ExperimentKeepInput, ctx: ToolContext) -> ExperimentAnswer:
     ws = ctx.workspace()
-    return await keep.keep(Ledger(ws), ctx.new_run(args.model_dump()), tag=args.tag, why=args.why, progress=ctx.progress,
-                           attempt_id=args.attempt, vendors=ctx.vendors)
+    return await keep.keep(
+        Ledger(ws), ctx.new_run(args.model_dump()), tag=args.tag, why=args.why, progress=ctx.progress, attempt_id=args.attempt, vendors=ctx.vendors
+    )
 
 
 async def _experiment_evaluate_many(args: ExperimentEvaluateManyInput, ctx: ToolContext) -> many.ManyAnswer:
     ws = ctx.workspace()
-    return await many.evaluate_many(Ledger(ws), ctx.new_run(args.model_dump()), candidates=args.candidates,
-                                    target=args.target_class, tag=args.tag, progress=ctx.progress, vendors=ctx.vendors)
+    return await many.evaluate_many(
+        Ledger(ws),
+        ctx.new_run(args.model_dump()),
+        candidates=args.candidates,
+        target=args.target_class,
+        tag=args.tag,
+        progress=ctx.progress,
+        vendors=ctx.vendors,
+    )
 
 
 async def _experiment_revert(args: ExperimentTagInput, ctx: ToolContext) -> ExperimentAnswer:
@@ -129,48 +147,80 @@ TOOLS: list[ToolSpec] = [
         "experiment_start",
         "Start an optimization run: a branch kernel-opt/<tag> and its own worktree from HEAD (the user's tree is never touched), "
         "the baseline measured and recorded as BEST, performance.md created. Edit the kernel in the worktree it names.",
-        ExperimentStartInput, ExperimentAnswer, _experiment_start, RUNS_COMMANDS, ("workspace", "benchmark"),
+        ExperimentStartInput,
+        ExperimentAnswer,
+        _experiment_start,
+        RUNS_COMMANDS,
+        ("workspace", "benchmark"),
     ),
     ToolSpec(
         "experiment_evaluate",
         "Evaluate the worktree's change against BEST, with its hypothesis: BEST and the change run side by side in pairs of fresh runs "
         "(drift cancels), then a verdict per config class and keep / discard / undecided / repair-needed / split-suggested, with the timing source. "
         "Every attempt is recorded. Keeping is a separate step.",
-        ExperimentEvaluateInput, ExperimentAnswer, _experiment_evaluate, RUNS_COMMANDS, ("workspace", "benchmark"),
+        ExperimentEvaluateInput,
+        ExperimentAnswer,
+        _experiment_evaluate,
+        RUNS_COMMANDS,
+        ("workspace", "benchmark"),
     ),
     ToolSpec(
         "experiment_evaluate_many",
         "Evaluate several candidates at once (commits or diffs against BEST, each with its hypothesis): each in its own worktree on its own "
         "idle GPU (or Ray task, per [engine]), judged like experiment_evaluate; one table ranked best first, every attempt recorded. "
         "Keep a winner with experiment_keep(attempt=...).",
-        ExperimentEvaluateManyInput, many.ManyAnswer, _experiment_evaluate_many, RUNS_COMMANDS, ("workspace", "benchmark"),
+        ExperimentEvaluateManyInput,
+        many.ManyAnswer,
+        _experiment_evaluate_many,
+        RUNS_COMMANDS,
+        ("workspace", "benchmark"),
     ),
     ToolSpec(
         "experiment_keep",
         "Commit the evaluated change (hypothesis and figures in the message), add its row to performance.md, move BEST. "
         "Refused unless that evaluation decided keep and the worktree is unchanged since; attempt=N keeps a batch candidate.",
-        ExperimentKeepInput, ExperimentAnswer, _experiment_keep, RUNS_COMMANDS, ("workspace",),
+        ExperimentKeepInput,
+        ExperimentAnswer,
+        _experiment_keep,
+        RUNS_COMMANDS,
+        ("workspace",),
     ),
     ToolSpec(
         "experiment_revert",
         "Reset the experiment's worktree to BEST, discarding only what the attempt changed there.",
-        ExperimentTagInput, ExperimentAnswer, _experiment_revert, DESTRUCTIVE, ("workspace",),
+        ExperimentTagInput,
+        ExperimentAnswer,
+        _experiment_revert,
+        DESTRUCTIVE,
+        ("workspace",),
     ),
     ToolSpec(
         "experiment_end",
         "End the experiment: the worktree back to BEST, the stop summary (kept steps, recent regressions) into performance.md, committed. "
         "Refused while the worktree holds changes that were never evaluated.",
-        ExperimentEndInput, ExperimentAnswer, _experiment_end, DESTRUCTIVE, ("workspace",),
+        ExperimentEndInput,
+        ExperimentAnswer,
+        _experiment_end,
+        DESTRUCTIVE,
+        ("workspace",),
     ),
     ToolSpec(
         "experiment_status",
         "The experiment's state: BEST commit and figures, the worktree, consecutive regressions and the recent ones, stop state.",
-        ExperimentTagInput, ExperimentAnswer, _experiment_status, READ_ONLY, ("workspace",),
+        ExperimentTagInput,
+        ExperimentAnswer,
+        _experiment_status,
+        READ_ONLY,
+        ("workspace",),
     ),
     ToolSpec(
         "experiment_log",
         "Every attempt with its parent commit, hypothesis, per-class figures and outcome: the population and its lineage; "
         "chart=true adds a picture of the metric per config class over all attempts.",
-        ExperimentLogInput, LogAnswer, _experiment_log, READ_ONLY, ("workspace",),
+        ExperimentLogInput,
+        LogAnswer,
+        _experiment_log,
+        READ_ONLY,
+        ("workspace",),
     ),
 ]

@@ -54,9 +54,7 @@ class KernelFacts(BaseModel):
     spill_stores_bytes: int | None = None  # NVIDIA
     spill_loads_bytes: int | None = None  # NVIDIA
     lds_bytes: int | None = Field(None, description="static LDS / shared memory per workgroup (what the compiler reports)")
-    dynamic_lds: Literal["none", "unknown", "given"] = Field(
-        "none", description="dynamic LDS (extern __shared__, sized at launch): none declared, declared but of unknown size, "
-                            "or the size given as dynamic_lds_bytes")
+    dynamic_lds: Literal["none", "unknown", "given"] = Field("none", description="LDS sized at launch (extern __shared__): none, of unknown size, or given")
     dynamic_lds_bytes: int | None = Field(None, description="dynamic LDS per workgroup that occupancy counted (as given)")
     code_size_bytes: int | None = None
     max_block_size: int | None = None
@@ -70,6 +68,8 @@ class KernelFacts(BaseModel):
         return (self.lds_bytes or 0) + (self.dynamic_lds_bytes or 0)
 
     def lds_text(self) -> str:
+        if self.lds_bytes is None and self.dynamic_lds == "unknown":
+            return "LDS sized at launch, not in this file"  # imported code that uses LDS and states no size (Triton's)
         static = f"{self.lds_bytes or 0:,} B"
         if self.dynamic_lds == "unknown":
             return f"LDS {static} static + dynamic unknown"

@@ -68,6 +68,7 @@ class TraceRequest:
 
 # -- the roles: what each capability asks of a platform ------------------------------------------
 
+
 class Compiler(Protocol):
     """compile/: who compiles an architecture here."""
 
@@ -150,6 +151,7 @@ class PlatformChoice(Protocol):
 
 # -- the registry ----------------------------------------------------------------------------
 
+
 class Vendors(Protocol):
     """Which platform does what: the one rule for "which vendor" (platforms/__init__.py), as an
     object the entry functions receive. `kernel_mcp.platforms.VENDORS` is the only implementation."""
@@ -194,4 +196,9 @@ class Vendors(Protocol):
 
     async def tool_notes(self, cwd: Path) -> list[str]:
         """What doctor says about the installed vendor tools beyond their versions."""
+        ...
+
+    async def assembles(self, mnemonic: str, arch: str) -> str | None:
+        """An AMD target's assembler on one instruction name: 'exists', 'not on target' or
+        'unknown'; None where no assembler is installed or its answer says neither (isa_lookup)."""
         ...

@@ -26,8 +26,25 @@ if TYPE_CHECKING:
     from kernel_mcp.models.gpu import GpuInfo, MonitorQuery
     from kernel_mcp.workspace import Workspace
 
-__all__ = ["VENDORS", "Platform", "ProfileRequest", "Registry", "Resolution", "TraceRequest", "compiler_for", "for_gpu",
-           "for_vendor", "inventory", "needs_gpu", "of", "of_tool", "resolve", "runtime", "tool_notes", "usage_monitors"]
+__all__ = [
+    "VENDORS",
+    "Platform",
+    "ProfileRequest",
+    "Registry",
+    "Resolution",
+    "TraceRequest",
+    "compiler_for",
+    "for_gpu",
+    "for_vendor",
+    "inventory",
+    "needs_gpu",
+    "of",
+    "of_tool",
+    "resolve",
+    "runtime",
+    "tool_notes",
+    "usage_monitors",
+]
 
 PLATFORMS: dict[str, Platform] = {"rocm": rocm.PLATFORM, "cuda": cuda.PLATFORM, "offline": offline.PLATFORM}
 BY_VENDOR: dict[str, Platform] = {"amd": rocm.PLATFORM, "nvidia": cuda.PLATFORM}
@@ -166,6 +183,13 @@ async def tool_notes(cwd: Path) -> list[str]:
     return [note for platform in PLATFORMS.values() for note in await platform.tool_notes(cwd)]
 
 
+async def assembles(mnemonic: str, arch: str) -> str | None:
+    """The offline clang's assembler judges whether an AMD instruction exists (platforms/offline/assembler.py)."""
+    from kernel_mcp.platforms.offline import assembler
+
+    return await assembler.check(mnemonic, arch)
+
+
 class Registry:
     """The functions above as one object (models.platform.Vendors): server.py hands `VENDORS` to
     the capability packages, which never import this package, and a Ray task receives it pickled."""
@@ -181,6 +205,7 @@ class Registry:
     inventory = staticmethod(inventory)
     usage_monitors = staticmethod(usage_monitors)
     tool_notes = staticmethod(tool_notes)
+    assembles = staticmethod(assembles)
 
 
 VENDORS = Registry()

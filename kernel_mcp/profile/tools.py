@@ -22,8 +22,7 @@ class ProfileKernelsInput(ToolInput):
 
 
 class ProfileImportInput(ToolInput):
-    paths: list[str] = Field(min_length=1, max_length=9, description="workspace-relative profiler output folders (read whole: every process's file) or files: "
-                             "rocprofv3 CSVs or rocpd .db, rocprof-compute workload folders, legacy rocprof results.csv / results.stats.csv, ncu --csv files")
+    paths: list[str] = Field(min_length=1, max_length=9, description="workspace-relative folders (read whole) or files, of the kinds above")
 
 
 class ProfileCompareInput(ToolInput):
@@ -38,8 +37,16 @@ async def _profile_kernels(args: ProfileKernelsInput, ctx: ToolContext) -> profi
             re.compile(args.kernel_regex)
         except re.error as exc:
             raise InvalidInput(f"kernel_regex: {exc}") from None
-    return await profile.profile_kernels(ws, ctx.new_run(args.model_dump()), kernel_regex=args.kernel_regex, counters=args.counters,
-                                         preset=args.preset, progress=ctx.progress, cwd=workdir_for(ws, args.in_experiment), vendors=ctx.vendors)
+    return await profile.profile_kernels(
+        ws,
+        ctx.new_run(args.model_dump()),
+        kernel_regex=args.kernel_regex,
+        counters=args.counters,
+        preset=args.preset,
+        progress=ctx.progress,
+        cwd=workdir_for(ws, args.in_experiment),
+        vendors=ctx.vendors,
+    )
 
 
 async def _profile_import(args: ProfileImportInput, ctx: ToolContext) -> profile.ProfileSummary:
@@ -60,18 +67,30 @@ TOOLS: list[ToolSpec] = [
         "profile_kernels",
         "Run the fixed benchmark under rocprofv3 (AMD) or ncu (NVIDIA) on the gated GPU: per kernel, calls, total/avg/median "
         "GPU time, share, grid and block, registers and LDS; the target kernel marked. Optional counters or a preset, with derived metrics.",
-        ProfileKernelsInput, profile.ProfileSummary, _profile_kernels, RUNS_COMMANDS, ("workspace", "benchmark", "profiler", "gpu"),
+        ProfileKernelsInput,
+        profile.ProfileSummary,
+        _profile_kernels,
+        RUNS_COMMANDS,
+        ("workspace", "benchmark", "profiler", "gpu"),
     ),
     ToolSpec(
         "profile_import",
-        "Summarise profiler output made elsewhere like profile_kernels does: rocprofv3 folders (every process's file merged) or CSVs (counter files "
-        "with timestamps alone too), rocpd databases, rocprof-compute workloads (rocprofv1/v2/v3/rocpd), legacy rocprof results.csv / "
+        "Summarise profiler output made elsewhere like profile_kernels does: rocprofv3 folders (every process's file merged) or CSVs, "
+        "rocpd databases, rocprof-compute workloads, legacy rocprof results.csv / "
         "results.stats.csv, ncu CSV exports. The answer lists the files read and those skipped, with why.",
-        ProfileImportInput, profile.ProfileSummary, _profile_import, READ_ONLY, ("workspace",),
+        ProfileImportInput,
+        profile.ProfileSummary,
+        _profile_import,
+        READ_ONLY,
+        ("workspace",),
     ),
     ToolSpec(
         "profile_compare",
         "Two profiles side by side (by run id): per kernel average GPU time before and after, calls, and the total.",
-        ProfileCompareInput, profile.ProfileComparison, _profile_compare, READ_ONLY, ("workspace",),
+        ProfileCompareInput,
+        profile.ProfileComparison,
+        _profile_compare,
+        READ_ONLY,
+        ("workspace",),
     ),
 ]

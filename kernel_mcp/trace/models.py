@@ -26,7 +26,7 @@ def short(source: str | None) -> str:
 
 class CostSplit(BaseModel):
     """A category's cost in the summary's unit: cycles stalled, issuing, idle before an instruction
-    (thread trace); samples not issued and issued (sampling, where idle is 0)."""
+    (thread trace); samples not issued, issued (sampling: idle 0)."""
 
     stall: float = 0.0
     issue: float = 0.0
@@ -154,16 +154,20 @@ class TraceSummary(ToolOutput):
         detail = ", ".join(x for x in (self.dispatch, self.arch) if x)
         waves = f", {self.waves} waves" if self.waves is not None else ""
         # the kernel's name, its instructions' text and stall reasons are the trace file's: each on its line
-        lines = [f"trace of {inline(self.kernel)[:160]} ({self.source}{', ' + detail if detail else ''}): {self.total:.0f} {self.unit} over "
-                 f"{self.instructions} instructions{waves}" + (f"; run {self.run_id}" if self.run_id else "")]
+        lines = [
+            f"trace of {inline(self.kernel)[:160]} ({self.source}{', ' + detail if detail else ''}): {self.total:.0f} {self.unit} over "
+            f"{self.instructions} instructions{waves}" + (f"; run {self.run_id}" if self.run_id else "")
+        ]
         if len(self.found) > 1:
             lines.append(f"the input holds {len(self.found)} kernel dispatches, summarised one at a time (pick with kernel / dispatch):")
             lines += [("  * " if i == 0 else "    ") + b.line() for i, b in enumerate(self.found[:8])]
             if len(self.found) > 8:
                 lines.append(f"    ... and {len(self.found) - 8} more")
         ordered = sorted(self.categories.items(), key=lambda kv: -kv[1])
-        lines.append(f"by category (% of {self.unit}; stall/issue/idle within): " + ", ".join(
-            f"{k} {pct(v)}" + (f" [{self.costs[k].parts()}]" if k in self.costs else "") for k, v in ordered if v >= 0.0005))
+        lines.append(
+            f"by category (% of {self.unit}; stall/issue/idle within): "
+            + ", ".join(f"{k} {pct(v)}" + (f" [{self.costs[k].parts()}]" if k in self.costs else "") for k, v in ordered if v >= 0.0005)
+        )
         if self.reasons:
             shown = [(k, v) for k, v in sorted(self.reasons.items(), key=lambda kv: -kv[1]) if v >= 0.0005][:14]
             lines.append("stall reasons (% of samples): " + ", ".join(f"{inline(k)} {pct(v)}" for k, v in shown))
@@ -180,8 +184,10 @@ class TraceSummary(ToolOutput):
             b = self.bank_conflicts
             lines.append(f"shared memory: {b.wavefronts:.0f} wavefronts, ideal {b.ideal:.0f}, excess {b.excess:.0f} ({pct(b.excess_share)})")
             for a in b.top[:3]:
-                lines.append(f"  {where(a.address, a.index)} {inline(a.isa)[:40]}{short(a.source)}: {a.wavefronts / max(a.executed, 1):.1f} wavefronts "
-                             f"per request, ideal {a.ideal / max(a.executed, 1):.1f}")
+                lines.append(
+                    f"  {where(a.address, a.index)} {inline(a.isa)[:40]}{short(a.source)}: {a.wavefronts / max(a.executed, 1):.1f} wavefronts "
+                    f"per request, ideal {a.ideal / max(a.executed, 1):.1f}"
+                )
         lines += [f"finding: {inline(f)}" for f in self.findings]  # a finding quotes an instruction's text
         lines += [f"fact: {inline(f)}" for f in self.facts]
         return "\n".join(lines)

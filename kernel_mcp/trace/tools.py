@@ -22,8 +22,9 @@ class ThreadTraceInput(ToolInput):
 
 class ThreadTraceImportInput(ToolInput):
     path: str = Field(max_length=512, description="workspace-relative folder with ui_output_*/code.json, a stats_*.csv, or an ncu source CSV")
-    kernel: str | None = Field(default=None, max_length=200, description="which kernel to summarise when the trace holds several "
-                               "(its name, part of it, or a regular expression); the summary is labelled with the name the trace gives")
+    kernel: str | None = Field(
+        default=None, max_length=200, description="the kernel to summarise when the trace holds several: its name, part of it, or a regular expression"
+    )
     dispatch: int | None = Field(default=None, ge=0, description="which dispatch (AMD) or launch (ncu) of it")
 
 
@@ -38,8 +39,16 @@ async def _thread_trace(args: ThreadTraceInput, ctx: ToolContext) -> trace.Trace
     except re.error as exc:
         raise InvalidInput(f"kernel_regex: {exc}") from None
     ws = ctx.workspace()
-    return await trace.thread_trace(ws, ctx.new_run(args.model_dump()), kernel_regex=args.kernel_regex, dispatch=args.dispatch,
-                                    options=args.options, progress=ctx.progress, cwd=workdir_for(ws, args.in_experiment), vendors=ctx.vendors)
+    return await trace.thread_trace(
+        ws,
+        ctx.new_run(args.model_dump()),
+        kernel_regex=args.kernel_regex,
+        dispatch=args.dispatch,
+        options=args.options,
+        progress=ctx.progress,
+        cwd=workdir_for(ws, args.in_experiment),
+        vendors=ctx.vendors,
+    )
 
 
 async def _thread_trace_import(args: ThreadTraceImportInput, ctx: ToolContext) -> trace.TraceSummary:
@@ -47,8 +56,9 @@ async def _thread_trace_import(args: ThreadTraceImportInput, ctx: ToolContext) -
     ws.resolve(args.path, must_exist=True)
     run = ctx.new_run(args.model_dump())
     # decoding a large trace is blocking work: off the event loop, so other calls are answered meanwhile
-    return await anyio.to_thread.run_sync(lambda: trace.thread_trace_import(ws, run, path=args.path, kernel=args.kernel, dispatch=args.dispatch,
-                                                                                 vendors=ctx.vendors))
+    return await anyio.to_thread.run_sync(
+        lambda: trace.thread_trace_import(ws, run, path=args.path, kernel=args.kernel, dispatch=args.dispatch, vendors=ctx.vendors)
+    )
 
 
 async def _thread_trace_compare(args: ThreadTraceCompareInput, ctx: ToolContext) -> trace.TraceComparison:
@@ -61,17 +71,29 @@ TOOLS: list[ToolSpec] = [
         "Instruction-level view of one kernel dispatch: rocprofv3 --att (AMD) or ncu source counters (NVIDIA) on the gated "
         "GPU. Hottest instructions, time by category (stall/issue/idle apart), the top waits with the loads they wait for "
         "(decoded or marked an estimate), bank conflicts where counted, the kernel's compile facts, findings.",
-        ThreadTraceInput, trace.TraceSummary, _thread_trace, RUNS_COMMANDS, ("workspace", "benchmark", "profiler", "gpu"),
+        ThreadTraceInput,
+        trace.TraceSummary,
+        _thread_trace,
+        RUNS_COMMANDS,
+        ("workspace", "benchmark", "profiler", "gpu"),
     ),
     ToolSpec(
         "thread_trace_import",
         "Summarise a decoded trace made elsewhere (rocprofv3 ui_output folders or stats CSVs, or an ncu source CSV) the same way: "
         "lists every kernel dispatch found and summarises the one asked for (kernel, dispatch), else the costliest.",
-        ThreadTraceImportInput, trace.TraceSummary, _thread_trace_import, READ_ONLY, ("workspace",),
+        ThreadTraceImportInput,
+        trace.TraceSummary,
+        _thread_trace_import,
+        READ_ONLY,
+        ("workspace",),
     ),
     ToolSpec(
         "thread_trace_compare",
         "Two trace summaries (by run id) before/after: what moved, by category and by hot instruction.",
-        ThreadTraceCompareInput, trace.TraceComparison, _thread_trace_compare, READ_ONLY, ("workspace",),
+        ThreadTraceCompareInput,
+        trace.TraceComparison,
+        _thread_trace_compare,
+        READ_ONLY,
+        ("workspace",),
     ),
 ]

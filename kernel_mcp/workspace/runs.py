@@ -126,8 +126,8 @@ def _this_process() -> dict[str, Any]:
 
 
 class RunState(BaseModel):
-    """Where a run stands: finished (ok or failed, with its exit), running in a live process, or
-    interrupted (its process ended without finishing it)."""
+    """Where a run stands: finished (ok or failed), running in a live process, or interrupted
+    (its process ended unfinished)."""
 
     state: Literal["finished", "running", "interrupted", "unknown"]
     ok: bool | None = None
@@ -159,10 +159,13 @@ def run_state(meta: dict[str, Any]) -> RunState:
         status = meta.get("status")
         ok = meta.get("ok")
         code = meta.get("exit_code")
-        return RunState(state="finished", status=status if isinstance(status, str) else None,
-                        ok=ok if isinstance(ok, bool) else (isinstance(status, str) and _is_ok(status)),
-                        exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
-                        error=str(meta["error"])[:300] if meta.get("error") else None)
+        return RunState(
+            state="finished",
+            status=status if isinstance(status, str) else None,
+            ok=ok if isinstance(ok, bool) else (isinstance(status, str) and _is_ok(status)),
+            exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None,
+            error=str(meta["error"])[:300] if meta.get("error") else None,
+        )
     pid, host = meta.get("pid"), meta.get("host")
     if not isinstance(pid, int) or isinstance(pid, bool):
         return RunState(state="unknown", detail="never finished, and no process recorded to check")
