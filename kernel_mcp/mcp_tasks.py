@@ -35,6 +35,7 @@ from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
+from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolRequestParams, CallToolResult, RequestParams
 from mcp_types import methods as wire_methods
@@ -95,13 +96,31 @@ def declares_tasks(ctx: ServerRequestContext[Any, Any]) -> bool:
     return bool(capabilities and capabilities.extensions and TASKS_EXTENSION in capabilities.extensions)
 
 
+def keep_out_of_the_handshake(server: MCPServer) -> None:
+    """Advertise the extension in `server/discover` only. The SDK puts every extension into the
+    `initialize` answer too, but under the handshake protocol this one does not exist (the SEP's
+    backward-compatibility table): a legacy client must not read it as offered."""
+    lowlevel = server._lowlevel_server  # the SDK offers no other way to shape the handshake's capabilities
+    make = lowlevel.create_initialization_options
+
+    def create(notification_options: Any = None, experimental_capabilities: Any = None, extensions: Any = None) -> Any:
+        offered = extensions if extensions is not None else lowlevel.extensions
+        return make(notification_options, experimental_capabilities, {k: v for k, v in offered.items() if k != TASKS_EXTENSION})
+
+    lowlevel.create_initialization_options = create  # type: ignore[method-assign]
+
+
 def task_fields(record: TaskRecord) -> dict[str, Any]:
     """The `Task` of the specification."""
     fields: dict[str, Any] = {"taskId": record.task_id, "status": record.status}
     if record.status_message:
         fields["statusMessage"] = record.status_message
-    fields |= {"createdAt": iso(record.created_at), "lastUpdatedAt": iso(record.last_updated_at),
-               "ttlMs": record.ttl_ms, "pollIntervalMs": record.poll_interval_ms}
+    fields |= {
+        "createdAt": iso(record.created_at),
+        "lastUpdatedAt": iso(record.last_updated_at),
+        "ttlMs": record.ttl_ms,
+        "pollIntervalMs": record.poll_interval_ms,
+    }
     return fields
 
 
@@ -132,9 +151,11 @@ class TasksExtension(Extension):
 
     def methods(self) -> Sequence[MethodBinding]:
         modern = frozenset(MODERN_PROTOCOL_VERSIONS)
-        return (MethodBinding("tasks/get", TaskIdParams, self._get, protocol_versions=modern),
-                MethodBinding("tasks/cancel", TaskIdParams, self._cancel, protocol_versions=modern),
-                MethodBinding("tasks/update", TaskUpdateParams, self._update, protocol_versions=modern))
+        return (
+            MethodBinding("tasks/get", TaskIdParams, self._get, protocol_versions=modern),
+            MethodBinding("tasks/cancel", TaskIdParams, self._cancel, protocol_versions=modern),
+            MethodBinding("tasks/update", TaskUpdateParams, self._update, protocol_versions=modern),
+        )
 
     def store(self) -> TaskStore:
         return TaskStore(self.state.workspace().state_dir)
@@ -167,7 +188,8 @@ class TasksExtension(Extension):
         record = store.create(spec.name, timing.ttl_ms, timing.poll_interval_ms, status_message=f"{spec.name} started")
         mark_running(record.task_id, True)
         self._running[record.task_id] = asyncio.get_running_loop().create_task(
-            self._work(store, record, spec, arguments, ctx.protocol_version), name=f"task {spec.name} {record.task_id[:8]}")
+            self._work(store, record, spec, arguments, ctx.protocol_version), name=f"task {spec.name} {record.task_id[:8]}"
+        )
         return {"resultType": "task", **task_fields(record)}
 
     async def _work(self, store: TaskStore, record: TaskRecord, spec: ToolSpec, arguments: dict[str, Any], version: str) -> None:
@@ -188,21 +210,34 @@ class TasksExtension(Extension):
         try:
             result = await call_handler(spec, self.state, arguments, tool_ctx)
             runs = [run.id for run in tool_ctx.runs_made]
-            store.finish(record, "completed", result=self._wire_result(result, version), run_ids=runs,
-                         message=f"{spec.name} finished" + (" with an error result" if result.is_error else ""))
+            store.finish(
+                record,
+                "completed",
+                result=self._wire_result(result, version),
+                run_ids=runs,
+                message=f"{spec.name} finished" + (" with an error result" if result.is_error else ""),
+            )
         except asyncio.CancelledError:
             runs = [run.id for run in tool_ctx.runs_made]
             if record.task_id in self._cancelling:
                 store.finish(record, "cancelled", message="cancelled by tasks/cancel; its processes were killed", run_ids=runs)
             else:  # the server is shutting down: the run's processes die with it
                 stopped = record.model_copy(update={"run_ids": runs})
-                store.finish(stopped, "failed", error=interrupted_error(stopped, "the server running it shut down"),
-                             message="interrupted: the server running it shut down")
+                store.finish(
+                    stopped,
+                    "failed",
+                    error=interrupted_error(stopped, "the server running it shut down"),
+                    message="interrupted: the server running it shut down",
+                )
             raise
         except Exception as exc:  # call_handler answers every failure of the tool; this is ours
             log.exception("task %s of %s failed", record.task_id[:8], spec.name)
-            store.finish(record, "failed", error={"code": -32603, "message": f"internal error in {spec.name}: {type(exc).__name__}: {exc}"[:2000]},
-                         message="failed: internal error")
+            store.finish(
+                record,
+                "failed",
+                error={"code": -32603, "message": f"internal error in {spec.name}: {type(exc).__name__}: {exc}"[:2000]},
+                message="failed: internal error",
+            )
         finally:
             watcher.cancel()
             mark_running(record.task_id, False)

@@ -18,7 +18,7 @@ from kernel_mcp.http_security import HttpPolicy
 from kernel_mcp.ledger import tools as ledger_tools
 from kernel_mcp.mcp_adapter import register
 from kernel_mcp.mcp_resources import KernelMcpServer, register_run_artifacts
-from kernel_mcp.mcp_tasks import TasksExtension
+from kernel_mcp.mcp_tasks import TasksExtension, keep_out_of_the_handshake
 from kernel_mcp.profile import tools as profile_tools
 from kernel_mcp.tooling import ServerState, ToolSpec
 from kernel_mcp.trace import tools as trace_tools
@@ -51,8 +51,10 @@ def build_server(workspace_dir: str | Path | None, http: HttpPolicy | None = Non
     state = ServerState(Path(workspace_dir) if workspace_dir else None, platforms.VENDORS, tools=tuple(TOOLS))
     auth, verifier = http.auth() if http is not None else (None, None)
     # the long tools run as MCP Tasks for a request that declares the extension (see mcp_tasks)
-    server = KernelMcpServer("kernel-mcp", version=__version__, instructions=INSTRUCTIONS, auth=auth, token_verifier=verifier,
-                             extensions=[TasksExtension(state, TOOLS)])
+    server = KernelMcpServer(
+        "kernel-mcp", version=__version__, instructions=INSTRUCTIONS, auth=auth, token_verifier=verifier, extensions=[TasksExtension(state, TOOLS)]
+    )
+    keep_out_of_the_handshake(server)
     for spec in TOOLS:
         register(server, state, spec)
 

@@ -104,9 +104,11 @@ def owner_alive(record: TaskRecord) -> bool:
 
 def interrupted_error(record: TaskRecord, why: str) -> dict[str, Any]:
     runs = ", ".join(record.run_ids)
-    message = (f"interrupted: {why} before {record.tool} finished, and its processes ended with it; nothing of the call's answer was kept"
-               + (f". Its runs: {runs} (run_artifacts shows what they wrote)" if runs else "")
-               + f". Call {record.tool} again to get an answer")
+    message = (
+        f"interrupted: {why} before {record.tool} finished, and its processes ended with it; nothing of the call's answer was kept"
+        + (f". Its runs: {runs} (run_artifacts shows what they wrote)" if runs else "")
+        + f". Call {record.tool} again to get an answer"
+    )
     return {"code": INTERNAL_ERROR, "message": message, "data": {"reason": "interrupted", "tool": record.tool, "runIds": record.run_ids}}
 
 
@@ -146,9 +148,18 @@ class TaskStore:
         self.sweep()
         now = _now()
         me = os.getpid()
-        record = TaskRecord(task_id=new_task_id(), tool=tool, status="working", status_message=status_message, created_at=now,
-                            last_updated_at=now, ttl_ms=ttl_ms, poll_interval_ms=poll_interval_ms, owner_pid=me,
-                            owner_started=_process_start(me) or 0.0)
+        record = TaskRecord(
+            task_id=new_task_id(),
+            tool=tool,
+            status="working",
+            status_message=status_message,
+            created_at=now,
+            last_updated_at=now,
+            ttl_ms=ttl_ms,
+            poll_interval_ms=poll_interval_ms,
+            owner_pid=me,
+            owner_started=_process_start(me) or 0.0,
+        )
         self._write(record)
         return record
 
@@ -169,24 +180,49 @@ class TaskStore:
         record = self.read(task_id)
         if record is None or record.terminal or owner_alive(record):
             return record
-        return self.finish(record, "failed", error=interrupted_error(record, "the server running it stopped (killed or restarted)"),
-                           message="interrupted: the server running it stopped")
+        return self.finish(
+            record,
+            "failed",
+            error=interrupted_error(record, "the server running it stopped (killed or restarted)"),
+            message="interrupted: the server running it stopped",
+        )
 
     def update(self, record: TaskRecord, *, message: str | None = None, run_ids: list[str] | None = None) -> TaskRecord:
         """A working task's progress: its status message and the runs it opened."""
-        record = record.model_copy(update={"status_message": message if message is not None else record.status_message,
-                                           "run_ids": run_ids if run_ids is not None else record.run_ids, "last_updated_at": _now()})
+        record = record.model_copy(
+            update={
+                "status_message": message if message is not None else record.status_message,
+                "run_ids": run_ids if run_ids is not None else record.run_ids,
+                "last_updated_at": _now(),
+            }
+        )
         self._write(record)
         return record
 
-    def finish(self, record: TaskRecord, status: TaskStatus, *, result: dict[str, Any] | None = None, error: dict[str, Any] | None = None,
-               message: str | None = None, run_ids: list[str] | None = None) -> TaskRecord:
+    def finish(
+        self,
+        record: TaskRecord,
+        status: TaskStatus,
+        *,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
+        message: str | None = None,
+        run_ids: list[str] | None = None,
+    ) -> TaskRecord:
         """Settle the task for good; a terminal record is never changed again."""
         stored = self.read(record.task_id)
         if stored is not None and stored.terminal:
             return stored
-        record = record.model_copy(update={"status": status, "result": result, "error": error, "status_message": message,
-                                           "run_ids": run_ids if run_ids is not None else record.run_ids, "last_updated_at": _now()})
+        record = record.model_copy(
+            update={
+                "status": status,
+                "result": result,
+                "error": error,
+                "status_message": message,
+                "run_ids": run_ids if run_ids is not None else record.run_ids,
+                "last_updated_at": _now(),
+            }
+        )
         self._write(record)
         self._cancel_marker(record.task_id).unlink(missing_ok=True)
         return record

@@ -95,8 +95,16 @@ def text_of(result) -> str:
 def test_every_long_tool_is_a_tool_of_the_server():
     names = {spec.name for spec in TOOLS}
     assert set(LONG_TOOLS) <= names
-    assert {"run_benchmark", "run_command", "profile_kernels", "thread_trace", "experiment_start", "experiment_evaluate",
-            "experiment_evaluate_many", "experiment_keep"} == set(LONG_TOOLS)
+    assert {
+        "run_benchmark",
+        "run_command",
+        "profile_kernels",
+        "thread_trace",
+        "experiment_start",
+        "experiment_evaluate",
+        "experiment_evaluate_many",
+        "experiment_keep",
+    } == set(LONG_TOOLS)
     for timing in LONG_TOOLS.values():
         assert 0 < timing.poll_interval_ms < timing.ttl_ms
 
@@ -127,6 +135,30 @@ async def test_sdk_client_declaring_the_extension_gets_the_answer_through_a_task
         assert isinstance(plain, CallToolResult) and "hello from the workspace" in text_of(plain)
 
 
+async def test_an_experiment_evaluates_through_tasks(workspace):
+    """experiment_start and experiment_evaluate as tasks: the candidate is judged and the answer carries the verdict."""
+    (workspace / "kernel.py").write_text("US = 10.0\nERR = 0\n")
+    (workspace / "bench.py").write_text(
+        "import os, sys\nsys.path.insert(0, os.getcwd())\nfrom kernel import US, ERR\nos.makedirs('out', exist_ok=True)\n"
+        "open('out/bench.csv','w').write(f'shape,err_k,us_k\\nsmall,{ERR},{US}\\n')\n"
+    )
+    (workspace / ".gitignore").write_text("out/\n__pycache__/\n.kernel-mcp/\n")
+    with (workspace / "kernel-mcp.toml").open("a") as toml:
+        toml.write('\n[harness]\neditable = ["kernel.py"]\n')
+    subprocess.run(["git", "-C", str(workspace), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(workspace), "commit", "-qm", "bench", "--author", "t <t@example.invalid>"], check=True)
+    tasks = TasksClient()
+    async with Client(build_server(workspace), mode=MODERN, extensions=[tasks]) as client:
+        start = await client.call_tool("experiment_start", {"tag": "tasks"})
+        assert not start.is_error, text_of(start)
+        Path(start.structured_content["worktree"], "kernel.py").write_text("US = 5.0\nERR = 0\n")
+        evaluated = await client.call_tool("experiment_evaluate", {"hypothesis": "half the time"})
+        assert not evaluated.is_error, text_of(evaluated)
+        attempt = evaluated.structured_content["attempt"]
+        assert attempt["hypothesis"] == "half the time" and attempt["decision"] == "keep" and attempt["reasons"]
+    assert [h.poll_interval_ms for h in tasks.handles] == [LONG_TOOLS["experiment_start"].poll_interval_ms, LONG_TOOLS["experiment_evaluate"].poll_interval_ms]
+
+
 def test_task_ids_are_unguessable_and_checked(tmp_path):
     store = TaskStore(tmp_path)
     ids = {store.create("run_command", 1000, 100).task_id for _ in range(50)}
@@ -144,8 +176,13 @@ class RawServer:
     """The real `kernel-mcp serve` over stdio, spoken to line by line."""
 
     def __init__(self, workspace: Path) -> None:
-        self.proc = subprocess.Popen([PY, "-m", "kernel_mcp", "serve", "--workspace", str(workspace)], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.proc = subprocess.Popen(
+            [PY, "-m", "kernel_mcp", "serve", "--workspace", str(workspace)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
         self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.next_id = 0
@@ -254,9 +291,13 @@ def test_declared_calls_become_tasks_with_the_plain_answer(workspace, raw_server
 
 def test_legacy_handshake_gets_plain_results_and_no_task_methods(workspace, raw_servers):
     server = raw_servers(workspace)
-    init = server.request("initialize", {"protocolVersion": "2025-11-25", "clientInfo": {"name": "raw-test", "version": "0"},
-                                         "capabilities": {"extensions": {TASKS_EXTENSION: {}}}}, declare=None)
+    init = server.request(
+        "initialize",
+        {"protocolVersion": "2025-11-25", "clientInfo": {"name": "raw-test", "version": "0"}, "capabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+        declare=None,
+    )
     assert init["result"]["protocolVersion"] == "2025-11-25"
+    assert TASKS_EXTENSION not in (init["result"]["capabilities"].get("extensions") or {})  # not offered where it does not exist
     server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
     result = server.request("tools/call", {"name": "run_command", "arguments": {"name": "hello"}}, declare=None)["result"]
     assert "taskId" not in result and result["structuredContent"]["stdout_tail"] == "hello from the workspace\n"
