@@ -9,6 +9,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -399,3 +400,38 @@ def test_a_cancel_sent_to_another_server_on_the_workspace_reaches_the_one_runnin
     assert _all_dead(notes)
     assert other.poll(handle["taskId"], {"cancelled", "completed", "failed"})["status"] == "cancelled"
     assert os.path.exists(workspace / ".kernel-mcp" / "tasks" / f"{handle['taskId']}.json")
+
+
+async def test_over_streamable_http(workspace):
+    """Each HTTP request is answered on its own: the task's run goes on after the handle's response."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = "a-loopback-token-of-enough-length"
+    proc = subprocess.Popen(
+        [PY, "-m", "kernel_mcp", "serve", "--workspace", str(workspace), "--http", f":{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "KERNEL_MCP_HTTP_TOKEN": token},
+    )
+    try:
+        for _ in range(WAIT_S * 10):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            await anyio.sleep(0.1)
+        tasks = TasksClient()
+        async with (
+            create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+            Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http), mode=MODERN, extensions=[tasks]) as client,
+        ):
+            result = await client.call_tool("run_benchmark", {"repeats": 2})
+            assert not result.is_error, text_of(result)
+            assert result.structured_content["bench"]["classes"][0]["key"] == "shape=small"
+            assert len(tasks.handles) == 1
+    finally:
+        proc.terminate()
+        proc.wait(10)
