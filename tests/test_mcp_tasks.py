@@ -13,6 +13,7 @@ import socket
 import subprocess
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,7 +28,7 @@ from pydantic import ConfigDict
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.mcp_tasks import LONG_TOOLS, TASKS_EXTENSION
 from kernel_mcp.server import TOOLS, build_server
-from kernel_mcp.tasks import TaskStore
+from kernel_mcp.tasks import TaskStore, mark_running
 
 from conftest import PY, write_toml
 from run_pids import host_pid
@@ -170,6 +171,25 @@ def test_task_ids_are_unguessable_and_checked(tmp_path):
     assert store.read("y" * 43) is None
 
 
+def test_records_past_their_time_to_live_are_forgotten_once_settled(tmp_path):
+    store = TaskStore(tmp_path)
+    day_ago = datetime.now(UTC) - timedelta(days=1)
+    settled = store.finish(store.create("run_command", 1000, 100), "completed", result={"content": []})
+    running = store.create("run_benchmark", 1000, 100)
+    mark_running(running.task_id, True)  # as the server does while the task runs
+    try:
+        for record in (settled, running):
+            store._write(record.model_copy(update={"created_at": day_ago}))
+        fresh = store.create("run_command", 60_000, 100)  # creating sweeps
+        assert store.read(settled.task_id) is None
+        assert store.read(running.task_id) is not None and store.read(fresh.task_id) is not None
+    finally:
+        mark_running(running.task_id, False)
+    # its server gone (here: no longer running it), a working task reads as failed, and says why
+    state = store.get(running.task_id)
+    assert state is not None and state.status == "failed" and state.error is not None and "interrupted" in state.error["message"]
+
+
 # -- raw JSON-RPC over the stdio server process ---------------------------------------------------------
 
 
@@ -284,6 +304,7 @@ def test_declared_calls_become_tasks_with_the_plain_answer(workspace, raw_server
             assert done["result"]["structuredContent"]["bench"]["classes"] == plain["structuredContent"]["bench"]["classes"]
         else:
             assert done["result"]["structuredContent"]["stdout_tail"] == "hello from the workspace\n"
+    assert server.request("tasks/update", {"taskId": handle["taskId"], "inputResponses": {"k": {}}})["result"]["resultType"] == "complete"
     # an id never given out
     unknown = server.request("tasks/get", {"taskId": "A" * 43})
     assert unknown["error"]["code"] == -32602
