@@ -45,7 +45,7 @@ from pydantic import Field, ValidationError
 
 from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.mcp_adapter import call_handler, unknown_arguments
-from kernel_mcp.tasks import TaskRecord, TaskStore, interrupted_error, iso, mark_running
+from kernel_mcp.tasks import INTERNAL_ERROR, TaskRecord, TaskStatus, TaskStore, interrupted_error, iso, mark_running
 from kernel_mcp.tooling import ServerState, ToolContext, ToolSpec
 
 log = logging.getLogger("kernel_mcp")
@@ -174,18 +174,17 @@ class TasksExtension(Extension):
 
     async def intercept_tool_call(self, params: CallToolRequestParams, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         spec = self.specs.get(params.name)
-        if spec is None or not declares_tasks(ctx):
+        if spec is None or not declares_tasks(ctx) or unknown_arguments(spec, dict(params.arguments or {})) is not None:
             return await call_next(ctx)
         arguments = dict(params.arguments or {})
-        try:
-            valid = unknown_arguments(spec, arguments) is None and spec.input_model.model_validate(arguments) is not None
-            store = self.store()
-        except (ValidationError, KernelMcpError):
-            valid = False
-        if not valid:
-            return await call_next(ctx)  # the plain call's error result, at once: nothing to wait for
         timing = LONG_TOOLS[spec.name]
-        record = store.create(spec.name, timing.ttl_ms, timing.poll_interval_ms, status_message=f"{spec.name} started")
+        try:
+            spec.input_model.model_validate(arguments)
+            store = self.store()
+            record = store.create(spec.name, timing.ttl_ms, timing.poll_interval_ms, status_message=f"{spec.name} started")
+        except (ValidationError, KernelMcpError, OSError):
+            # arguments the tool refuses, or no workspace to keep a record in: the plain call answers at once
+            return await call_next(ctx)
         mark_running(record.task_id, True)
         self._running[record.task_id] = asyncio.get_running_loop().create_task(
             self._work(store, record, spec, arguments, ctx.protocol_version), name=f"task {spec.name} {record.task_id[:8]}"
@@ -210,7 +209,8 @@ class TasksExtension(Extension):
         try:
             result = await call_handler(spec, self.state, arguments, tool_ctx)
             runs = [run.id for run in tool_ctx.runs_made]
-            store.finish(
+            self._settle(
+                store,
                 record,
                 "completed",
                 result=self._wire_result(result, version),
@@ -220,10 +220,11 @@ class TasksExtension(Extension):
         except asyncio.CancelledError:
             runs = [run.id for run in tool_ctx.runs_made]
             if record.task_id in self._cancelling:
-                store.finish(record, "cancelled", message="cancelled by tasks/cancel; its processes were killed", run_ids=runs)
+                self._settle(store, record, "cancelled", message="cancelled by tasks/cancel; its processes were killed", run_ids=runs)
             else:  # the server is shutting down: the run's processes die with it
                 stopped = record.model_copy(update={"run_ids": runs})
-                store.finish(
+                self._settle(
+                    store,
                     stopped,
                     "failed",
                     error=interrupted_error(stopped, "the server running it shut down"),
@@ -232,10 +233,11 @@ class TasksExtension(Extension):
             raise
         except Exception as exc:  # call_handler answers every failure of the tool; this is ours
             log.exception("task %s of %s failed", record.task_id[:8], spec.name)
-            store.finish(
+            self._settle(
+                store,
                 record,
                 "failed",
-                error={"code": -32603, "message": f"internal error in {spec.name}: {type(exc).__name__}: {exc}"[:2000]},
+                error={"code": INTERNAL_ERROR, "message": f"internal error in {spec.name}: {type(exc).__name__}: {exc}"[:2000]},
                 message="failed: internal error",
             )
         finally:
@@ -243,6 +245,15 @@ class TasksExtension(Extension):
             mark_running(record.task_id, False)
             self._running.pop(record.task_id, None)
             self._cancelling.discard(record.task_id)
+
+    @staticmethod
+    def _settle(store: TaskStore, record: TaskRecord, status: TaskStatus, **outcome: Any) -> None:
+        """Store the task's end; a record that cannot be written (a full disk) is logged, and the next
+        server reads the task as interrupted."""
+        try:
+            store.finish(record, status, **outcome)
+        except OSError:
+            log.exception("task %s of %s: its %s end could not be stored", record.task_id[:8], record.tool, status)
 
     @staticmethod
     def _wire_result(result: CallToolResult, version: str) -> dict[str, Any]:
