@@ -52,8 +52,12 @@ def iso(moment: datetime) -> str:
 
 
 def _process_start(pid: int) -> float | None:
+    """The start time of a live process; None for none, or for a zombie (killed, not yet reaped by its parent)."""
     try:
-        return psutil.Process(pid).create_time()
+        process = psutil.Process(pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return None
+        return process.create_time()
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         return None
 
