@@ -1,7 +1,7 @@
 """The MCP server: it only lists the tools, prompts and resources and registers them. Each tool is
 one input model, one capability call and one output model, defined by the package that owns the
 capability (its `tools` module), which imports no MCP module. The MCP SDK is imported only here, in
-`mcp_adapter` (tools), `mcp_resources` (run artifacts), and by the front ends (`cli`, `http_security`)."""
+`mcp_adapter` (tools), `mcp_resources` (run artifacts), `mcp_tasks` (long tools as MCP Tasks), and by the front ends (`cli`, `http_security`)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from kernel_mcp.http_security import HttpPolicy
 from kernel_mcp.ledger import tools as ledger_tools
 from kernel_mcp.mcp_adapter import register
 from kernel_mcp.mcp_resources import KernelMcpServer, register_run_artifacts
+from kernel_mcp.mcp_tasks import TasksExtension, keep_out_of_the_handshake
 from kernel_mcp.profile import tools as profile_tools
 from kernel_mcp.tooling import ServerState, ToolSpec
 from kernel_mcp.trace import tools as trace_tools
@@ -49,7 +50,11 @@ def build_server(workspace_dir: str | Path | None, http: HttpPolicy | None = Non
     # the platforms are resolved here, at the top, and handed down: no capability package imports them
     state = ServerState(Path(workspace_dir) if workspace_dir else None, platforms.VENDORS, tools=tuple(TOOLS))
     auth, verifier = http.auth() if http is not None else (None, None)
-    server = KernelMcpServer("kernel-mcp", version=__version__, instructions=INSTRUCTIONS, auth=auth, token_verifier=verifier)
+    # the long tools run as MCP Tasks for a request that declares the extension (see mcp_tasks)
+    server = KernelMcpServer(
+        "kernel-mcp", version=__version__, instructions=INSTRUCTIONS, auth=auth, token_verifier=verifier, extensions=[TasksExtension(state, TOOLS)]
+    )
+    keep_out_of_the_handshake(server)
     for spec in TOOLS:
         register(server, state, spec)
 

@@ -15,9 +15,16 @@ from conftest import PY, REPO
 PACKAGE = REPO / "kernel_mcp"
 CAPABILITIES = ["bench", "compile", "docs", "gpu", "hardware", "ledger", "profile", "trace", "workspace"]
 # the MCP front end: the only files that may import the SDK or the modules built on it
-FRONT_END = {"server.py", "mcp_adapter.py", "mcp_resources.py", "cli.py", "http_security.py", "__main__.py"}
+FRONT_END = {"server.py", "mcp_adapter.py", "mcp_resources.py", "mcp_tasks.py", "cli.py", "http_security.py", "__main__.py"}
 MCP_ROOTS = ("mcp", "mcp_types")
-FRONT_END_MODULES = ("kernel_mcp.server", "kernel_mcp.mcp_adapter", "kernel_mcp.mcp_resources", "kernel_mcp.cli", "kernel_mcp.http_security")
+FRONT_END_MODULES = (
+    "kernel_mcp.server",
+    "kernel_mcp.mcp_adapter",
+    "kernel_mcp.mcp_resources",
+    "kernel_mcp.mcp_tasks",
+    "kernel_mcp.cli",
+    "kernel_mcp.http_security",
+)
 
 
 def test_capability_packages_load_no_mcp_module():
