@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.models.profile import DerivedMetric
-from kernel_mcp.profile import vendor_metrics
+import kernel_mcp.profile.vendor_metrics as vendor_metrics
 
 def choose(presets: dict[str, list[str]], base_name: Callable[[str], str], preset: str | None, names: list[str],
            available: set[str] | None) -> tuple[list[str], list[str]]:

@@ -50,11 +50,38 @@ class Outcome:
     error: str | None = None  # "cannot evaluate: ..."
 
 
+# the syntax the vendor's expressions use; a tree holding anything else is refused before any value is read
+ALLOWED_NODES = (
+    ast.Expression,
+    ast.Constant,
+    ast.Name,
+    ast.Load,
+    ast.Subscript,
+    ast.BinOp,
+    ast.UnaryOp,
+    ast.Compare,
+    ast.IfExp,
+    ast.BoolOp,
+    ast.Call,
+    ast.operator,
+    ast.unaryop,
+    ast.cmpop,
+    ast.boolop,
+)
+
+
 def parse(expr: str) -> ast.Expression:
     try:
-        return ast.parse(re.sub(r"\$", VAR_PREFIX, expr), mode="eval")
+        tree = ast.parse(re.sub(r"\$", VAR_PREFIX, expr), mode="eval")
     except SyntaxError as exc:
         raise CannotEvaluate(f"not an expression ({exc.msg})") from None
+    for node in ast.walk(tree):
+        if not isinstance(node, ALLOWED_NODES):
+            raise CannotEvaluate(f"{type(node).__name__} is not in rocprof-compute's expression language")
+        if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Name) and node.func.id in FUNCTIONS and not node.keywords):
+            name = node.func.id if isinstance(node.func, ast.Name) else ast.unparse(node.func)[:40]
+            raise CannotEvaluate(f"function {name}() is not in rocprof-compute's set this reader knows")
+    return tree
 
 
 def inputs(expr: str) -> tuple[set[str], set[str]]:
