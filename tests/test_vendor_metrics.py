@@ -119,7 +119,7 @@ def test_a_real_gfx942_workload_gets_gfx942s_definitions_with_its_machine(tmp_pa
         "Pipeline Statistics: VALU Utilization": valu,
     }
     for name, expected in vendor.items():
-        assert derived[name].value == pytest.approx(expected, rel=0.02), (name, derived[name])  # 3 dispatches within 4% of each other
+        assert derived[name].value == pytest.approx(expected, rel=1e-3), (name, derived[name])  # mean counters vs per-dispatch: 0.03% apart here
         assert "gfx942/" in derived[name].definition and "rocprof-compute 3.3.0" in derived[name].definition
     lds = derived["LDS Speed-of-Light: Bank Conflict Rate"]  # vcopy touches no LDS: the vendor's expression gives None
     assert lds.value is None and "zero divisor" in lds.definition

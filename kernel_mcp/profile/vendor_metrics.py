@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from kernel_mcp.models.profile import DerivedMetric
+
 # the package's modules by their full names: the package imports this one (see test_architecture.py)
 import kernel_mcp.profile.expressions as expressions
 
