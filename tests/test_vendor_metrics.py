@@ -163,3 +163,13 @@ def test_agent_info_listed_beside_a_counter_file_names_the_gpu(tmp_path):
     assert per_access.value is None and per_access.definition.startswith("missing counter(s) SQ_LDS_IDX_ACTIVE")
     own = next(d for d in row.derived if d.name == "LDS bank-conflict cycles per LDS instruction")
     assert own.definition.startswith("kernel-mcp's own")
+
+
+def test_rocprofv3s_own_derived_counters_carry_their_counter_defs_expression():
+    """A file's LDSBankConflict is rocprofv3's figure: passed on with the expression that made it, for the file's target."""
+    assert vendor_metrics.sdk_definition("LDSBankConflict", "gfx942") == (
+        "rocprofiler-sdk 1.0.0 counter_defs.yaml (ROCm/rocm-systems 1b1610fc2b), gfx942: 100*reduce(SQ_LDS_BANK_CONFLICT,sum)/reduce(GRBM_GUI_ACTIVE,max)/CU_NUM "
+        "(The percentage of GPUTime LDS is stalled by bank conflicts. Value range: 0% (optimal) to 100% (bad).)"
+    )
+    assert vendor_metrics.sdk_definition("TCC_HIT_sum", "gfx942") is None  # a sum over the L2 channels: a counter, not a metric
+    assert vendor_metrics.sdk_definition("SQ_WAVES", "gfx942") is None  # a hardware counter

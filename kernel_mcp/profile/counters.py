@@ -11,7 +11,6 @@ run: counters are packed greedily, and a pass the tool rejects is split in two a
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Callable
 
 from kernel_mcp.errors import InvalidInput
@@ -67,9 +66,6 @@ async def collect_in_passes(counters: list[str], per_pass: int, run_pass: Callab
     return results, notes
 
 
-PLAIN_REDUCTION = re.compile(r"^reduce\(\w+,\s*\w+\)$")
-
-
 def derived_amd(c: dict[str, float], duration_s: float | None, peak_bw: float | None, listing: dict[str, dict[str, str]], arch: str | None = None,
                 machine: dict[str, float] | None = None) -> list[DerivedMetric]:
     """A kernel's derived metrics: rocprofv3's own derived counters as it wrote them, rocprof-compute's
@@ -78,8 +74,8 @@ def derived_amd(c: dict[str, float], duration_s: float | None, peak_bw: float | 
     out = []
     for name, value in c.items():
         definition = vendor_metrics.sdk_definition(name, arch)
-        if definition is None or PLAIN_REDUCTION.match(definition.partition(": ")[2].partition(" (")[0]):
-            continue  # a hardware counter, or a plain sum over instances (TCC_HIT_sum): a counter, not a metric
+        if definition is None:
+            continue
         listed = listing.get(name, {}).get("expression")
         out.append(DerivedMetric(name=name, value=value, unit="", definition=f"rocprofv3 --list-avail: {listed}" if listed else definition))
     out += vendor_metrics.vendor_derived(c, arch, machine, duration_s)

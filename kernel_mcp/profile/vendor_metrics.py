@@ -15,6 +15,7 @@ where it needs a machine figure no input gave, it is answered without a value, n
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -139,19 +140,25 @@ def vendor_derived(
     return out
 
 
+PLAIN_REDUCTION = re.compile(r"^reduce\(\w+,\s*\w+\)$")
+
+
 def sdk_definition(counter: str, arch: str | None) -> str | None:
     """How rocprofv3 computed a derived counter it wrote (counter_defs.yaml), for `arch`, or for every
-    gfx9 target when they agree; None for a hardware counter."""
+    gfx9 target when they agree; None for a hardware counter, and for a plain sum over instances
+    (TCC_HIT_sum = reduce(TCC_HIT,sum)): a counter, not a metric."""
     entry = _sdk()["counters"].get(counter)
     if entry is None:
         return None
     defs = entry["definitions"]
+    if all(PLAIN_REDUCTION.match(d["expression"].replace(" ", "")) for d in defs):
+        return None
     if arch:
         chosen = next((d for d in defs if arch in d["architectures"]), None) or next((d for d in defs if "gfx9" in d["architectures"]), None)
         label = arch
     else:
         chosen = defs[0] if len({d["expression"] for d in defs}) == 1 else None
-        label = "gfx9"
+        label = "gfx9 targets (the target is unknown; only gfx9 definitions are shipped)"
     if chosen is None:
         return f"{sdk_version()}: a derived counter whose expression differs per target; the target is unknown"
     return f"{sdk_version()}, {label}: {chosen['expression']} ({entry['description'][:160]})"
