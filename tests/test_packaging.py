@@ -128,6 +128,9 @@ def test_wheel_carries_what_the_server_reads(wheel, source_copy):
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
     assert "kernel_mcp/workspace/example.toml" in names and "kernel_mcp/platforms/offline/prelude/kernel_mcp_hip_prelude.h" in names
     assert {"kernel_mcp/platforms/cuda/calibrate.cu", "kernel_mcp/platforms/rocm/calibrate.hip"} <= names  # built where the GPU is
+    # the vendor's derived-metric definitions that profile imports evaluate, with their sources note
+    assert {"kernel_mcp/profile/data/rocprof_compute_metrics.json", "kernel_mcp/profile/data/rocprofiler_sdk_derived.json",
+            "kernel_mcp/profile/data/SOURCES.md"} <= names
     stand_ins = REPO / "kernel_mcp" / "platforms" / "offline" / "prelude" / "include"
     headers = [p.relative_to(REPO).as_posix() for p in stand_ins.rglob("*") if p.is_file()]
     assert "kernel_mcp/platforms/offline/prelude/include/cmath" in headers  # a stand-in without a suffix

@@ -325,7 +325,10 @@ def test_rocpd_counters_and_derived(tmp_path):
     s = rocpd.summary([db], None, ["c.db"])
     row = s.counters[0]
     assert row.counters == {"TCC_HIT_sum": 80.0, "TCC_MISS_sum": 20.0}
-    assert [d.value for d in row.derived if d.name == "L2 hit rate"] == [80.0]
+    # the database's GPU agent names gfx950: rocprof-compute's gfx950 L2 hit rate
+    hit = next(d for d in row.derived if d.name == "L2 Speed-of-Light: Hit Rate")
+    assert hit.value == 80.0 and hit.unit == "pct" and "rocprof-compute 3.3.0 gfx950/1700_l2_cache.yaml" in hit.definition
+    assert any("definitions for gfx950" in n and "c.db" in n for n in s.notes), s.notes
 
 
 def test_rocpd_bad_databases(tmp_path):

@@ -309,3 +309,43 @@ async def test_imports_are_labelled_by_the_trace_and_get_only_matching_compile_f
         assert picked.structured_content["kernel"].startswith("void transpose_read<(int)1>")
         cmp = await client.call_tool("thread_trace_compare", {"a": nvidia.structured_content["run_id"], "b": picked.structured_content["run_id"]})
         assert "transpose_read<(int)0>" in text_of(cmp) and "transpose_read<(int)1>" in text_of(cmp)
+
+
+# -- where a trace's target comes from (issue 32) ----------------------------------------------------
+
+
+def _layernorm_run(tmp_path: Path) -> Path:
+    """The real layernorm dispatch folder with its run's agent_info.csv beside it, as rocprofv3 lays a run out."""
+    run = tmp_path / "run"
+    source = next(f for f in dispatches() if label_of(f) == "layernorm_kernel_0")
+    shutil.copytree(source, run / source.name)
+    shutil.copy(ATT / "layernorm" / "compute_viewer" / "big_agent_info.csv", run / "big_agent_info.csv")
+    return run
+
+
+def test_the_target_of_a_trace_names_the_file_it_came_from(tmp_path):
+    run = _layernorm_run(tmp_path)
+    s = summarise_folder(run, None, "t", vendors=VENDORS)
+    assert s.arch == "gfx950"
+    assert "target gfx950 from big_agent_info.csv (beside the trace)" in s.facts
+    whole = summarise_folder(ATT, None, "att-gfx950", vendors=VENDORS)  # each kernel's agent info sits in a sibling folder, not beside its trace
+    assert whole.arch == "gfx950" and any("compute_viewer/big_agent_info.csv" in f and "not beside the trace" in f for f in whole.facts), whole.facts
+
+
+def test_an_agent_info_of_another_gpu_does_not_label_the_trace(tmp_path):
+    """The same folder with another run's agent_info.csv: the real file with its GPU rows renamed gfx1100 (assembled here:
+    no public gfx11 agent_info was found). The trace's own filenames.json says gfx major 9, so no target is claimed."""
+    run = _layernorm_run(tmp_path)
+    with (run / "big_agent_info.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        if row["Agent_Type"] == "GPU":
+            row["Name"] = "gfx1100"
+    (run / "big_agent_info.csv").unlink()
+    with (run / "other_agent_info.csv").open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    s = summarise_folder(run, None, "t", vendors=VENDORS)
+    assert s.arch is None
+    assert any("other_agent_info.csv names gfx1100" in f and "gfx major version 9" in f for f in s.facts), s.facts

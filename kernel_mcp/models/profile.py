@@ -85,17 +85,28 @@ class ProfileSummary(ToolOutput):
             lines.append(f"  ... {self.kernels_total - len(self.kernels)} more kernels")
         if self.target_regex:
             lines.append(f"(* = target /{self.target_regex}/)" if self.target_rows() else f"no kernel matches the target /{self.target_regex}/")
+        shown_defs: list[DerivedMetric] = []
         for row in self.counters[:6]:
-            derived = "; ".join(f"{d.name} {d.value:.3g}{d.unit}" for d in row.derived if d.value is not None)
+            # a full rocprof-compute workload yields hundreds of the vendor's metrics: the text shows the speed-of-light
+            # ones and this project's own; the structured answer and the run's profile.json hold them all
+            valued = [d for d in row.derived if d.value is not None]
+            shown = [d for d in valued if ":" not in d.name or "Speed-of-Light" in d.name][:SHOWN_DERIVED]
+            lacking = [d for d in row.derived if d.value is None]
+            derived = "; ".join(f"{d.name} {d.value:.3g}{d.unit if d.unit.startswith((' ', '%')) else ' ' + d.unit}" for d in shown)
+            more = len(valued) - len(shown)
+            tail = (f"; +{more} more derived" if more else "") + (f"; {len(lacking)} without a value (why: in their definitions)" if lacking else "")
             lines.append(f"counters {inline(row.kernel)[:40]}: " + ", ".join(f"{inline(k)} {v:.4g}" for k, v in list(row.counters.items())[:8])
-                         + (f" | {derived}" if derived else ""))
-        defs = {d.name: d.definition for row in self.counters for d in row.derived}
-        lines += [f"  {name} = {definition}" for name, definition in list(defs.items())[:8]]
+                         + (f" | {derived}{tail}" if derived or tail else ""))
+            shown_defs += shown[:4] + lacking[:1]
+        defs = {d.name: d.definition for d in shown_defs}
+        lines += [f"  {name} = {definition[:DEFINITION_CHARS]}" for name, definition in list(defs.items())[:8]]
         lines += render_inputs(self.inputs)
         lines += [f"note: {inline(n)}" for n in self.notes]
         return "\n".join(lines)
 
 
+SHOWN_DERIVED = 6
+DEFINITION_CHARS = 240
 SHOWN_PER_GROUP = 4
 SHOWN_GROUPS = 6
 

@@ -25,7 +25,7 @@ from kernel_mcp.hardware import load_spec
 from kernel_mcp.models.platform import ProfileRequest
 from kernel_mcp.models.profile import CounterRow, ProfileSummary
 from kernel_mcp.profile import counters as ctr
-from kernel_mcp.profile import gather, tables
+from kernel_mcp.profile import gather, tables, vendor_metrics
 from kernel_mcp.profile.summary import ProfileComparison, compare_summaries, summarise, summarise_stats
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run, Workspace
@@ -156,7 +156,14 @@ def profile_import(ws: Workspace, run: Run, paths: list[str], *, vendors: Vendor
     if g.counter_sums is not None and not g.rocpd:
         durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
         peak = peak_bandwidth(ws)
-        summary.counters = rows_from_sums(g.counter_sums, durations, lambda c, t: ctr.derived_amd(c, t, peak, {}))
+        arch, machine = g.arch, vendor_metrics.machine_vars(g.machine)
+        if arch:
+            summary.notes.append(f"derived metrics: {vendor_metrics.compute_version()} definitions for {arch}, the target {', '.join(g.arches[arch][:2])} names"
+                                 + ("" if arch in vendor_metrics.arches() else f" (none shipped for {arch}: only the project's own figures)"))
+        else:
+            summary.notes.append(f"derived metrics: no input names the GPU target (sysinfo.csv, agent_info.csv): only the {vendor_metrics.compute_version()} "
+                                 f"metrics defined alike for {', '.join(vendor_metrics.arches())}")
+        summary.counters = rows_from_sums(g.counter_sums, durations, lambda c, t: ctr.derived_amd(c, t, peak, {}, arch, machine))
     summary.notes += impossible_resources(ws, summary, vendors)
     return _keep(run, summary)
 

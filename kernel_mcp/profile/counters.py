@@ -1,6 +1,6 @@
 """Choosing counters, checked against the profiler's own listing, pass packing, and the derived
-metrics of AMD counter files (which imports read too); each platform holds its presets (and NVIDIA's
-derived metrics) in its folder.
+metrics of AMD counter files (which imports read too), taken from the vendor's own definitions
+(vendor_metrics.py); each platform holds its presets (and NVIDIA's derived metrics) in its folder.
 
 Which counters exist comes from the installed tool (`rocprofv3 --list-avail`, `ncu
 --query-metrics`), cached per workspace; presets are filtered by that listing, and an unknown
@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.models.profile import DerivedMetric
+import kernel_mcp.profile.vendor_metrics as vendor_metrics
 
 def choose(presets: dict[str, list[str]], base_name: Callable[[str], str], preset: str | None, names: list[str],
            available: set[str] | None) -> tuple[list[str], list[str]]:
@@ -65,23 +66,28 @@ async def collect_in_passes(counters: list[str], per_pass: int, run_pass: Callab
     return results, notes
 
 
-def derived_amd(c: dict[str, float], duration_s: float | None, peak_bw: float | None, listing: dict[str, dict[str, str]]) -> list[DerivedMetric]:
+def derived_amd(c: dict[str, float], duration_s: float | None, peak_bw: float | None, listing: dict[str, dict[str, str]], arch: str | None = None,
+                machine: dict[str, float] | None = None) -> list[DerivedMetric]:
+    """A kernel's derived metrics: rocprofv3's own derived counters as it wrote them, rocprof-compute's
+    metrics for `arch` (vendor_metrics.py; `machine`: its sysinfo figures), and the few figures the
+    vendor defines nowhere, labelled as this project's own."""
     out = []
-    for name in ("VALUUtilization", "VALUBusy", "OccupancyPercent", "MeanOccupancyPerCU", "L2CacheHit", "LDSBankConflict", "ALUStalledByLDS", "MemUnitBusy"):
-        if name in c:
-            out.append(DerivedMetric(name=name, value=c[name], unit="", definition=f"rocprofv3: {listing.get(name, {}).get('expression', 'derived counter')}"))
-    if "TCC_HIT_sum" in c and "TCC_MISS_sum" in c and c["TCC_HIT_sum"] + c["TCC_MISS_sum"] > 0:
-        out.append(DerivedMetric(name="L2 hit rate", value=100 * c["TCC_HIT_sum"] / (c["TCC_HIT_sum"] + c["TCC_MISS_sum"]), unit="%", definition="100 * TCC_HIT_sum / (TCC_HIT_sum + TCC_MISS_sum)"))
-    if "SQ_LDS_BANK_CONFLICT" in c and c.get("SQ_ACTIVE_INST_LDS"):
-        out.append(DerivedMetric(name="LDS bank-conflict rate", value=100 * c["SQ_LDS_BANK_CONFLICT"] / c["SQ_ACTIVE_INST_LDS"], unit="%", definition="100 * SQ_LDS_BANK_CONFLICT / SQ_ACTIVE_INST_LDS (conflict cycles per LDS-active cycle)"))
+    for name, value in c.items():
+        definition = vendor_metrics.sdk_definition(name, arch)
+        if definition is None:
+            continue
+        listed = listing.get(name, {}).get("expression")
+        out.append(DerivedMetric(name=name, value=value, unit="", definition=f"rocprofv3 --list-avail: {listed}" if listed else definition))
+    out += vendor_metrics.vendor_derived(c, arch, machine, duration_s)
     if "SQ_LDS_BANK_CONFLICT" in c and c.get("SQ_INSTS_LDS"):
         out.append(DerivedMetric(name="LDS bank-conflict cycles per LDS instruction", value=c["SQ_LDS_BANK_CONFLICT"] / c["SQ_INSTS_LDS"], unit="",
-                                 definition="SQ_LDS_BANK_CONFLICT / SQ_INSTS_LDS (0 when no LDS access conflicts; each conflict adds cycles)"))
-    if "SQ_VALU_MFMA_BUSY_CYCLES" in c and c.get("SQ_BUSY_CYCLES"):
-        out.append(DerivedMetric(name="MFMA busy share", value=100 * c["SQ_VALU_MFMA_BUSY_CYCLES"] / c["SQ_BUSY_CYCLES"], unit="%", definition="100 * SQ_VALU_MFMA_BUSY_CYCLES / SQ_BUSY_CYCLES"))
+                                 definition="kernel-mcp's own (rocprof-compute has no per-instruction figure; its Bank Conflicts/Access needs "
+                                            "SQ_LDS_IDX_ACTIVE): SQ_LDS_BANK_CONFLICT / SQ_INSTS_LDS, 0 when no LDS access conflicts"))
     if "FETCH_SIZE" in c and "WRITE_SIZE" in c and duration_s:
         bw = (c["FETCH_SIZE"] + c["WRITE_SIZE"]) * 1024 / duration_s
-        out.append(DerivedMetric(name="HBM bandwidth", value=bw / 1e9, unit=" GB/s", definition="(FETCH_SIZE + WRITE_SIZE) KiB * 1024 / kernel time"))
+        out.append(DerivedMetric(name="HBM bandwidth", value=bw / 1e9, unit=" GB/s",
+                                 definition="kernel-mcp's own, from rocprofv3's derived counters: (FETCH_SIZE + WRITE_SIZE) KiB * 1024 / kernel time"))
         if peak_bw:
-            out.append(DerivedMetric(name="HBM share of peak", value=100 * bw / peak_bw, unit="%", definition="HBM bandwidth / hw_spec hbm_bandwidth_bytes_per_s"))
+            out.append(DerivedMetric(name="HBM share of peak", value=100 * bw / peak_bw, unit="%",
+                                     definition="kernel-mcp's own: HBM bandwidth / hw_spec hbm_bandwidth_bytes_per_s"))
     return out

@@ -35,7 +35,6 @@ from kernel_mcp.profile.parsers import ncu_dispatches
 
 MAX_FILES = 10_000  # a thread-trace folder holds a few thousand; a whole home folder is refused
 NO_KERNEL_FIGURES = {
-    fmt.AGENT_INFO: "the machine's agents, no kernel figures",
     fmt.OTHER_TRACE: "no kernel dispatches in it",
     fmt.OTHER_STATS: "statistics of API calls or copies, not kernels",
     fmt.COMPUTE_SYSINFO: "a machine description, outside a rocprof-compute workload",
@@ -58,6 +57,14 @@ class Gathered:
     sources: list[str] = field(default_factory=list)
     inputs: list[InputFile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # the GPU targets the inputs name (workload sysinfo.csv, rocprofv3 agent_info.csv): target -> the files
+    arches: dict[str, list[str]] = field(default_factory=dict)
+    machine: dict[str, str] = field(default_factory=dict)  # a rocprof-compute workload's sysinfo row
+
+    @property
+    def arch(self) -> str | None:
+        """The one target every input that names one agrees on; None when none or several."""
+        return next(iter(self.arches)) if len(self.arches) == 1 else None
 
     @property
     def origins(self) -> list[str]:
@@ -84,6 +91,9 @@ def gather(targets: list[tuple[str, Path]], root: Path) -> Gathered:
                 main = g.inputs[-1]
         timed.append((main or g.inputs[-1], w.dispatches, w.source))
         sums.append(w.counter_sums)
+        if w.arch:
+            g.arches.setdefault(w.arch, []).append(next((s.label for s, _ in files if s.path.name == workload.SYSINFO), str(folder)))
+            g.machine = g.machine or w.machine
         g.notes += w.notes
         taken = {s.label for s, _ in files}
         entries = [(s, e) for s, e in entries if s.label not in taken]
@@ -91,6 +101,9 @@ def gather(targets: list[tuple[str, Path]], root: Path) -> Gathered:
         record = InputFile(path=s.label, format=s.format or "other")
         g.inputs.append(record)
         try:
+            if s.format == fmt.AGENT_INFO:
+                _agents(s, record, g)
+                continue
             _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files)
         except KernelMcpError as exc:
             if exc.message.startswith(s.path.name) or s.label in exc.message or s.path.name in exc.message:
@@ -100,8 +113,32 @@ def gather(targets: list[tuple[str, Path]], root: Path) -> Gathered:
             raise InvalidInput(f"{s.label}: {record.skipped}", hint="profile_import reads rocprofv3 output (folders, kernel_trace/counter_collection/"
                                "kernel_stats CSVs, rocpd .db), rocprof-compute workloads, legacy rocprof results.csv/results.stats.csv and ncu --csv files")
     _choose(g, timed, counter_timed, stats, rocpd_files)
+    if len(g.arches) > 1:
+        g.notes.append("the inputs name several GPU targets (" + "; ".join(f"{a} in {', '.join(f[:2])}" for a, f in g.arches.items())
+                       + "): derived metrics use only the definitions rocprof-compute gives alike for every target")
     g.counter_sums = pd.concat([x for x in sums if len(x)], ignore_index=True) if any(len(x) for x in sums) else None
     return g
+
+
+def _agents(s: fmt.Sniffed, record: InputFile, g: Gathered) -> None:
+    """rocprofv3's agent_info.csv: which GPU ran the dispatches beside it (its GPU agents' target
+    names and products); not kernel figures, but named as read, never refused when listed."""
+    columns = tables.header(s.path, "rocprofv3 agent info")
+    cols = {c.strip().lower(): c for c in columns}
+    if "agent_type" not in cols or "name" not in cols:
+        record.skipped = "agent info without Agent_Type/Name columns"
+        return
+    frame = tables.read(s.path, "rocprofv3 agent info", {cols[c] for c in ("agent_type", "name", "product_name") if c in cols}, set())
+    gpus = frame[frame[cols["agent_type"]].astype(str).str.upper() == "GPU"]
+    names = sorted({str(n).strip() for n in gpus[cols["name"]] if str(n).strip()})
+    if not names:
+        record.skipped = "agent info naming no GPU agent"
+        return
+    product = sorted({str(p).strip() for p in gpus[cols["product_name"]]}) if "product_name" in cols else []
+    record.used_for = (f"the GPU agents ({len(gpus)}): {', '.join(names)}" + (f", {', '.join(product)}" if product else "")
+                       + " (which agent ran a dispatch is its Agent_Id)")
+    for name in names:
+        g.arches.setdefault(name, []).append(s.label)
 
 
 def _entries(targets: list[tuple[str, Path]], root: Path) -> list[tuple[fmt.Sniffed, bool]]:

@@ -137,11 +137,16 @@ def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> 
     con, schemas = _open(paths)
     notes, origins = [], []
     counter_schemas = []
+    targets: dict[str, list[str]] = {}  # GPU target (rocpd_info_agent.name, gfx942) -> the databases that name it
     for schema, path, label in zip(schemas, paths, labels):
         version, has_counters = check_schema(con, schema, path.name)
         if version not in KNOWN_SCHEMA_VERSIONS:
             notes.append(f"{label}: schema version {version} is not one this reader was written for; every view and column it needs is present")
-        agents = ", ".join(f"{r[0]} {r[1] or ''}".strip() for r in con.execute(f"SELECT DISTINCT name, product_name FROM {schema}.rocpd_info_agent WHERE type = 'GPU'"))
+        gpu_agents = list(con.execute(f"SELECT DISTINCT name, product_name FROM {schema}.rocpd_info_agent WHERE type = 'GPU'"))
+        agents = ", ".join(f"{r[0]} {r[1] or ''}".strip() for r in gpu_agents)
+        for r in gpu_agents:
+            if isinstance(r[0], str) and r[0].strip():
+                targets.setdefault(r[0].strip(), []).append(label)
         procs = ", ".join(f"pid {r[0]} ({(r[1] or '')[:60]})" for r in con.execute(f"SELECT pid, command FROM {schema}.rocpd_info_process LIMIT 4"))
         origins.append(f"{label}: {agents or 'no GPU agent'}; {procs or 'no process'}")
         if has_counters:
@@ -208,6 +213,12 @@ def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> 
             found.setdefault(kernel, {})[counter] = per_dispatch
             dispatches[kernel] = max(dispatches.get(kernel, 0), n)
         durations = {k.name: k.avg_us / 1e6 for k in kernels}
-        result.counters = [CounterRow(kernel=k, dispatches=dispatches[k], counters=c, derived=ctr.derived_amd(c, durations.get(k), None, {})) for k, c in found.items()][:MAX_KERNELS]
+        # the vendor's definitions for the one GPU target the databases' agents name (several, or none: those alike on every target)
+        arch = next(iter(targets)) if len(targets) == 1 else None
+        result.notes.append(f"derived metrics: rocprof-compute definitions for {arch}, the target rocpd_info_agent of {', '.join(targets[arch][:2])} names" if arch
+                            else "derived metrics: the databases' agents name " + (", ".join(sorted(targets)) or "no GPU target")
+                            + ": only the rocprof-compute metrics defined alike on every shipped target")
+        result.counters = [CounterRow(kernel=k, dispatches=dispatches[k], counters=c, derived=ctr.derived_amd(c, durations.get(k), None, {}, arch))
+                           for k, c in found.items()][:MAX_KERNELS]
     con.close()
     return result

@@ -24,7 +24,7 @@ import pandas as pd
 # the package's modules by their full names: the package imports this one (see test_architecture.py)
 import kernel_mcp.profile.sniff as fmt
 import kernel_mcp.profile.tables as tables
-from kernel_mcp import limits
+from kernel_mcp import limits, safe_files
 from kernel_mcp.errors import InvalidInput
 
 MERGED = "pmc_perf.csv"
@@ -40,6 +40,8 @@ class Workload:
     uses: dict[str, str] = field(default_factory=dict)  # file label -> what was taken from it
     skipped: dict[str, str] = field(default_factory=dict)  # file label -> why not
     notes: list[str] = field(default_factory=list)
+    arch: str | None = None  # the GPU's target as sysinfo.csv names it (gpu_arch)
+    machine: dict[str, str] = field(default_factory=dict)  # sysinfo.csv's row, keys lower-case
 
 
 def is_workload(files: dict[str, fmt.Sniffed]) -> bool:
@@ -69,8 +71,16 @@ def read_workload(files: dict[str, fmt.Sniffed]) -> Workload:
     w = Workload(source=f"rocprof-compute workload ({profiler})", dispatches=pd.DataFrame(), counter_sums=pd.DataFrame())
     info = files.get(SYSINFO)
     if info is not None and info.format == fmt.COMPUTE_SYSINFO:
-        w.notes.append(_machine(info.path))
-        w.uses[info.label] = "machine (sysinfo)"
+        w.machine = sysinfo_row(info.path)
+        w.notes.append(_machine(w.machine))
+        w.arch = w.machine.get("gpu_arch") or None
+        w.uses[info.label] = "machine (sysinfo)" + (f": {w.machine.get('gpu_model', '?')} ({w.arch})" if w.arch else "")
+    tables_read = [f for f in files.values() if f.path.suffix.lower() == ".csv" and f.label not in w.uses]
+    if tables_read and all(_header_only(f) for f in tables_read):
+        folder = tables_read[0].label.rpartition("/")[0] or "."
+        raise InvalidInput(f"rocprof-compute workload {folder}: every table ({len(tables_read)} CSV files) holds its header and no row: "
+                           "the dispatch filter (-k/--kernel, -d/--dispatch) matched no kernel, so nothing was profiled",
+                           hint="profile again with a kernel name or dispatch filter that the application launches (rocprof-compute's log.txt lists them)")
     merged = files.get(MERGED)
     if merged is None or merged.format not in (fmt.COMPUTE_WIDE, fmt.COMPUTE_LONG):
         stamps = files.get(TIMESTAMPS)
@@ -127,8 +137,17 @@ def _why_skipped(name: str, file: fmt.Sniffed) -> str:
     return file.what or "not a profiler table"
 
 
-def _machine(path: Path) -> str:
-    """The workload's machine, from sysinfo.csv (one row)."""
+def _header_only(file: fmt.Sniffed) -> bool:
+    """A CSV with a header line and no row after it (what rocprof-compute leaves when nothing matched)."""
+    with safe_files.open_regular(file.path, file.label) as handle:
+        header = handle.readline(limits.PROFILE_CSV_MAX_BYTES)
+        if not header.strip():
+            return True
+        return all(not line.strip() for line in iter(lambda: handle.readline(2**16), b""))
+
+
+def sysinfo_row(path: Path) -> dict[str, str]:
+    """sysinfo.csv's one row, keys lower-case; empty when it holds none."""
     text = limits.read_text(path, 2**20, "rocprof-compute sysinfo")
     import csv
     import io
@@ -137,9 +156,13 @@ def _machine(path: Path) -> str:
         rows = list(csv.DictReader(io.StringIO(text)))
     except csv.Error as exc:  # e.g. a field over the csv module's 131,072-character limit
         raise InvalidInput(f"rocprof-compute sysinfo: {path.name} is not a readable CSV: {str(exc)[:200]}") from None
-    if not rows:
+    return {k.strip().lower(): (v or "").strip() for k, v in rows[0].items() if k} if rows else {}
+
+
+def _machine(row: dict[str, str]) -> str:
+    """The workload's machine, from sysinfo.csv's row."""
+    if not row:
         return "sysinfo.csv holds no row"
-    row = {k.strip().lower(): (v or "").strip() for k, v in rows[0].items() if k}
     parts = [f"rocprof-compute workload {row.get('workload_name', '?')!r}"]
     if row.get("version"):
         parts.append(f"format version {row['version']}")

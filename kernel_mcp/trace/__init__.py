@@ -106,6 +106,8 @@ async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int
 
         gpu = lease.gpu
         summary.arch = arch_for_gpu(gpu.vendor, gpu.name, gpu.arch) or gpu.arch
+        if summary.arch:
+            summary.facts.append(f"target {summary.arch} from the GPU the trace ran on")
     summary.facts += compile_facts(ws, summary) + [f"on {lease.describe()}"]
     return _keep(run, summary)
 

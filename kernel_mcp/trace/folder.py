@@ -96,14 +96,18 @@ def discover(folder: Path, within: Path) -> Iterator[KernelTrace]:
     def found(pattern: str) -> list[Path]:
         return safe_files.files_under(folder, pattern, within=within, relative_to=within)
 
-    arch = _arch(found("*agent_info.csv"), within)
+    agents = _agents(found("*agent_info.csv"), within)
     codes = found("code.json")
     for path in codes:
-        yield _dispatch_trace(path, within, arch)
+        trace = _dispatch_trace(path, within, None)
+        _label_arch(trace, path.parent, agents, within)
+        yield trace
     traced = {p.parent.name for p in codes}
     stats = [p for p in found("stats_*.csv") if p.stem[len("stats_"):] not in traced]
     for path in stats:
-        yield from _stats_traces(path, arch)
+        for trace in _stats_traces(path, None):
+            _label_arch(trace, path, agents, within)
+            yield trace
     if codes or stats:
         return
     for path in found("*.csv"):
@@ -188,16 +192,68 @@ def _ncu_traces(path: Path, within: Path, skip_other: bool) -> Iterator[KernelTr
                           wait_reasons=dict(ncu_source.LOADS_FOR_REASON), shared_columns=k.has_shared_columns)
 
 
-def _arch(paths: list[Path], within: Path) -> str | None:
-    """The GPU's exact target from rocprofv3's agent_info.csv (Agent_Type GPU, Name gfx950), when
-    the folder's agents agree on one."""
-    names: set[str] = set()
+def _agents(paths: list[Path], within: Path) -> dict[Path, set[str]]:
+    """Each rocprofv3 agent_info.csv of the folder and the GPU targets it names (Agent_Type GPU, Name gfx950)."""
+    out: dict[Path, set[str]] = {}
     for path in paths:
         text = limits.read_text(path, 16 * 2**20, "agent info", within=within)
+        names: set[str] = set()
         try:
             for row in csv.DictReader(io.StringIO(text)):
                 if row.get("Agent_Type") == "GPU" and row.get("Name"):
                     names.add(row["Name"].strip())
         except csv.Error:
             raise InvalidInput(f"{path.name}: not a readable CSV") from None
-    return names.pop() if len(names) == 1 else None
+        out[path] = names
+    return out
+
+
+def _label_arch(trace: KernelTrace, where: Path, agents: dict[Path, set[str]], within: Path) -> None:
+    """The trace's exact target from the agent_info.csv nearest to it (the same folder or one above
+    it, else any in the input), said with the file it came from. rocprofv3 writes agent info per run,
+    not per dispatch, and a folder can hold other runs' files: a target whose gfx major version is
+    not the one the trace's own filenames.json gives, or files that disagree, label nothing."""
+    if not agents:
+        return
+    nearest = None
+    for folder in [where.parent, *where.parent.parents]:
+        here = {p: n for p, n in agents.items() if p.parent == folder}
+        if here:
+            nearest = here
+            break
+        if folder == within:
+            break
+    chosen = nearest or agents
+    names = set().union(*chosen.values())
+    listed = sorted(chosen)
+    files = ", ".join(_rel(p, within) for p in listed[:3]) + (f" and {len(listed) - 3} more" if len(listed) > 3 else "")
+    if len(names) != 1:
+        if names:
+            trace.facts.append(f"target not labelled: the agent info files ({files}) name {', '.join(sorted(names))}")
+        return
+    arch = names.pop()
+    major = _gfx_major(where / "filenames.json" if where.is_dir() else None, within)
+    if major is not None and not arch.startswith(f"gfx{major}"):
+        trace.facts.append(f"target not labelled: {files} names {arch}, but this trace's filenames.json says gfx major version {major}")
+        return
+    trace.arch = arch
+    how = "beside the trace" if nearest is not None else "in the input, not beside the trace: check it belongs to this run"
+    trace.facts.append(f"target {arch} from {files} ({how})")
+
+
+def _gfx_major(path: Path | None, within: Path) -> int | None:
+    if path is None or not path.is_file():
+        return None
+    try:
+        meta = wavefiles.read_filenames(path, within)
+    except InvalidInput:
+        return None
+    major = meta.get("gfxip")
+    return major if isinstance(major, int) and not isinstance(major, bool) else None
+
+
+def _rel(path: Path, within: Path) -> str:
+    try:
+        return path.relative_to(within).as_posix()
+    except ValueError:
+        return path.name

@@ -148,7 +148,8 @@ class RocmPlatform:
         notes += pass_notes + [f"counters collected in {len(frames)} pass(es), one profiler run each"]
         durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
         peak = peak_bandwidth(ws, request.gpu)
-        summary.counters = counter_rows(pd.concat(frames), durations, lambda c, t: ctr.derived_amd(c, t, peak, listing))
+        arch = request.gpu.arch if request.gpu is not None else None  # the gated GPU's own target picks the vendor's definitions
+        summary.counters = counter_rows(pd.concat(frames), durations, lambda c, t: ctr.derived_amd(c, t, peak, listing, arch))
         return summary, notes
 
     # -- tracer: rocprofv3's advanced thread trace, decoded into ui_output folders

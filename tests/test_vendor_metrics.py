@@ -1,0 +1,175 @@
+"""AMD derived metrics from the vendor's own definitions (issue 32): rocprof-compute's analysis
+configs and rocprofiler-sdk's counter_defs.yaml, shipped as data and evaluated by a parser of the
+vendor's expression language; and real rocprof-compute / rocprofv3 outputs read as what they are.
+
+Figures are checked against the vendor's formulas applied here with pandas to the raw files, the
+way rocprof-compute applies them (per dispatch, then AVG), never through the code under test.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from kernel_mcp.errors import InvalidInput
+from kernel_mcp.platforms import VENDORS
+from kernel_mcp.profile import expressions, profile_import, vendor_metrics
+from kernel_mcp.workspace import Workspace
+
+from conftest import BASIC_TOML, data, fixture, write_toml
+
+DATA = Path(vendor_metrics.__file__).parent / "data"
+
+
+def _import(root: Path, *paths: str):
+    write_toml(root, BASIC_TOML.replace('target_kernel = "k_main"', 'target_kernel = "vecCopy"'))
+    ws = Workspace.open(root)
+    return profile_import(ws, ws.runs.create("profile_import", {}), list(paths), vendors=VENDORS)
+
+
+def _metric(arch: str, table: str, name: str) -> dict:
+    return next(m for m in json.loads((DATA / "rocprof_compute_metrics.json").read_text())["arches"][arch] if m["table"] == table and m["name"] == name)
+
+
+# -- the shipped data -----------------------------------------------------------------------------------------------------
+
+
+def test_the_shipped_definitions_cite_their_source_and_keep_the_notice():
+    for name in ("rocprof_compute_metrics.json", "rocprofiler_sdk_derived.json"):
+        source = json.loads((DATA / name).read_text())["source"]
+        assert source["commit"] == "1b1610fc2b2ab32af71e6e04e4d4a6a4ae597992" and source["repository"] == "ROCm/rocm-systems"
+        assert source["license"].startswith("MIT License. Copyright (c)") and "Advanced Micro Devices" in source["license"]
+    assert vendor_metrics.arches() == ["gfx90a", "gfx942", "gfx950"]
+    # the LDS panel's conflict figures as rocprof-compute 3.3.0 writes them for gfx942
+    rate = _metric("gfx942", "LDS Speed-of-Light", "Bank Conflict Rate")
+    assert (
+        rate["expr"]
+        == (
+            "AVG((((SQ_LDS_BANK_CONFLICT * 3.125) / (SQ_LDS_IDX_ACTIVE - SQ_LDS_BANK_CONFLICT)) "
+            "if ((SQ_LDS_IDX_ACTIVE - SQ_LDS_BANK_CONFLICT) != 0) else None))"
+        )
+        and rate["unit"] == "Pct of Peak"
+    )
+
+
+def test_every_shipped_expression_parses_and_uses_only_known_functions():
+    """No metric of any shipped target falls to 'cannot evaluate': the parser covers the vendor's whole language."""
+    everything = json.loads((DATA / "rocprof_compute_metrics.json").read_text())["arches"]
+    for arch, metrics in everything.items():
+        for m in metrics:
+            counters, variables = expressions.inputs(m["expr"])
+            outcome = expressions.evaluate(m["expr"], dict.fromkeys(counters, 1.0), dict.fromkeys(variables, 1.0))
+            assert outcome.error is None, (arch, m["name"], m["expr"], outcome.error)
+
+
+# -- the evaluator -----------------------------------------------------------------------------------------------------------
+
+
+def test_the_lds_conflict_figures_follow_rocprof_computes_formula():
+    """The issue's real gfx942 workload gave rocprof-compute 16.41% of peak and 5.25 conflicts per access, and the old
+    hand-written formula 2094.3%. That workload is not among the public fixtures, so its ratio stands in: conflicts
+    5.25 times the conflict-free index cycles. rocprof-compute's Bank Conflict Rate is conflicts/access * 3.125."""
+    counters = {"SQ_LDS_BANK_CONFLICT": 5.25 * 1000, "SQ_LDS_IDX_ACTIVE": 1000 + 5.25 * 1000}
+    per_access = expressions.evaluate(_metric("gfx942", "LDS Statistics", "Bank Conflicts/Access")["expr"], counters, {})
+    rate = expressions.evaluate(_metric("gfx942", "LDS Speed-of-Light", "Bank Conflict Rate")["expr"], counters, {})
+    assert per_access.value == pytest.approx(5.25) and rate.value == pytest.approx(16.40625) and round(rate.value, 2) == 16.41
+
+
+def test_a_missing_input_is_named_and_an_unknown_function_is_not_run():
+    rate = _metric("gfx942", "LDS Speed-of-Light", "Bank Conflict Rate")["expr"]
+    outcome = expressions.evaluate(rate, {"SQ_LDS_BANK_CONFLICT": 10.0, "SQ_INSTS_LDS": 4.0}, {})
+    assert outcome.value is None and outcome.missing_counters == ["SQ_LDS_IDX_ACTIVE"]
+    utilization = _metric("gfx942", "LDS Speed-of-Light", "Utilization")["expr"]  # needs the machine's CU count and XCD count
+    outcome = expressions.evaluate(utilization, {"SQ_LDS_IDX_ACTIVE": 1.0, "GRBM_GUI_ACTIVE": 2.0}, {})
+    assert outcome.value is None and outcome.missing_vars == ["cu_per_gpu", "num_xcd"]
+    for hostile in ("__import__('os').system('true')", "STD(SQ_WAVES)", "SQ_WAVES.real", "[x for x in SQ_WAVES]", "lambda: 1"):
+        out = expressions.evaluate(hostile, {"SQ_WAVES": 1.0}, {})
+        assert out.value is None and (out.error or "").startswith("cannot evaluate"), (hostile, out)
+
+
+def test_zero_divisors_give_no_value_as_in_rocprof_compute():
+    rate = _metric("gfx942", "LDS Speed-of-Light", "Bank Conflict Rate")["expr"]
+    assert expressions.evaluate(rate, {"SQ_LDS_BANK_CONFLICT": 0.0, "SQ_LDS_IDX_ACTIVE": 0.0}, {}).value is None
+    assert expressions.evaluate("AVG(SQ_WAVES / GRBM_GUI_ACTIVE)", {"SQ_WAVES": 3.0, "GRBM_GUI_ACTIVE": 0.0}, {}).value is None
+
+
+# -- real workloads --------------------------------------------------------------------------------------------------------
+
+
+def test_a_real_gfx942_workload_gets_gfx942s_definitions_with_its_machine(tmp_path):
+    """Omniperf 2 / rocprofv2 on an MI300X (ROCm/rocprofiler-compute tests/workloads/dispatch_0/MI300X_A1): three dispatches
+    of one kernel. The vendor's formulas are applied here per dispatch and averaged, as rocprof-compute does; the reader
+    evaluates them on the per-dispatch mean counters, equal for sums and within the dispatches' spread for ratios."""
+    shutil.copytree(fixture("rocm/rpc-dispatch0-mi300x"), tmp_path / "w")
+    raw = pd.read_csv(tmp_path / "w" / "pmc_perf.csv")
+    info = next(csv.DictReader((tmp_path / "w" / "sysinfo.csv").open()))
+    s = _import(tmp_path, "w")
+    assert any("definitions for gfx942" in n and "w/sysinfo.csv" in n for n in s.notes), s.notes
+    derived = {d.name: d for d in s.counters[0].derived}
+    per_xcd = raw["GRBM_GUI_ACTIVE"] / float(info["num_xcd"])
+    valu = (100 * raw["SQ_ACTIVE_INST_VALU"] / (per_xcd * float(info["cu_per_gpu"]))).mean()
+    vendor = {
+        "System Speed-of-Light: L2 Cache Hit Rate": (100 * raw["TCC_HIT_sum"] / (raw["TCC_HIT_sum"] + raw["TCC_MISS_sum"])).mean(),
+        "System Speed-of-Light: VALU Utilization": valu,
+        "Pipeline Statistics: VALU Utilization": valu,
+    }
+    for name, expected in vendor.items():
+        assert derived[name].value == pytest.approx(expected, rel=1e-3), (name, derived[name])  # mean counters vs per-dispatch: 0.03% apart here
+        assert "gfx942/" in derived[name].definition and "rocprof-compute 3.3.0" in derived[name].definition
+    lds = derived["LDS Speed-of-Light: Bank Conflict Rate"]  # vcopy touches no LDS: the vendor's expression gives None
+    assert lds.value is None and "zero divisor" in lds.definition
+    assert "LDS bank-conflict rate" not in derived and "MFMA busy share" not in derived  # the hand-written ones the vendor defines
+
+
+def test_the_formulas_written_out_above_are_the_vendors():
+    """The real-workload check writes the vendor's formulas out with pandas: they must be the shipped gfx942 ones."""
+    assert (
+        _metric("gfx942", "System Speed-of-Light", "VALU Utilization")["expr"]
+        == "AVG(((100 * SQ_ACTIVE_INST_VALU) / ($GRBM_GUI_ACTIVE_PER_XCD * $cu_per_gpu)))"
+    )
+    assert _metric("gfx942", "System Speed-of-Light", "L2 Cache Hit Rate")["expr"] == (
+        "AVG((((100 * TCC_HIT_sum) / (TCC_HIT_sum + TCC_MISS_sum)) if ((TCC_HIT_sum + TCC_MISS_sum) != 0) else None))"
+    )
+    assert expressions.BUILT_INS["GRBM_GUI_ACTIVE_PER_XCD"] == "(GRBM_GUI_ACTIVE / $num_xcd)"
+
+
+def test_a_workload_whose_dispatch_filter_matched_nothing_is_named_as_such(tmp_path):
+    """Every CSV of the folder keeps its header and no row: the real MI300X workload's headers, rows dropped."""
+    source = fixture("rocm/rpc-dispatch0-mi300x")
+    (tmp_path / "w").mkdir()
+    for f in source.iterdir():
+        text = f.read_text()
+        (tmp_path / "w" / f.name).write_text(text.splitlines()[0] + "\n" if f.suffix == ".csv" and f.name != "sysinfo.csv" else text)
+    with pytest.raises(InvalidInput) as err:
+        _import(tmp_path, "w")
+    assert "dispatch filter" in err.value.message and "matched no kernel" in err.value.message and "interrupted" not in err.value.message
+
+
+def test_agent_info_listed_beside_a_counter_file_names_the_gpu(tmp_path):
+    """HipKittens' gfx950 probe: the counter file and its agent_info.csv named one by one, as a user lists them."""
+    for name in ("lds_conflict_counter_collection.csv", "lds_conflict_agent_info.csv"):
+        shutil.copy(data(f"rocm/hk-ds_read_b64-out/{name}"), tmp_path / name)
+    s = _import(tmp_path, "lds_conflict_counter_collection.csv", "lds_conflict_agent_info.csv")
+    agent = next(f for f in s.inputs if f.path == "lds_conflict_agent_info.csv")
+    assert agent.skipped is None and "gfx950" in (agent.used_for or "")
+    assert any("definitions for gfx950" in n and "lds_conflict_agent_info.csv" in n for n in s.notes), s.notes
+    row = next(r for r in s.counters if r.counters.get("SQ_INSTS_LDS"))
+    per_access = next(d for d in row.derived if d.name == "LDS Statistics: Bank Conflicts/Access")
+    assert per_access.value is None and per_access.definition.startswith("missing counter(s) SQ_LDS_IDX_ACTIVE")
+    own = next(d for d in row.derived if d.name == "LDS bank-conflict cycles per LDS instruction")
+    assert own.definition.startswith("kernel-mcp's own")
+
+
+def test_rocprofv3s_own_derived_counters_carry_their_counter_defs_expression():
+    """A file's LDSBankConflict is rocprofv3's figure: passed on with the expression that made it, for the file's target."""
+    assert vendor_metrics.sdk_definition("LDSBankConflict", "gfx942") == (
+        "rocprofiler-sdk 1.0.0 counter_defs.yaml (ROCm/rocm-systems 1b1610fc2b), gfx942: 100*reduce(SQ_LDS_BANK_CONFLICT,sum)/reduce(GRBM_GUI_ACTIVE,max)/CU_NUM "
+        "(The percentage of GPUTime LDS is stalled by bank conflicts. Value range: 0% (optimal) to 100% (bad).)"
+    )
+    assert vendor_metrics.sdk_definition("TCC_HIT_sum", "gfx942") is None  # a sum over the L2 channels: a counter, not a metric
+    assert vendor_metrics.sdk_definition("SQ_WAVES", "gfx942") is None  # a hardware counter
