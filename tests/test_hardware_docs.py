@@ -50,6 +50,23 @@ def test_every_figure_has_a_source():
         assert all(f.source.strip() for f in spec.figures.values()), arch
 
 
+def test_notes_cite_sources_not_documents_of_this_project():
+    # an agent was told "the project brief's template proposed 512": a note names where a figure
+    # comes from or why sources disagree, never a document of this project or its user
+    shipped = Path(__file__).resolve().parents[1] / "docs_index"
+    for page in [*shipped.glob("hardware/**/*.toml"), *shipped.glob("l1/*.md")]:
+        text = page.read_text().lower()
+        assert "project brief" not in text and "brief's template" not in text and "user's case study" not in text, page
+
+
+async def test_hips_launch_bounds_second_argument_is_waves_per_execution_unit(docs_ws):
+    async with Client(build_server(docs_ws)) as client:
+        hits = await client.call_tool("docs_search", {"query": "HIP __launch_bounds__ second argument minimum", "arch": "gfx950"})
+        top = [h["id"] for h in hits.structured_content["hits"]][:3]
+        pages = [text_of(await client.call_tool("docs_read", {"id": i})) for i in top]
+    assert any("MIN_WARPS_PER_EXECUTION_UNIT" in page and "hip_porting_guide" in page for page in pages), top
+
+
 async def test_hardware_tools(tmp_path):
     async with Client(build_server(tmp_path)) as client:
         spec = await client.call_tool("hw_spec", {"arch": "gfx950"})
