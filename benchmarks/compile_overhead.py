@@ -31,8 +31,25 @@ SOURCES = ["src/naive.hip", "src/lds.hip", "src/fast.hip"]
 
 
 def direct_argv(source: str, out: Path) -> list[str]:
-    return [sys.executable, "-m", "ziglang", "clang", "-x", "hip", "--offload-arch=gfx950", "--cuda-device-only", "-nogpulib", "-O3", "-S",
-            "-gline-tables-only", "-Rpass-analysis=kernel-resource-usage", "-o", str(out), *include_flags(), source]
+    return [
+        sys.executable,
+        "-m",
+        "ziglang",
+        "clang",
+        "-x",
+        "hip",
+        "--offload-arch=gfx950",
+        "--cuda-device-only",
+        "-nogpulib",
+        "-O3",
+        "-S",
+        "-gline-tables-only",
+        "-Rpass-analysis=kernel-resource-usage",
+        "-o",
+        str(out),
+        *include_flags(),
+        source,
+    ]
 
 
 async def measure(ws: Path, rounds: int) -> dict[str, dict[str, list[float]]]:

@@ -48,14 +48,32 @@ def comparison(statement: str) -> Comparison:
         raise ValueError(f"not a paired statement: {statement!r}")
     change, low, high = (float(found[i]) / 100 for i in (1, 2, 3))
     pairs = int(found[5])
-    return Comparison(change=change, low=low, high=high, significant=found[4] == "significant", best_median=100.0,
-                      candidate_median=100.0 * (1 + change), best_runs=pairs, candidate_runs=pairs, pairs=pairs)
+    return Comparison(
+        change=change,
+        low=low,
+        high=high,
+        significant=found[4] == "significant",
+        best_median=100.0,
+        candidate_median=100.0 * (1 + change),
+        best_runs=pairs,
+        candidate_runs=pairs,
+        pairs=pairs,
+    )
 
 
 def candidate(keys: list[str]) -> BenchRun:
-    return BenchRun(label="candidate", metric="us", correctness="err == 0", class_columns=["shape"], inferred_classes=False,
-                    classes=[ClassRun(key=k, rows=1, correct=True, failing_rows=0, worst_error=0.0, samples=[1.0]) for k in keys],
-                    seeds=[0], repeats=1, gpu="replayed", duration_s=0.0)
+    return BenchRun(
+        label="candidate",
+        metric="us",
+        correctness="err == 0",
+        class_columns=["shape"],
+        inferred_classes=False,
+        classes=[ClassRun(key=k, rows=1, correct=True, failing_rows=0, worst_error=0.0, samples=[1.0]) for k in keys],
+        seeds=[0],
+        repeats=1,
+        gpu="replayed",
+        duration_s=0.0,
+    )
 
 
 def replay() -> dict[str, Counter]:
@@ -134,8 +152,7 @@ def main() -> None:
     print(f"Noise per pair (log ratio sd) implied by {len(sds)} A/A class intervals: median {median_sd:.2%}, 90th percentile {high_sd:.2%}")
     rng = random.Random(args.seed)
     # the device's own noise, and the noisier benchmarks other users bring (1% and 3% per pair)
-    for label, sd_value in (("median noise", median_sd), ("90th-percentile noise", high_sd), ("a noisier benchmark", 0.01),
-                            ("a much noisier benchmark", 0.03)):
+    for label, sd_value in (("median noise", median_sd), ("90th-percentile noise", high_sd), ("a noisier benchmark", 0.01), ("a much noisier benchmark", 0.03)):
         print(f"Simulation, {args.trials} evaluations per scenario, {label} ({sd_value:.2%} per pair and class):")
         for name, (truth, target, right) in SCENARIOS.items():
             counts = Counter(simulate(rng, truth, dict.fromkeys(truth, sd_value), target) for _ in range(args.trials))

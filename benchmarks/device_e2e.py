@@ -121,7 +121,7 @@ def keep_compiler_logs(ws: Path, archive: Path) -> None:
 
 
 NOISE_COMMAND = ["python3", "bench.py", "--impls", "fast", "--shapes", "x3d_res3,seg3d_64", "--repeats", "10"]
-CSV_METRIC = '\n[server]\nresponse_budget_bytes = 4096\n'
+CSV_METRIC = "\n[server]\nresponse_budget_bytes = 4096\n"
 
 
 def noise_workspace(name: str, keep_metric: str) -> Path:
@@ -138,8 +138,17 @@ def noise_workspace(name: str, keep_metric: str) -> Path:
 A_A_WRONG = ("keep", "suspicious", "split-suggested", "undecided")
 
 
-async def trials(out: Path, n: int, slower: bool, keep_metric: str = "csv", minutes: float = 0.0, idle_every: int = 0, idle_s: float = 60.0,
-                 name: str | None = None, deadline_s: float = 0.0) -> dict:
+async def trials(
+    out: Path,
+    n: int,
+    slower: bool,
+    keep_metric: str = "csv",
+    minutes: float = 0.0,
+    idle_every: int = 0,
+    idle_s: float = 60.0,
+    name: str | None = None,
+    deadline_s: float = 0.0,
+) -> dict:
     """`n` evaluations of unchanged code (A/A) or of the calibrated slower change (A/B).
 
     Spread over time as a user meets it: trial i starts no earlier than i * minutes / n after the
@@ -180,18 +189,39 @@ async def trials(out: Path, n: int, slower: bool, keep_metric: str = "csv", minu
             db = sqlite3.connect(ws / ".kernel-mcp" / "ledger.sqlite")
             cur = db.execute("SELECT regression, evidence FROM attempts ORDER BY id DESC LIMIT 1").fetchone()
             evidence = json.loads(cur[1])
-            rows.append({"trial": i, "t_s": round(began - first, 1), "cold": cold, "decision": a.get("decision"), "change": a.get("change"),
-                         "regression": bool(cur[0]), "wall_s": round(time.time() - began, 1), "runs": len(evidence.get("runs") or []),
-                         "pairs": evidence.get("pairs"), "profiler_pairs": evidence.get("profiler_pairs"), "stopped": evidence.get("stopped"),
-                         "measured": a.get("measured"), "per_class": a.get("per_class"), "clocks": evidence.get("clocks")})
+            rows.append(
+                {
+                    "trial": i,
+                    "t_s": round(began - first, 1),
+                    "cold": cold,
+                    "decision": a.get("decision"),
+                    "change": a.get("change"),
+                    "regression": bool(cur[0]),
+                    "wall_s": round(time.time() - began, 1),
+                    "runs": len(evidence.get("runs") or []),
+                    "pairs": evidence.get("pairs"),
+                    "profiler_pairs": evidence.get("profiler_pairs"),
+                    "stopped": evidence.get("stopped"),
+                    "measured": a.get("measured"),
+                    "per_class": a.get("per_class"),
+                    "clocks": evidence.get("clocks"),
+                }
+            )
             db.close()
             (out / f"{name}-rows.json").write_text(json.dumps(rows, indent=1, default=str))
     wrong = [r for r in rows if (r["regression"] if slower else (r["regression"] or r["decision"] in A_A_WRONG))]
     n = len(rows)
-    summary = {"trials": n, "metric": keep_metric, "span_min": round((time.time() - first) / 60, 1), "server_flagged": len(wrong),
-               "server_rate": len(wrong) / max(n, 1), "mean_wall_s": round(sum(r["wall_s"] for r in rows) / max(n, 1), 1),
-               "mean_runs": round(sum(r["runs"] for r in rows) / max(n, 1), 1), "clocks_moved": sum(1 for r in rows if (r["clocks"] or {}).get("moved")),
-               "rows": rows}
+    summary = {
+        "trials": n,
+        "metric": keep_metric,
+        "span_min": round((time.time() - first) / 60, 1),
+        "server_flagged": len(wrong),
+        "server_rate": len(wrong) / max(n, 1),
+        "mean_wall_s": round(sum(r["wall_s"] for r in rows) / max(n, 1), 1),
+        "mean_runs": round(sum(r["runs"] for r in rows) / max(n, 1), 1),
+        "clocks_moved": sum(1 for r in rows if (r["clocks"] or {}).get("moved")),
+        "rows": rows,
+    }
     print(json.dumps({k: v for k, v in summary.items() if k != "rows"}, indent=1))
     return summary
 
@@ -222,16 +252,31 @@ async def seal_cost(out: Path, n: int, deadline_s: float = 0.0, name: str | None
             evidence = json.loads(db.execute("SELECT evidence FROM attempts ORDER BY id DESC LIMIT 1").fetchone()[0])
             db.close()
             runs = [r["wall_s"] for r in evidence.get("runs") or [] if r.get("wall_s")]
-            rows.append({"trial": i, "sealed": evidence.get("sealed"), "wall_s": round(time.time() - began, 2), "runs": len(runs),
-                         "run_wall_median_s": round(statistics.median(runs), 3) if runs else None, "decision": (ev["data"].get("attempt") or {}).get("decision")})
+            rows.append(
+                {
+                    "trial": i,
+                    "sealed": evidence.get("sealed"),
+                    "wall_s": round(time.time() - began, 2),
+                    "runs": len(runs),
+                    "run_wall_median_s": round(statistics.median(runs), 3) if runs else None,
+                    "decision": (ev["data"].get("attempt") or {}).get("decision"),
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
     os.environ.pop("KERNEL_MCP_SEAL", None)
     on = [r for r in rows if r["sealed"]]
     off = [r for r in rows if not r["sealed"]]
     per_eval = statistics.median(r["wall_s"] for r in on) / statistics.median(r["wall_s"] for r in off) - 1 if on and off else None
     per_run = (statistics.median(r["run_wall_median_s"] for r in on) / statistics.median(r["run_wall_median_s"] for r in off) - 1) if on and off else None
-    summary = {"trials": len(rows), "sealed": len(on), "unsealed": len(off), "evaluation_wall_change": per_eval, "run_wall_change": per_run,
-               "kept_or_flagged": sum(1 for r in rows if r["decision"] in A_A_WRONG), "rows": rows}
+    summary = {
+        "trials": len(rows),
+        "sealed": len(on),
+        "unsealed": len(off),
+        "evaluation_wall_change": per_eval,
+        "run_wall_change": per_run,
+        "kept_or_flagged": sum(1 for r in rows if r["decision"] in A_A_WRONG),
+        "rows": rows,
+    }
     print(json.dumps({k: v for k, v in summary.items() if k != "rows"}, indent=1))
     return summary
 
@@ -246,17 +291,23 @@ def add_extra_work(path: Path) -> None:
     (0: no extra launch), so that one build serves the calibration, which picks the divisor
     that adds about 2% on the benchmark's shapes (launch gap included) before the trials.
     """
-    edit(path, '// x, y: (N, C, D, H, W) bf16; w: (C, 1, 3, 5, 5) bf16.\nextern "C" int launch_conv3d_fast(',
-         '#include <cstdlib>\n'
-         '__global__ void conv3d_fast_extra_work(long long cycles) {\n'
-         '  long long start = clock64();\n  while (clock64() - start < cycles) {}\n}\n\n'
-         '// x, y: (N, C, D, H, W) bf16; w: (C, 1, 3, 5, 5) bf16.\nextern "C" int launch_conv3d_fast(')
-    edit(path, '  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
-         '  int status = fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n'
-         f'  static const long long divisor = getenv("{EXTRA_WORK_ENV}") ? atoll(getenv("{EXTRA_WORK_ENV}")) : 5000;\n'
-         '  if (divisor > 0)\n'
-         '    conv3d_fast_extra_work<<<1, 1, 0, (hipStream_t)stream>>>((long long)N * C * D * H * W / divisor);\n'
-         '  return status;\n}\n#endif')
+    edit(
+        path,
+        '// x, y: (N, C, D, H, W) bf16; w: (C, 1, 3, 5, 5) bf16.\nextern "C" int launch_conv3d_fast(',
+        "#include <cstdlib>\n"
+        "__global__ void conv3d_fast_extra_work(long long cycles) {\n"
+        "  long long start = clock64();\n  while (clock64() - start < cycles) {}\n}\n\n"
+        '// x, y: (N, C, D, H, W) bf16; w: (C, 1, 3, 5, 5) bf16.\nextern "C" int launch_conv3d_fast(',
+    )
+    edit(
+        path,
+        "  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif",
+        "  int status = fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n"
+        f'  static const long long divisor = getenv("{EXTRA_WORK_ENV}") ? atoll(getenv("{EXTRA_WORK_ENV}")) : 5000;\n'
+        "  if (divisor > 0)\n"
+        "    conv3d_fast_extra_work<<<1, 1, 0, (hipStream_t)stream>>>((long long)N * C * D * H * W / divisor);\n"
+        "  return status;\n}\n#endif",
+    )
 
 
 def calibrate_extra_work(out: Path, target: float = 0.02, rounds: int = 3) -> dict:
@@ -287,17 +338,23 @@ def calibrate_extra_work(out: Path, target: float = 0.02, rounds: int = 3) -> di
 
 
 HACKS = {
-    "output caching": ('  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
-                       '  static const void* cached_y = nullptr;\n  static int cached_n = 0;\n'
-                       '  if (cached_y == y && cached_n == N * C * D * H * W) return 0;  // the output is already there\n'
-                       '  cached_y = y; cached_n = N * C * D * H * W;\n'
-                       '  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif'),
-    "side stream": ('  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
-                    '  static cudaStream_t side = nullptr;\n  if (!side) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);\n'
-                    '  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, (void*)side);  // the timed stream never waits for it\n}\n#endif'),
-    "skip repeated calls": ('  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif',
-                            '  static long calls = 0;\n  if (++calls % 2 == 0) return 0;  // every other call does nothing\n'
-                            '  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif'),
+    "output caching": (
+        "  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif",
+        "  static const void* cached_y = nullptr;\n  static int cached_n = 0;\n"
+        "  if (cached_y == y && cached_n == N * C * D * H * W) return 0;  // the output is already there\n"
+        "  cached_y = y; cached_n = N * C * D * H * W;\n"
+        "  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif",
+    ),
+    "side stream": (
+        "  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif",
+        "  static cudaStream_t side = nullptr;\n  if (!side) cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking);\n"
+        "  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, (void*)side);  // the timed stream never waits for it\n}\n#endif",
+    ),
+    "skip repeated calls": (
+        "  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif",
+        "  static long calls = 0;\n  if (++calls % 2 == 0) return 0;  // every other call does nothing\n"
+        "  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif",
+    ),
 }
 
 
@@ -323,7 +380,9 @@ async def hacks(out: Path) -> dict:
         await call(client, "thread_trace", kernel_regex="conv3d_fast")
         (wt / "src" / "fast_plan.h").write_text(FAST_PLAN_ORIGINAL)
         await call(client, "compile_kernel", source=str((wt / "src" / "fast.hip").relative_to(ws)), arch="sm_90")
-        ev = await call(client, "experiment_evaluate", hypothesis="taller register blocking (6-8 rows per thread) reuses each loaded input row for more outputs")
+        ev = await call(
+            client, "experiment_evaluate", hypothesis="taller register blocking (6-8 rows per thread) reuses each loaded input row for more outputs"
+        )
         results["real improvement"] = ev["data"].get("attempt")
         kept = await call(client, "experiment_keep", why="more outputs per loaded row: fewer shared-memory reads per FMA")
         results["real improvement kept"] = not kept["error"]
@@ -347,10 +406,12 @@ def narrow_instances(plan: Path, rows: tuple[int, ...]) -> None:
     for i, line in enumerate(lines):
         for head in FAST_INSTANCE_LISTS:
             if line.startswith(head):
-                kept = [f"X({rh}, {bound})" for rh, bound in re.findall(r"X\((\d+), (\d+)\)", line[len(head):]) if int(rh) in rows]
+                kept = [f"X({rh}, {bound})" for rh, bound in re.findall(r"X\((\d+), (\d+)\)", line[len(head) :]) if int(rh) in rows]
                 assert kept, (line, rows)
                 lines[i] = head + " ".join(kept)
     plan.write_text("\n".join(lines))
+
+
 FAST_DISPATCH = "  return fast_dispatch(ch, lim, x, w, y, N, C, D, H, W, stream);\n}\n#endif"  # the end of the last launcher
 
 
@@ -405,12 +466,17 @@ async def evaluate_batch(ws: Path, tag: str, changes, after: tuple[tuple[str, di
 async def many(out: Path) -> dict:
     """Four conv3d candidates through experiment_evaluate_many on the local engine (one GPU: one slot)."""
     ws = workspace(SCRATCH / "ws-many", command=NOISE_COMMAND, repeats=2)
-    answer, _wall = await evaluate_batch(ws, "many", lambda src: {
-        "unchanged code (a tie)": lambda: None,
-        "narrower tiling search (4-row register blocking only)": rhs_only(src, "4"),
-        "every output computed twice (double the work)": before_last_launch(src, LAUNCH_AGAIN),
-        "an extra spinning launch after the kernel": lambda: add_extra_work(src),
-    }, after=(("experiment_log", {"limit": 10}),))
+    answer, _wall = await evaluate_batch(
+        ws,
+        "many",
+        lambda src: {
+            "unchanged code (a tie)": lambda: None,
+            "narrower tiling search (4-row register blocking only)": rhs_only(src, "4"),
+            "every output computed twice (double the work)": before_last_launch(src, LAUNCH_AGAIN),
+            "an extra spinning launch after the kernel": lambda: add_extra_work(src),
+        },
+        after=(("experiment_log", {"limit": 10}),),
+    )
     rows = answer["data"].get("rows", [])
     spans = sorted((r["started_s"], r["ended_s"], r["hypothesis"], r["where"]) for r in rows if r["started_s"] is not None)
     overlaps = [(a[2], b[2]) for a, b in zip(spans, spans[1:]) if b[0] < a[1]]
@@ -430,21 +496,34 @@ async def many_gpus(out: Path, engine: str = "local", slots: int | None = None, 
     assert "[engine]" not in text
     text += f'\n[engine]\nkind = "{engine}"\n' + (f"slots = {slots}\n" if slots else "") + (f'address = "{address}"\n' if engine == "ray" else "")
     toml.write_text(text)
-    subprocess.run(["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", f"csv, 120 s, {engine} engine"], check=True)
-    answer, wall = await evaluate_batch(ws, "many-gpus", lambda src: {
-        "unchanged code (a tie)": lambda: None,
-        "4-row register blocking only": rhs_only(src, "4"),
-        "4- and 6-row blocking only": rhs_only(src, "4, 6"),
-        "7- and 8-row blocking only": rhs_only(src, "7, 8"),
-        "every output computed twice (double the work)": before_last_launch(src, LAUNCH_AGAIN),
-        "an extra spinning launch after the kernel": lambda: add_extra_work(src),
-        "a launcher that never returns (hang)": before_last_launch(src, "  for (volatile int spin = 1; spin;) {}\n"),
-        "a launcher that traps (the process crashes)": before_last_launch(src, "  __builtin_trap();\n"),
-    }, after=(("gpu_status", {}), ("experiment_log", {"limit": 12})))
+    subprocess.run(
+        ["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", f"csv, 120 s, {engine} engine"], check=True
+    )
+    answer, wall = await evaluate_batch(
+        ws,
+        "many-gpus",
+        lambda src: {
+            "unchanged code (a tie)": lambda: None,
+            "4-row register blocking only": rhs_only(src, "4"),
+            "4- and 6-row blocking only": rhs_only(src, "4, 6"),
+            "7- and 8-row blocking only": rhs_only(src, "7, 8"),
+            "every output computed twice (double the work)": before_last_launch(src, LAUNCH_AGAIN),
+            "an extra spinning launch after the kernel": lambda: add_extra_work(src),
+            "a launcher that never returns (hang)": before_last_launch(src, "  for (volatile int spin = 1; spin;) {}\n"),
+            "a launcher that traps (the process crashes)": before_last_launch(src, "  __builtin_trap();\n"),
+        },
+        after=(("gpu_status", {}), ("experiment_log", {"limit": 12})),
+    )
     rows = answer["data"].get("rows", [])
     spans = sorted((r["started_s"], r["ended_s"], r["hypothesis"], r["where"], r.get("decision")) for r in rows if r["started_s"] is not None)
-    result = {"engine": engine, "rows": rows, "timeline": spans, "slots": answer["data"].get("slots"), "wall_s": round(wall, 1),
-              "candidates_per_min": round(len(rows) / wall * 60, 2) if wall else None}
+    result = {
+        "engine": engine,
+        "rows": rows,
+        "timeline": spans,
+        "slots": answer["data"].get("slots"),
+        "wall_s": round(wall, 1),
+        "candidates_per_min": round(len(rows) / wall * 60, 2) if wall else None,
+    }
     print(json.dumps({k: v for k, v in result.items() if k != "rows"}, indent=1, default=str))
     return result
 
@@ -707,7 +786,9 @@ def main() -> None:
             if args.what == "ab":
                 calibration = calibrate_extra_work(out)
                 os.environ[EXTRA_WORK_ENV] = str(calibration["chosen_divisor"])
-            result = anyio.run(trials, out, args.trials, args.what == "ab", args.keep_metric, args.minutes, args.idle_every, args.idle_s, args.name, args.deadline_s)
+            result = anyio.run(
+                trials, out, args.trials, args.what == "ab", args.keep_metric, args.minutes, args.idle_every, args.idle_s, args.name, args.deadline_s
+            )
             result["calibration"] = calibration
     finally:
         (out / f"{args.name or args.what}-log.json").write_text(json.dumps(LOG, indent=1, default=str))

@@ -19,7 +19,16 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from docs_question_set import (  # noqa: E402
-    BLIND_2026_11_26, BLIND_2026_11_26_SECOND, BLIND_KINDS, FIFTH_AUTHOR, FOURTH_AUTHOR, QUESTIONS, SECOND_AUTHOR, SIXTH_AUTHOR, THIRD_AUTHOR, score,
+    BLIND_2026_11_26,
+    BLIND_2026_11_26_SECOND,
+    BLIND_KINDS,
+    FIFTH_AUTHOR,
+    FOURTH_AUTHOR,
+    QUESTIONS,
+    SECOND_AUTHOR,
+    SIXTH_AUTHOR,
+    THIRD_AUTHOR,
+    score,
 )
 
 from kernel_mcp.docs import ingest, open_store  # noqa: E402
@@ -34,9 +43,16 @@ def main() -> None:
         store = open_store(Path(tmp) / ".kernel-mcp")
         report = ingest(store, [Path(args.docs)])
         print(f"index: {report.sources_total} sources, {report.sections_total} sections, {report.passages_total} passages")
-        sets = (("questions", QUESTIONS), ("second author", SECOND_AUTHOR), ("third author", THIRD_AUTHOR),
-                ("fourth author", FOURTH_AUTHOR), ("fifth author", FIFTH_AUTHOR), ("sixth author", SIXTH_AUTHOR),
-                ("written blind, 2026-11-26", BLIND_2026_11_26), ("written blind, second set", BLIND_2026_11_26_SECOND))
+        sets = (
+            ("questions", QUESTIONS),
+            ("second author", SECOND_AUTHOR),
+            ("third author", THIRD_AUTHOR),
+            ("fourth author", FOURTH_AUTHOR),
+            ("fifth author", FIFTH_AUTHOR),
+            ("sixth author", SIXTH_AUTHOR),
+            ("written blind, 2026-11-26", BLIND_2026_11_26),
+            ("written blind, second set", BLIND_2026_11_26_SECOND),
+        )
         results = [(name, questions, *score(store, questions)) for name, questions in sets]
     for name, questions, at1, at3, ranks in results:
         print(f"{name}: {len(questions)}  hit@1 {at1:.2f}  hit@3 {at3:.2f}  hit@3 >= 0.95: {'met' if at3 >= 0.95 else 'MISSED'}")

@@ -23,11 +23,26 @@ from kernel_mcp.docs import ingest, open_store
 from kernel_mcp.server import build_server
 
 QUERIES = [
-    "LDS size per CU gfx950", "s_waitcnt lgkmcnt stall", "MFMA bf16 throughput", "occupancy VGPR granule",
-    "sched_group_barrier mask values", "HBM bandwidth MI300X", "L2 cache hit rate counter", "bank conflicts LDS",
-    "wavefront size", "Infinity Cache", "global load to LDS", "roofline ridge point", "TCC_HIT TCC_MISS",
-    "ds_read_b128", "register spills scratch", "warp stall reasons ncu", "compute units per XCD",
-    "How many compute units does the MI300X have", "VALU utilization", "memory clock",
+    "LDS size per CU gfx950",
+    "s_waitcnt lgkmcnt stall",
+    "MFMA bf16 throughput",
+    "occupancy VGPR granule",
+    "sched_group_barrier mask values",
+    "HBM bandwidth MI300X",
+    "L2 cache hit rate counter",
+    "bank conflicts LDS",
+    "wavefront size",
+    "Infinity Cache",
+    "global load to LDS",
+    "roofline ridge point",
+    "TCC_HIT TCC_MISS",
+    "ds_read_b128",
+    "register spills scratch",
+    "warp stall reasons ncu",
+    "compute units per XCD",
+    "How many compute units does the MI300X have",
+    "VALU utilization",
+    "memory clock",
 ]
 
 

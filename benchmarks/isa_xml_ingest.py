@@ -32,8 +32,10 @@ from kernel_mcp.docs import ingest, isa_lookup, open_store  # noqa: E402
 
 def generated(folder: Path) -> list[Path]:
     b = isa_xml_builder
-    return [b.build(folder / "amdgpu_isa_cdna3.xml", "AMD CDNA 3", b.COMMON + b.CDNA3_ONLY, filler=1150 - 5, variants=4),
-            b.build(folder / "amdgpu_isa_cdna4.xml", "AMD CDNA 4", b.COMMON + b.CDNA4_ONLY, filler=1240 - 6, variants=4)]
+    return [
+        b.build(folder / "amdgpu_isa_cdna3.xml", "AMD CDNA 3", b.COMMON + b.CDNA3_ONLY, filler=1150 - 5, variants=4),
+        b.build(folder / "amdgpu_isa_cdna4.xml", "AMD CDNA 4", b.COMMON + b.CDNA4_ONLY, filler=1240 - 6, variants=4),
+    ]
 
 
 def main() -> None:

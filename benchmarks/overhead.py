@@ -29,7 +29,7 @@ from kernel_mcp.server import build_server
 
 def make_workspace(folder: Path) -> None:
     true = shutil.which("true")
-    (folder / "kernel-mcp.toml").write_text(f'[commands]\nnoop = {json.dumps([true])}\n')
+    (folder / "kernel-mcp.toml").write_text(f"[commands]\nnoop = {json.dumps([true])}\n")
 
 
 def time_direct(calls: int) -> list[float]:

@@ -22,10 +22,33 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SCHEMA = REPO.parent / "shared" / "fixtures" / "rocm" / "rocpd-schema"
-HEADER = ["Kind", "Agent_Id", "Queue_Id", "Stream_Id", "Thread_Id", "Dispatch_Id", "Kernel_Id", "Kernel_Name", "Correlation_Id", "Start_Timestamp", "End_Timestamp",
-          "LDS_Block_Size", "Scratch_Size", "VGPR_Count", "Accum_VGPR_Count", "SGPR_Count", "Workgroup_Size_X", "Workgroup_Size_Y", "Workgroup_Size_Z", "Grid_Size_X", "Grid_Size_Y", "Grid_Size_Z"]
-NAMES = [f"void conv3d_fast_kernel<{r}>(__hip_bfloat16 const*, __hip_bfloat16 const*, __hip_bfloat16*, int, int, int, int, FastGeom)" for r in (4, 6, 7, 8)] + \
-        [f"void at::native::elementwise_kernel<128, 4, {i}>(int, at::native::gpu_kernel_impl_nocast<...>)" for i in range(12)]
+HEADER = [
+    "Kind",
+    "Agent_Id",
+    "Queue_Id",
+    "Stream_Id",
+    "Thread_Id",
+    "Dispatch_Id",
+    "Kernel_Id",
+    "Kernel_Name",
+    "Correlation_Id",
+    "Start_Timestamp",
+    "End_Timestamp",
+    "LDS_Block_Size",
+    "Scratch_Size",
+    "VGPR_Count",
+    "Accum_VGPR_Count",
+    "SGPR_Count",
+    "Workgroup_Size_X",
+    "Workgroup_Size_Y",
+    "Workgroup_Size_Z",
+    "Grid_Size_X",
+    "Grid_Size_Y",
+    "Grid_Size_Z",
+]
+NAMES = [f"void conv3d_fast_kernel<{r}>(__hip_bfloat16 const*, __hip_bfloat16 const*, __hip_bfloat16*, int, int, int, int, FastGeom)" for r in (4, 6, 7, 8)] + [
+    f"void at::native::elementwise_kernel<128, 4, {i}>(int, at::native::gpu_kernel_impl_nocast<...>)" for i in range(12)
+]
 
 MEASURE = """
 import json, resource, sys, time
@@ -88,8 +111,10 @@ def main() -> None:
         t = time.perf_counter()
         make_csv(folder / "kernel_trace.csv", args.dispatches)
         make_db(folder / "bench.db", args.dispatches)
-        print(f"generated {args.dispatches} dispatches in each format in {time.perf_counter() - t:.1f} s "
-              f"(csv {(folder / 'kernel_trace.csv').stat().st_size / 2**20:.0f} MiB, db {(folder / 'bench.db').stat().st_size / 2**20:.0f} MiB)")
+        print(
+            f"generated {args.dispatches} dispatches in each format in {time.perf_counter() - t:.1f} s "
+            f"(csv {(folder / 'kernel_trace.csv').stat().st_size / 2**20:.0f} MiB, db {(folder / 'bench.db').stat().st_size / 2**20:.0f} MiB)"
+        )
         print(f"{'input':<22} {'seconds':>8} {'peak MB':>8} {'dispatches':>11} {'kernels':>8}  target <5 s, <1 GB")
         for kind, name in (("csv", "kernel_trace.csv"), ("db", "bench.db")):
             r = measure(kind, folder / name)

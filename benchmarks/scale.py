@@ -52,7 +52,8 @@ def make_workspace(root: Path, engine: str, slots: int) -> Path:
     (ws / "kernel-mcp.toml").write_text(
         f'[target]\narch = "gfx950"\nplatform = "offline"\n\n[benchmark]\ncommand = {json.dumps([sys.executable, "bench.py"])}\n'
         'csv = "out/bench.csv"\nconfig_columns = ["shape"]\ncorrectness = { column = "err_k", rule = "== 0" }\n'
-        'metric = "us_k"\nrepeats = 2\ntimeout_s = 60\n[harness]\neditable = ["kernel.py"]\n' + engine_table)
+        'metric = "us_k"\nrepeats = 2\ntimeout_s = 60\n[harness]\neditable = ["kernel.py"]\n' + engine_table
+    )
     (ws / ".gitignore").write_text("out/\n__pycache__/\n")
     repo = git.Repo.init(root)
     repo.git.add("-A")
@@ -61,8 +62,10 @@ def make_workspace(root: Path, engine: str, slots: int) -> Path:
 
 
 def candidates(n: int) -> list[dict]:
-    return [{"patch": f"--- a/ws/kernel.py\n+++ b/ws/kernel.py\n@@ -1 +1 @@\n-US = 100.0\n+US = {100.0 - 0.5 * i - 1:.1f}\n",
-             "hypothesis": f"candidate {i}"} for i in range(n)]
+    return [
+        {"patch": f"--- a/ws/kernel.py\n+++ b/ws/kernel.py\n@@ -1 +1 @@\n-US = 100.0\n+US = {100.0 - 0.5 * i - 1:.1f}\n", "hypothesis": f"candidate {i}"}
+        for i in range(n)
+    ]
 
 
 async def one_batch(root: Path, engine: str, slots: int, n: int) -> dict:
@@ -76,8 +79,14 @@ async def one_batch(root: Path, engine: str, slots: int, n: int) -> dict:
     assert not result.is_error, result.content[0].text
     rows = result.structured_content["rows"]
     failed = [r for r in rows if r["decision"] == "failed"]
-    return {"slots": slots, "candidates": n, "seconds": elapsed, "per_minute": 60 * n / elapsed, "failed": len(failed),
-            "slots_used": result.structured_content["slots"]}
+    return {
+        "slots": slots,
+        "candidates": n,
+        "seconds": elapsed,
+        "per_minute": 60 * n / elapsed,
+        "failed": len(failed),
+        "slots_used": result.structured_content["slots"],
+    }
 
 
 def main() -> None:
@@ -95,8 +104,21 @@ def main() -> None:
     try:
         for slots in slot_counts:
             if args.engine == "ray":
-                subprocess.run([ray_cli, "start", "--head", "--num-cpus", str(max(slots, 2)), "--num-gpus", str(slots),
-                                "--include-dashboard=false", "--disable-usage-stats"], check=True, capture_output=True)
+                subprocess.run(
+                    [
+                        ray_cli,
+                        "start",
+                        "--head",
+                        "--num-cpus",
+                        str(max(slots, 2)),
+                        "--num-gpus",
+                        str(slots),
+                        "--include-dashboard=false",
+                        "--disable-usage-stats",
+                    ],
+                    check=True,
+                    capture_output=True,
+                )
             try:
                 results.append(anyio.run(one_batch, root, args.engine, slots, args.candidates))
             finally:

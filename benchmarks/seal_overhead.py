@@ -44,8 +44,10 @@ async def main(runs: int, code: str) -> None:
                     assert result.ok, result.stderr.tail
                     (sealed if with_boundary else plain).append(time.perf_counter() - began)
     print(f"boundary: {sandbox.mechanism()}; command: python -c {code!r}")
-    print(f"runs: {runs} each; median sealed {statistics.median(sealed) * 1e3:.1f} ms, unsealed {statistics.median(plain) * 1e3:.1f} ms, "
-          f"added {(statistics.median(sealed) - statistics.median(plain)) * 1e3:.1f} ms per run")
+    print(
+        f"runs: {runs} each; median sealed {statistics.median(sealed) * 1e3:.1f} ms, unsealed {statistics.median(plain) * 1e3:.1f} ms, "
+        f"added {(statistics.median(sealed) - statistics.median(plain)) * 1e3:.1f} ms per run"
+    )
 
 
 if __name__ == "__main__":

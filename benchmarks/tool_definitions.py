@@ -33,12 +33,24 @@ async def measure(workspace: Path) -> dict:
     rows = []
     for tool in tools:
         whole = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
-        rows.append({"tool": tool.name, "total": size(whole), "description": len((tool.description or "").encode()),
-                     "input_schema": size(whole.get("inputSchema", {})), "output_schema": size(whole.get("outputSchema", {}))})
+        rows.append(
+            {
+                "tool": tool.name,
+                "total": size(whole),
+                "description": len((tool.description or "").encode()),
+                "input_schema": size(whole.get("inputSchema", {})),
+                "output_schema": size(whole.get("outputSchema", {})),
+            }
+        )
     listing = {"tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]}
-    return {"tools": len(tools), "tools_list_bytes": size(listing), "descriptions": sum(r["description"] for r in rows),
-            "input_schemas": sum(r["input_schema"] for r in rows), "output_schemas": sum(r["output_schema"] for r in rows),
-            "largest": sorted(rows, key=lambda r: -r["total"])[:10]}
+    return {
+        "tools": len(tools),
+        "tools_list_bytes": size(listing),
+        "descriptions": sum(r["description"] for r in rows),
+        "input_schemas": sum(r["input_schema"] for r in rows),
+        "output_schemas": sum(r["output_schema"] for r in rows),
+        "largest": sorted(rows, key=lambda r: -r["total"])[:10],
+    }
 
 
 def main() -> None:
@@ -51,8 +63,10 @@ def main() -> None:
     if args.json:
         print(json.dumps(figures, indent=1))
         return
-    print(f"{figures['tools']} tools, tools/list {figures['tools_list_bytes']} bytes: descriptions {figures['descriptions']}, "
-          f"input schemas {figures['input_schemas']}, output schemas {figures['output_schemas']}")
+    print(
+        f"{figures['tools']} tools, tools/list {figures['tools_list_bytes']} bytes: descriptions {figures['descriptions']}, "
+        f"input schemas {figures['input_schemas']}, output schemas {figures['output_schemas']}"
+    )
     for r in figures["largest"]:
         print(f"  {r['tool']:28} {r['total']:6}  (description {r['description']}, input {r['input_schema']}, output {r['output_schema']})")
 

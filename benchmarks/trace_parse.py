@@ -21,8 +21,17 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 HEADER = ["ISA", "_", "LineNumber", "Source", "Codeobj", "Vaddr", "Hit", "Latency", "Stall", "Idle", "PC_Issued", "PC_Stalled", "Stall_Reasons"]
-OPS = ["v_fmac_f32_e32 v{a}, v{b}, v{c}", "ds_read_b128 v[{a}:{d}], v{b} offset:{o}", "s_waitcnt lgkmcnt({s})", "global_load_dwordx4 v[{a}:{d}], v[{b}:{c}], off",
-       "s_waitcnt vmcnt({s})", "v_pk_fma_f32 v[{a}:{c}], v[{b}:{c}], v[{a}:{c}], v[{b}:{c}]", "s_barrier", "s_add_u32 s{s}, s{s}, 1", "v_mfma_f32_16x16x32_bf16 a[0:3], v[{a}:{c}], v[{b}:{c}], a[0:3]"]
+OPS = [
+    "v_fmac_f32_e32 v{a}, v{b}, v{c}",
+    "ds_read_b128 v[{a}:{d}], v{b} offset:{o}",
+    "s_waitcnt lgkmcnt({s})",
+    "global_load_dwordx4 v[{a}:{d}], v[{b}:{c}], off",
+    "s_waitcnt vmcnt({s})",
+    "v_pk_fma_f32 v[{a}:{c}], v[{b}:{c}], v[{a}:{c}], v[{b}:{c}]",
+    "s_barrier",
+    "s_add_u32 s{s}, s{s}, 1",
+    "v_mfma_f32_16x16x32_bf16 a[0:3], v[{a}:{c}], v[{b}:{c}], a[0:3]",
+]
 
 MEASURE = """
 import sys, time
@@ -50,7 +59,9 @@ def write_dispatch(folder: Path, rng: random.Random, instructions: int) -> int:
         rows.append([op, 0, i, f"kernels/conv3d_depthwise/src/fast.hip:{40 + i % 300}", 2, 4096 + 4 * i, 0, 0, 0, 0, rng.randrange(0, 30), stalled, reasons])
     text = json.dumps({"code": rows, "header": HEADER, "version": "3.0.0"}, indent=4)
     (folder / "code.json").write_text(text)
-    (folder / "filenames.json").write_text(json.dumps({"counter_names": [], "gfxip": 9, "pc_sampling": True, "thread_trace": False, "version": "3.0.0", "wave_filenames": None}))
+    (folder / "filenames.json").write_text(
+        json.dumps({"counter_names": [], "gfxip": 9, "pc_sampling": True, "thread_trace": False, "version": "3.0.0", "wave_filenames": None})
+    )
     return len(text)
 
 
@@ -70,7 +81,9 @@ def main() -> None:
         seconds, peak = float(seconds), float(peak)
         rate = size / seconds / 1e6
         print(f"trace: {n} dispatches, {size / 1e9:.2f} GB of code.json; {instructions} distinct instructions, {float(total):.0f} samples")
-        print(f"summary: {seconds:.1f} s = {rate:.0f} MB/s, peak {peak:.0f} MB; target >= 100 MB/s, < 1024 MB: {'met' if rate >= 100 and peak < 1024 else 'MISSED'}")
+        print(
+            f"summary: {seconds:.1f} s = {rate:.0f} MB/s, peak {peak:.0f} MB; target >= 100 MB/s, < 1024 MB: {'met' if rate >= 100 and peak < 1024 else 'MISSED'}"
+        )
 
 
 if __name__ == "__main__":

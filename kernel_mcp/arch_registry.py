@@ -221,8 +221,9 @@ def product_named(name: str) -> ProductEntry:
     raise InvalidInput(f"unknown product {name!r}", hint=f"known: {known}; a product no table describes gets no product figure")
 
 
-def product_for_gpu(vendor: str | None, name: str | None, device_id: object = None, compute_units: int | None = None,
-                    reported_arch: str | None = None) -> ProductEntry | None:
+def product_for_gpu(
+    vendor: str | None, name: str | None, device_id: object = None, compute_units: int | None = None, reported_arch: str | None = None
+) -> ProductEntry | None:
     """The product table of a GPU a monitor or a profiler reports, or None: better no figure than
     another product's. The device id decides where one is reported (a recorded MI355X calls itself
     "AMD Radeon Graphics"); else the whole name must be one of a product's names (so "NVIDIA H200
@@ -242,8 +243,7 @@ def product_for_gpu(vendor: str | None, name: str | None, device_id: object = No
     return candidates[0] if len(candidates) == 1 else None
 
 
-def arch_for_gpu(vendor: str | None, name: str | None, reported_arch: str | None, device_id: object = None,
-                 compute_units: int | None = None) -> str | None:
+def arch_for_gpu(vendor: str | None, name: str | None, reported_arch: str | None, device_id: object = None, compute_units: int | None = None) -> str | None:
     """The arch table of a GPU a monitor reports: the gfx target it reports (the feature suffix after
     ':' does not change the table), else its product's arch, else the one arch of the family it
     reports (nvidia-smi says "Hopper"). None when nothing fits. A known arch does not make a known

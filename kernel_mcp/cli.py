@@ -87,10 +87,11 @@ def local_paths(value: Any, runs_root: Path) -> Any:
     run folder it names, under the workspace's `.kernel-mcp/runs/`. The tools keep answering with
     URIs, which is what an MCP client opens: this is the command line's rendering only."""
     if isinstance(value, str):
+
         def path(match: re.Match) -> str:
             run_id, name = match.group(1), match.group(2) or ""
             kept = name.rstrip(".")  # a full stop ending the sentence is not part of the file name
-            return _shown(runs_root / run_id / kept if kept else runs_root / run_id) + name[len(kept):]
+            return _shown(runs_root / run_id / kept if kept else runs_root / run_id) + name[len(kept) :]
 
         return run_uri_pattern().sub(path, value)
     if isinstance(value, list):
@@ -226,11 +227,13 @@ def serve(
     policy = http_security.policy(host, port, http_security.read_token(token_file), allow_hosts, allow_origins, no_token=no_token)
     server = build_server(root, policy)
     if policy.token is None:
-        print(f"kernel-mcp: serving on {host} without a token (--no-token): any user of this machine can run the workspace's commands",
-              file=sys.stderr)
+        print(f"kernel-mcp: serving on {host} without a token (--no-token): any user of this machine can run the workspace's commands", file=sys.stderr)
     elif not http_security.is_loopback(host):
-        print(f"kernel-mcp: serving on {host}, which is not loopback: every request must bear the token; Host must be one of "
-              + ", ".join(policy.transport_security.allowed_hosts), file=sys.stderr)
+        print(
+            f"kernel-mcp: serving on {host}, which is not loopback: every request must bear the token; Host must be one of "
+            + ", ".join(policy.transport_security.allowed_hosts),
+            file=sys.stderr,
+        )
     if policy.generated:
         # Printed once, here only: it is never logged or stored.
         print(f"kernel-mcp: bearer token (send 'Authorization: Bearer <token>'): {policy.token}", file=sys.stderr)
@@ -245,14 +248,25 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("serve", help="serve the MCP tools (stdio by default)")
     p.add_argument("--workspace", default=None, help=f"workspace folder (default: ${WORKSPACE_ENV} or the current folder)")
     p.add_argument("--http", type=parse_http, default=None, metavar="HOST:PORT", help="serve streamable HTTP instead (host defaults to 127.0.0.1)")
-    p.add_argument("--token-file", default=None, metavar="FILE",
-                   help="HTTP bearer token, read from FILE (or set $KERNEL_MCP_HTTP_TOKEN); required, on loopback too, generated and printed once if not given")
-    p.add_argument("--no-token", action="store_true",
-                   help="serve a loopback bind without a token (then any user of this machine can run the workspace's commands)")
-    p.add_argument("--allow-host", action="append", default=[], metavar="NAME[:PORT]",
-                   help="also accept this Host header (repeatable); the default is the bind address, or every address of this machine for 0.0.0.0")
-    p.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
-                   help="also accept this Origin header, e.g. https://proxy.example (repeatable)")
+    p.add_argument(
+        "--token-file",
+        default=None,
+        metavar="FILE",
+        help="HTTP bearer token, read from FILE (or set $KERNEL_MCP_HTTP_TOKEN); required, on loopback too, generated and printed once if not given",
+    )
+    p.add_argument(
+        "--no-token", action="store_true", help="serve a loopback bind without a token (then any user of this machine can run the workspace's commands)"
+    )
+    p.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="also accept this Host header (repeatable); the default is the bind address, or every address of this machine for 0.0.0.0",
+    )
+    p.add_argument(
+        "--allow-origin", action="append", default=[], metavar="ORIGIN", help="also accept this Origin header, e.g. https://proxy.example (repeatable)"
+    )
 
     p = sub.add_parser("init", help="write a kernel-mcp.toml (editable set from the kernel sources found) and a .gitignore")
     p.add_argument("folder", nargs="?", default=".")
@@ -262,9 +276,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace", default=None)
 
     # its own -h: `call TOOL --help` describes the tool, `call --help` this command
-    p = sub.add_parser("call", add_help=False, help="run one tool and print its answer: kernel-mcp call TOOL key=value ...",
-                       description="Run one tool through the server, as the agent would, and print its answer. A list argument "
-                                   "takes a,b or its key repeated; JSON works for any argument.")
+    p = sub.add_parser(
+        "call",
+        add_help=False,
+        help="run one tool and print its answer: kernel-mcp call TOOL key=value ...",
+        description="Run one tool through the server, as the agent would, and print its answer. A list argument "
+        "takes a,b or its key repeated; JSON works for any argument.",
+    )
     p.add_argument("-h", "--help", action="store_true", help="with TOOL: the tool's arguments; alone: this help")
     p.add_argument("--workspace", default=None, metavar="DIR")
     p.add_argument("--json", action="store_true", help="print the structured result instead of the text")

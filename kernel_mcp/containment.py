@@ -125,8 +125,12 @@ def ensure_watchdog() -> None:
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-c", _WATCHDOG, SERVER_ID + ".", TOKEN_ENV],
-                stdin=read_end, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                env=env, cwd="/", start_new_session=True,  # out of reach of any group kill
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                cwd="/",
+                start_new_session=True,  # out of reach of any group kill
             )
         except OSError:
             os.close(write_end)

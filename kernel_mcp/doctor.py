@@ -61,8 +61,10 @@ class DoctorResult(ToolOutput):
 
     def render(self) -> str:
         lines = [f"kernel-mcp {self.kernel_mcp_version}; platform: {self.platform} ({self.platform_reason})"]
-        lines.append(f"boundary around workspace code: {self.boundary}" + (
-            "" if not self.boundary.startswith("unsealed") else " - the ledger keeps nothing measured unsealed unless [harness] allow_unsealed = true"))
+        lines.append(
+            f"boundary around workspace code: {self.boundary}"
+            + ("" if not self.boundary.startswith("unsealed") else " - the ledger keeps nothing measured unsealed unless [harness] allow_unsealed = true")
+        )
         lines.append(f"workspace: {self.workspace or '-'}" + (f"  PROBLEM: {self.workspace_problem}" if self.workspace_problem else ""))
         lines.append("executables:")
         for exe in self.executables:
@@ -84,7 +86,9 @@ class DoctorResult(ToolOutput):
         return "\n".join(lines)
 
 
-def liveness(tools: Iterable[tuple[str, tuple[str, ...]]], exes: list[ExecutableInfo], gpus: list[GpuInfo], ws_problem: str | None, has_benchmark: bool) -> list[ToolLiveness]:
+def liveness(
+    tools: Iterable[tuple[str, tuple[str, ...]]], exes: list[ExecutableInfo], gpus: list[GpuInfo], ws_problem: str | None, has_benchmark: bool
+) -> list[ToolLiveness]:
     found = {e.name for e in exes if e.found}
     out = []
     for name, requires in tools:
@@ -180,7 +184,9 @@ async def diagnose(state: ServerState, tools: Iterable[tuple[str, tuple[str, ...
             import importlib.util
 
             have_ray = importlib.util.find_spec("ray") is not None
-            notes_first = [f"experiment_evaluate_many engine: ray at {engine.address}" + ("" if have_ray else " - but ray is not installed: pip install 'kernel-mcp[ray]'")]
+            notes_first = [
+                f"experiment_evaluate_many engine: ray at {engine.address}" + ("" if have_ray else " - but ray is not installed: pip install 'kernel-mcp[ray]'")
+            ]
         else:
             notes_first = [f"experiment_evaluate_many engine: local, {engine.slots or 'one per idle GPU'} slot(s)"]
     except KernelMcpError as exc:
@@ -198,12 +204,16 @@ async def diagnose(state: ServerState, tools: Iterable[tuple[str, tuple[str, ...
     if sandbox.available() is None:
         isolated, missing = sandbox.isolation()
         if isolated is None:
-            notes.append(f"runs of workspace code get no namespaces of their own ({missing}): Landlock still keeps their "
-                         "writes in, but a run can prlimit, renice or signal other processes of this user, the server and "
-                         "BEST's runs included, and what it leaves running is only swept by the server after it ends")
+            notes.append(
+                f"runs of workspace code get no namespaces of their own ({missing}): Landlock still keeps their "
+                "writes in, but a run can prlimit, renice or signal other processes of this user, the server and "
+                "BEST's runs included, and what it leaves running is only swept by the server after it ends"
+            )
         elif not isolated.proc:
-            notes.append(f"runs of workspace code see the machine's /proc ({isolated.proc_why}): every process is "
-                         "visible to them, and some entries of this user's processes (autogroup nice, oom_score_adj) writable")
+            notes.append(
+                f"runs of workspace code see the machine's /proc ({isolated.proc_why}): every process is "
+                "visible to them, and some entries of this user's processes (autogroup nice, oom_score_adj) writable"
+            )
     resolution = state.vendors.resolve(configured, arch)
     platform, reason = resolution.name, resolution.reason
     return DoctorResult(
@@ -234,6 +244,9 @@ TOOLS: list[ToolSpec] = [
         "doctor",
         "What this machine can do: compilers, profilers, GPU monitors and GPUs found (with versions), "
         "the platform in use, and which kernel-mcp tools are live or what to install for the others.",
-        DoctorInput, DoctorResult, _doctor, READ_ONLY,
+        DoctorInput,
+        DoctorResult,
+        _doctor,
+        READ_ONLY,
     ),
 ]

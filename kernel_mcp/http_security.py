@@ -121,8 +121,10 @@ def policy(
     generated = False
     if no_token:
         if not is_loopback(host):
-            raise InvalidInput(f"--no-token serves loopback only, not {host}: any machine that reaches it could run the workspace's commands",
-                               hint="bind 127.0.0.1, or drop --no-token and send the token")
+            raise InvalidInput(
+                f"--no-token serves loopback only, not {host}: any machine that reaches it could run the workspace's commands",
+                hint="bind 127.0.0.1, or drop --no-token and send the token",
+            )
         if token is not None:
             raise InvalidInput("--no-token and a token (--token-file or $" + TOKEN_ENV + ") contradict each other", hint="give one of them")
     elif token is None:

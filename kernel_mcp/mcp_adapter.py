@@ -132,9 +132,9 @@ def fit_structured(data: Any, limit: int, model: Any = None) -> tuple[Any, list[
         if largest is not None:
             path, container = largest
             if isinstance(container, list):
-                del container[len(container) // 2:]
+                del container[len(container) // 2 :]
             else:
-                for key in list(container)[len(container) // 2:]:
+                for key in list(container)[len(container) // 2 :]:
                     del container[key]
             kind = "items" if isinstance(container, list) else "entries"
             cuts[path] = f"{path or 'the answer'}: cut to {len(container)} {kind}"
@@ -177,9 +177,13 @@ def unknown_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> InvalidInput
     unknown = [key for key in arguments if key not in fields]
     if not unknown:
         return None
-    named = ", ".join(repr(key[:60]) for key in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")  # an error is not cut to the budget
-    return InvalidInput(f"{spec.name} has no argument{'s' if len(unknown) > 1 else ''} {named} (its arguments: {', '.join(fields) or 'none'})",
-                        hint="tools/list gives each tool's input schema")
+    named = ", ".join(repr(key[:60]) for key in unknown[:5]) + (
+        f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+    )  # an error is not cut to the budget
+    return InvalidInput(
+        f"{spec.name} has no argument{'s' if len(unknown) > 1 else ''} {named} (its arguments: {', '.join(fields) or 'none'})",
+        hint="tools/list gives each tool's input schema",
+    )
 
 
 async def call_handler(spec: ToolSpec, state: ServerState, arguments: dict[str, Any], ctx: ToolContext) -> CallToolResult:
@@ -286,7 +290,11 @@ class CompactToolsServer(MCPServer):
 
     async def list_tools(self) -> list[McpTool]:
         return [
-            tool.model_copy(update={"input_schema": compact(tool.input_schema, output=False),
-                                    "output_schema": compact(tool.output_schema, output=True) if tool.output_schema else None})
+            tool.model_copy(
+                update={
+                    "input_schema": compact(tool.input_schema, output=False),
+                    "output_schema": compact(tool.output_schema, output=True) if tool.output_schema else None,
+                }
+            )
             for tool in await super().list_tools()
         ]

@@ -81,8 +81,7 @@ def register_run_artifacts(server: MCPServer, state: ServerState) -> None:
     )
     def run_artifact(run_id: str, name: str, page: str = "1") -> str | bytes:
         try:
-            found = artifacts.read_artifact(state.workspace().runs, run_id, name, page,
-                                            page_bytes=artifacts.PAGE_PER_BUDGET * state.budget())
+            found = artifacts.read_artifact(state.workspace().runs, run_id, name, page, page_bytes=artifacts.PAGE_PER_BUDGET * state.budget())
         except InvalidInput as exc:
             raise ResourceNotFoundError(exc.render()) from None
         except KernelMcpError as exc:

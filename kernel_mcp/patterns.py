@@ -49,8 +49,10 @@ class AgentPattern:
             return self.compiled.search(text, timeout=self.left_s) is not None
         except TimeoutError:
             # the pattern is the agent's or the workspace's: one line, its control characters escaped
-            raise InvalidInput(f"{self.what} /{untrusted.inline(self.pattern[:80])}/ took longer than {self.budget_s:g} s to search {self.searched}",
-                               hint="a simpler pattern (nested repetition like (a+)+ backtracks without end)") from None
+            raise InvalidInput(
+                f"{self.what} /{untrusted.inline(self.pattern[:80])}/ took longer than {self.budget_s:g} s to search {self.searched}",
+                hint="a simpler pattern (nested repetition like (a+)+ backtracks without end)",
+            ) from None
         finally:
             self.left_s -= time.monotonic() - start
 

@@ -256,10 +256,7 @@ async def _pump(stream: asyncio.StreamReader, capture: StreamCapture) -> None:
     finally:
         if log is not None:
             if capture.total_bytes > capture.logged_bytes:
-                log.write(
-                    f"\n[kernel-mcp: log cut at {capture.logged_bytes} bytes; "
-                    f"the stream wrote {capture.total_bytes} bytes]\n".encode()
-                )
+                log.write(f"\n[kernel-mcp: log cut at {capture.logged_bytes} bytes; the stream wrote {capture.total_bytes} bytes]\n".encode())
             log.close()
 
 

@@ -38,8 +38,7 @@ def is_inside(path: Path, root: Path) -> bool:
     return resolved == top or top in resolved.parents
 
 
-def check_regular(path: Path, label: str | None = None, *, within: Path | None = None, where: str = "the workspace",
-                  follow_links: bool = True) -> Path:
+def check_regular(path: Path, label: str | None = None, *, within: Path | None = None, where: str = "the workspace", follow_links: bool = True) -> Path:
     """`path` when it is a regular file; otherwise InvalidInput saying why. A symbolic link is
     refused when `follow_links` is off, and otherwise followed only to a target under `within`."""
     label = label or path.name
@@ -63,8 +62,7 @@ def check_regular(path: Path, label: str | None = None, *, within: Path | None =
     return path
 
 
-def open_regular(path: Path, label: str | None = None, *, within: Path | None = None, where: str = "the workspace",
-                 follow_links: bool = True) -> BinaryIO:
+def open_regular(path: Path, label: str | None = None, *, within: Path | None = None, where: str = "the workspace", follow_links: bool = True) -> BinaryIO:
     """`path` opened for binary reading, after `check_regular`; the check is repeated on the open
     descriptor, so a file replaced in between is still refused."""
     label = label or path.name
@@ -90,8 +88,7 @@ def read_text(path: Path, label: str | None = None, **checks) -> str:
         return handle.read().decode("utf-8", errors="replace")
 
 
-def files_under(folder: Path, pattern: str, *, within: Path | None = None, where: str = "the workspace",
-                relative_to: Path | None = None) -> list[Path]:
+def files_under(folder: Path, pattern: str, *, within: Path | None = None, where: str = "the workspace", relative_to: Path | None = None) -> list[Path]:
     """The files under `folder` whose names match `pattern` (recursively), sorted. Real folders
     that match are passed over; anything else that is not a regular file inside `within` (default:
     `folder` itself) is refused by name, so one planted link or FIFO cannot be read or block."""

@@ -142,14 +142,18 @@ class Isolation:
         if self.proc:
             text += " and /proc"
         else:
-            text += (f"; /proc is the machine's ({self.proc_why}): the run sees every process there and can write "
-                     "some entries of this user's (autogroup nice, oom_score_adj)")
+            text += (
+                f"; /proc is the machine's ({self.proc_why}): the run sees every process there and can write "
+                "some entries of this user's (autogroup nice, oom_score_adj)"
+            )
         if self.sockets:
             # by path, as bound when the run starts: one bound later, rebound, renamed, linked, bound by a relative
             # path or in another network namespace is not in that list (Landlock scopes path sockets only from ABI 9)
             return text + "; other programs' Unix sockets covered as bound at its start (not ones bound later)"
-        return text + (f"; other programs' Unix sockets reachable ({self.sockets_why}): a daemon of this user that "
-                       "runs what it is sent (tmux, systemd --user) would act outside the seal")
+        return text + (
+            f"; other programs' Unix sockets reachable ({self.sockets_why}): a daemon of this user that "
+            "runs what it is sent (tmux, systemd --user) would act outside the seal"
+        )
 
 
 def _seal_argv(*args: str) -> list[str]:
@@ -163,15 +167,21 @@ def _probe() -> tuple[Isolation | None, str | None]:
     if not sys.executable or LIBC is None:
         return None, "no Python executable or C library to start a run's first process with"
     try:
-        done = subprocess.run(_seal_argv("probe"), capture_output=True, text=True, timeout=30, cwd="/", check=False,
-                              env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")})
+        done = subprocess.run(
+            _seal_argv("probe"), capture_output=True, text=True, timeout=30, cwd="/", check=False, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+        )
         answer = json.loads(done.stdout.strip().splitlines()[-1])
     except (OSError, subprocess.SubprocessError, ValueError, IndexError) as exc:
         return None, f"the namespace probe failed: {exc}"
     if not answer.get("ok"):
         return None, f"the kernel refused them: {answer.get('why')}"
-    return Isolation(user=bool(answer["user"]), proc=bool(answer["proc"]), proc_why=answer.get("proc_why"),
-                     sockets=bool(answer.get("sockets")), sockets_why=answer.get("sockets_why")), None
+    return Isolation(
+        user=bool(answer["user"]),
+        proc=bool(answer["proc"]),
+        proc_why=answer.get("proc_why"),
+        sockets=bool(answer.get("sockets")),
+        sockets_why=answer.get("sockets_why"),
+    ), None
 
 
 def isolation() -> tuple[Isolation | None, str | None]:
@@ -190,9 +200,11 @@ def mechanism() -> str:
     text = f"Landlock ABI {abi}" + (" (signals and abstract sockets scoped)" if abi >= 6 else "")
     iso, missing = isolation()
     if iso is None:
-        return text + (f"; NO namespaces of its own ({missing}): a run can reach other processes of this user "
-                       "(prlimit, setpriority, /proc) and their Unix sockets, and what it leaves is killed by the "
-                       "server after it ends")
+        return text + (
+            f"; NO namespaces of its own ({missing}): a run can reach other processes of this user "
+            "(prlimit, setpriority, /proc) and their Unix sockets, and what it leaves is killed by the "
+            "server after it ends"
+        )
     return text + "; " + iso.describe()
 
 

@@ -126,8 +126,8 @@ class SockFprog(ctypes.Structure):
 def _filter_program() -> list[tuple[int, int, int, int]]:
     """The seccomp program as (code, jt, jf, k): per arch, its numbers refused with EPERM; all else allowed.
 
-        ld arch; then per arch: jeq ARCH ? next : next block; ld nr; jeq n ? deny : next ...; ret allow
-        ret allow (an arch not listed); deny: ret ERRNO(EPERM)
+    ld arch; then per arch: jeq ARCH ? next : next block; ld nr; jeq n ? deny : next ...; ret allow
+    ret allow (an arch not listed); deny: ret ERRNO(EPERM)
     """
     ld_w_abs, jeq_k, ret_k = 0x20, 0x15, 0x06
     allow, deny = 0x7FFF0000, 0x00050000 | errno.EPERM
@@ -160,8 +160,10 @@ def enter_landlock(ruleset: int, rights: int, proc: bool) -> None:
         path_fd = os.open("/proc", os.O_PATH | os.O_CLOEXEC | os.O_DIRECTORY)
         try:
             rule = PathBeneath(allowed_access=rights, parent_fd=path_fd)
-            _check(libc.syscall(SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)),
-                   "landlock_add_rule /proc")
+            _check(
+                libc.syscall(SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)),
+                "landlock_add_rule /proc",
+            )
         finally:
             os.close(path_fd)
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
@@ -326,9 +328,14 @@ def probe() -> dict:
     if seen.get("pid") != 1:
         return {"ok": False, "why": f"the namespace's first process is not pid 1 (it is {seen.get('pid')})"}
     proc_ok = seen.get("proc_self") == "1"
-    return {"ok": True, "user": user, "proc": proc_ok,
-            "proc_why": None if proc_ok else seen.get("proc_error", f"/proc/self read {seen.get('proc_self')!r}"),
-            "sockets": seen.get("sockets_error", "no answer") is None, "sockets_why": seen.get("sockets_error")}
+    return {
+        "ok": True,
+        "user": user,
+        "proc": proc_ok,
+        "proc_why": None if proc_ok else seen.get("proc_error", f"/proc/self read {seen.get('proc_self')!r}"),
+        "sockets": seen.get("sockets_error", "no answer") is None,
+        "sockets_why": seen.get("sockets_error"),
+    }
 
 
 def _try_hiding_a_socket() -> str | None:
@@ -367,7 +374,7 @@ def main(args: list[str]) -> None:
     n = int(args[5])
     if len(args) < 7 + n:
         refuse(usage)
-    run(int(args[1]), int(args[2]), args[3] == "1", args[4] == "1", args[6:6 + n], args[6 + n:])
+    run(int(args[1]), int(args[2]), args[3] == "1", args[4] == "1", args[6 : 6 + n], args[6 + n :])
 
 
 if __name__ == "__main__":

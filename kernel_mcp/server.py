@@ -61,6 +61,7 @@ def build_server(workspace_dir: str | Path | None, http: HttpPolicy | None = Non
     from kernel_mcp import skills
 
     for skill in skills.all_skills():
+
         def make_prompt(skill=skill):
             def prompt(goal: str = "") -> str:
                 return skill.prompt(goal)
@@ -70,15 +71,16 @@ def build_server(workspace_dir: str | Path | None, http: HttpPolicy | None = Non
         server.prompt(name=skill.name, description=skill.description)(make_prompt())
         # the templates a skill names as beside it, for a client that reads them on their own
         for name in skill.files:
+
             def make_file(skill=skill, name=name):
                 def read() -> str:
                     return skill.read(name)
 
                 return read
 
-            server.resource(
-                skill.resource_uri(name), name=f"{skill.name}/{name}", description=f"{name} of the {skill.name} prompt", mime_type="text/markdown"
-            )(make_file())
+            server.resource(skill.resource_uri(name), name=f"{skill.name}/{name}", description=f"{name} of the {skill.name} prompt", mime_type="text/markdown")(
+                make_file()
+            )
 
     @server.resource("kernel-mcp://runs", name="runs", description="Recent runs of this workspace", mime_type="text/plain")
     def list_runs() -> str:

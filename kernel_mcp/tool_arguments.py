@@ -84,8 +84,7 @@ def parse_pairs(spec: ToolSpec, pairs: list[str]) -> dict[str, Any]:
             raise InvalidInput(f"argument {pair!r} is not key=value", hint=f"kernel-mcp call {spec.name} --help lists its arguments")
         if key not in fields:
             known = ", ".join(fields) or "none"
-            raise InvalidInput(f"{spec.name} has no argument {key!r} (its arguments: {known})",
-                               hint=f"kernel-mcp call {spec.name} --help describes them")
+            raise InvalidInput(f"{spec.name} has no argument {key!r} (its arguments: {known})", hint=f"kernel-mcp call {spec.name} --help describes them")
         is_list, item = list_item(fields[key].annotation)
         if is_list:
             arguments[key] = arguments.get(key, []) + _list_items(item, raw)
@@ -101,9 +100,7 @@ def check(spec: ToolSpec, arguments: dict[str, Any]) -> None:
     try:
         spec.input_model.model_validate(arguments)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors(include_url=False)
-        )
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors(include_url=False))
         raise InvalidInput(problems, hint=f"kernel-mcp call {spec.name} --help lists its arguments") from None
 
 

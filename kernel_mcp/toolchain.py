@@ -54,7 +54,14 @@ PROBES: tuple[Probe, ...] = (
     Probe("amdclang++", "compiler", "rocm", ("--version",), r"clang version\s*(\S+)", "install ROCm (amdclang++)"),
     Probe("nvcc", "compiler", "cuda", ("--version",), r"release\s*([\d.]+)", "install the CUDA toolkit (nvcc)"),
     Probe("rocprofv3", "profiler", "rocm", ("--version",), r"(\d+\.\d+\.\d+\S*)", "install rocprofiler-sdk (rocprofv3)"),
-    Probe("cuobjdump", "compiler", "cuda", ("--version",), r"release\s*([\d.]+)", "install the CUDA toolkit (cuobjdump) or pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm"),
+    Probe(
+        "cuobjdump",
+        "compiler",
+        "cuda",
+        ("--version",),
+        r"release\s*([\d.]+)",
+        "install the CUDA toolkit (cuobjdump) or pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm",
+    ),
     Probe("ncu", "profiler", "cuda", ("--version",), r"Version\s*([\d.]+)", "install Nsight Compute (ncu)"),
     Probe("nsys", "profiler", "cuda", ("--version",), r"([\d]+\.[\d.]+)", "install Nsight Systems (nsys)"),
     Probe("amd-smi", "gpu-monitor", "rocm", ("version", "--json"), r"", "install amd-smi (ROCm)"),
@@ -133,9 +140,7 @@ async def probe_one(probe: Probe, cwd: str) -> ExecutableInfo:
         return ExecutableInfo(name=probe.name, role=probe.role, vendor=probe.vendor, found=False, note=probe.install_hint)
     text, problem = await _version([path, *probe.version_args], cwd)
     version = extract_version(probe, text or "") if text else None
-    return ExecutableInfo(
-        name=probe.name, role=probe.role, vendor=probe.vendor, found=True, path=path, version=version, note=problem
-    )
+    return ExecutableInfo(name=probe.name, role=probe.role, vendor=probe.vendor, found=True, path=path, version=version, note=problem)
 
 
 async def probe_offline_clang(cwd: str) -> ExecutableInfo:

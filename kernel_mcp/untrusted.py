@@ -66,6 +66,7 @@ def fitting(text: str, limit: int, keep: Literal["start", "end"]) -> str:
     """The longest start or end of `text` whose escaped form (`block`) takes at most `limit` bytes
     of UTF-8: an escape is longer than its character, so cutting the raw text to the limit is not
     enough. Raw text, for the caller to escape where it shows it."""
+
     def size(piece: str) -> int:
         return len(block(piece).encode("utf-8"))
 
@@ -74,8 +75,8 @@ def fitting(text: str, limit: int, keep: Literal["start", "end"]) -> str:
     low, high = 0, len(text)
     while low < high:  # the longest length that fits: the escaped size grows with the length
         middle = (low + high + 1) // 2
-        if size(text[:middle] if keep == "start" else text[len(text) - middle:]) <= limit:
+        if size(text[:middle] if keep == "start" else text[len(text) - middle :]) <= limit:
             low = middle
         else:
             high = middle - 1
-    return text[:low] if keep == "start" else text[len(text) - low:]
+    return text[:low] if keep == "start" else text[len(text) - low :]

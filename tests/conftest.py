@@ -45,18 +45,22 @@ def fixture(relative: str) -> Path:
     neither the repository's copy nor the shared fixtures folder."""
     path = find_fixture(relative)
     if path is None:
-        why = (f"its licence does not allow a copy in this repository: {NOT_COPIED[relative]}" if relative in NOT_COPIED
-               else "it is not among the copies in tests/data/shared-fixtures (see tests/data/SOURCES.md)")
-        pytest.skip(f"recorded output {relative} is read from the shared fixtures folder ({FIXTURES}), absent here; {why}",
-                    allow_module_level=True)
+        why = (
+            f"its licence does not allow a copy in this repository: {NOT_COPIED[relative]}"
+            if relative in NOT_COPIED
+            else "it is not among the copies in tests/data/shared-fixtures (see tests/data/SOURCES.md)"
+        )
+        pytest.skip(f"recorded output {relative} is read from the shared fixtures folder ({FIXTURES}), absent here; {why}", allow_module_level=True)
     return path
 
 
 def rocm_docs() -> Path:
     """The public ROCm documents the docs-index tests ingest; skipped when the shared folder is absent."""
     if not ROCM_DOCS.is_dir():
-        pytest.skip(f"the ROCm documents are read from the shared folder ({ROCM_DOCS}), absent here: "
-                    "they are ingested at run time, never copied into this repository", allow_module_level=True)
+        pytest.skip(
+            f"the ROCm documents are read from the shared folder ({ROCM_DOCS}), absent here: they are ingested at run time, never copied into this repository",
+            allow_module_level=True,
+        )
     return ROCM_DOCS
 
 
@@ -116,8 +120,7 @@ def workspace(tmp_path: Path) -> Path:
     root.mkdir()
     write_toml(root, BASIC_TOML)
     (root / "bench.py").write_text(
-        "import os\nos.makedirs('out', exist_ok=True)\n"
-        "open('out/bench.csv','w').write('shape,err_k,us_k\\nsmall,0,10.0\\n')\nprint('bench done')\n"
+        "import os\nos.makedirs('out', exist_ok=True)\nopen('out/bench.csv','w').write('shape,err_k,us_k\\nsmall,0,10.0\\n')\nprint('bench done')\n"
     )
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     return root

@@ -18,8 +18,15 @@ from pathlib import Path
 DDL_ORDER = ("rocpd_tables.sql", "rocpd_indexes.sql", "rocpd_views.sql", "data_views.sql", "summary_views.sql", "marker_views.sql")
 
 
-def build(path: Path, schema_dir: Path, dispatches: list[dict], counters: list[dict] | None = None, pid: int = 4242, agent: str = "gfx950",
-          product: str = "AMD Instinct MI350X") -> Path:
+def build(
+    path: Path,
+    schema_dir: Path,
+    dispatches: list[dict],
+    counters: list[dict] | None = None,
+    pid: int = 4242,
+    agent: str = "gfx950",
+    product: str = "AMD Instinct MI350X",
+) -> Path:
     suffix = "_" + str(uuid.uuid4()).replace("-", "_")
     guid = str(uuid.uuid4())
     con = sqlite3.connect(path)
@@ -30,7 +37,10 @@ def build(path: Path, schema_dir: Path, dispatches: list[dict], counters: list[d
     con.execute(f"INSERT INTO {t('rocpd_info_node')} (id, guid, hash, machine_id, hostname) VALUES (1, ?, 77, 'machine-1', 'node-a')", (guid,))
     con.execute(f"INSERT INTO {t('rocpd_info_process')} (id, guid, nid, pid, command) VALUES (1, ?, 1, ?, 'python bench.py')", (guid, pid))
     con.execute(f"INSERT INTO {t('rocpd_info_thread')} (id, guid, nid, pid, tid) VALUES (1, ?, 1, 1, ?)", (guid, pid))
-    con.execute(f"INSERT INTO {t('rocpd_info_agent')} (id, guid, nid, pid, type, absolute_index, logical_index, type_index, name, product_name) VALUES (1, ?, 1, 1, 'GPU', 2, 2, 0, ?, ?)", (guid, agent, product))
+    con.execute(
+        f"INSERT INTO {t('rocpd_info_agent')} (id, guid, nid, pid, type, absolute_index, logical_index, type_index, name, product_name) VALUES (1, ?, 1, 1, 'GPU', 2, 2, 0, ?, ?)",
+        (guid, agent, product),
+    )
     con.execute(f"INSERT INTO {t('rocpd_info_queue')} (id, guid, nid, pid, name) VALUES (1, ?, 1, 1, 'queue 0')", (guid,))
     con.execute(f"INSERT INTO {t('rocpd_info_stream')} (id, guid, nid, pid, name) VALUES (1, ?, 1, 1, 'stream 0')", (guid,))
     con.execute(f"INSERT INTO {t('rocpd_info_code_object')} (id, guid, nid, pid, agent_id, uri) VALUES (1, ?, 1, 1, 1, 'file://bench.so')", (guid,))
@@ -49,12 +59,30 @@ def build(path: Path, schema_dir: Path, dispatches: list[dict], counters: list[d
     con.executemany(f"INSERT INTO {t('rocpd_event')} (id, guid, category_id, correlation_id) VALUES (?, ?, ?, ?)", event_rows)
     con.executemany(
         f"INSERT INTO {t('rocpd_kernel_dispatch')} (guid, nid, pid, tid, agent_id, kernel_id, dispatch_id, queue_id, stream_id, start, end, private_segment_size, group_segment_size, workgroup_size_x, workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, region_name_id, event_id) VALUES (?, 1, 1, 1, 1, ?, ?, 1, 1, ?, ?, ?, ?, ?, 1, 1, ?, ?, 1, 2, ?)",
-        [(guid, symbols[d["name"]], i + 1, d["start"], d["end"], d.get("scratch", 0), d.get("lds", 0), d.get("wg", 64), d.get("grid", 1024), d.get("grid_y", 1), i + 1) for i, d in enumerate(dispatches)],
+        [
+            (
+                guid,
+                symbols[d["name"]],
+                i + 1,
+                d["start"],
+                d["end"],
+                d.get("scratch", 0),
+                d.get("lds", 0),
+                d.get("wg", 64),
+                d.get("grid", 1024),
+                d.get("grid_y", 1),
+                i + 1,
+            )
+            for i, d in enumerate(dispatches)
+        ],
     )
     if counters:
         names = sorted({c["counter"] for c in counters})
         for index, name in enumerate(names, start=1):
-            con.execute(f"INSERT INTO {t('rocpd_info_pmc')} (id, guid, nid, pid, agent_id, target_arch, name, symbol, description, block, value_type, is_constant, is_derived) VALUES (?, ?, 1, 1, 1, 'GPU', ?, ?, '', 'SQ', 'ABS', 0, 0)", (index, guid, name, name))
+            con.execute(
+                f"INSERT INTO {t('rocpd_info_pmc')} (id, guid, nid, pid, agent_id, target_arch, name, symbol, description, block, value_type, is_constant, is_derived) VALUES (?, ?, 1, 1, 1, 'GPU', ?, ?, '', 'SQ', 'ABS', 0, 0)",
+                (index, guid, name, name),
+            )
         con.executemany(
             f"INSERT INTO {t('rocpd_pmc_event')} (guid, event_id, pmc_id, value) VALUES (?, ?, ?, ?)",
             [(guid, c["dispatch"], names.index(c["counter"]) + 1, c["value"]) for c in counters],

@@ -29,15 +29,22 @@ def data(name: str) -> str:
 # (file, symbol, arch the log names, figures the log prints). Block sizes: 512 where the .s of
 # that kernel says so (HipKittens GEMMs), else 256; every one of these is VGPR- or SGPR-limited.
 REAL_LOGS = [
-    ("shared:rocm/hk-remarks-gfx942-attn-README.md", "_Z10attend_kerILi64EEv12attn_globalsIXT_EE", "gfx942",
-     dict(sgprs=40, vgprs=90, agprs=16, scratch_bytes=0, compiler_occupancy=4, sgpr_spills=0, vgpr_spills=0, lds_bytes=1024)),
+    (
+        "shared:rocm/hk-remarks-gfx942-attn-README.md",
+        "_Z10attend_kerILi64EEv12attn_globalsIXT_EE",
+        "gfx942",
+        dict(sgprs=40, vgprs=90, agprs=16, scratch_bytes=0, compiler_occupancy=4, sgpr_spills=0, vgpr_spills=0, lds_bytes=1024),
+    ),
     ("hk-remarks-gfx942-256_256_32_16-README.md", TK, "gfx942", dict(sgprs=34, vgprs=233, agprs=0, compiler_occupancy=2, lds_bytes=0)),
-    ("hk-remarks-gfx942-256_128_64_16_persist-README.md", TK, "gfx942",
-     dict(sgprs=48, vgprs=256, scratch_bytes=44, compiler_occupancy=2, vgpr_spills=10)),
+    ("hk-remarks-gfx942-256_128_64_16_persist-README.md", TK, "gfx942", dict(sgprs=48, vgprs=256, scratch_bytes=44, compiler_occupancy=2, vgpr_spills=10)),
     ("hk-remarks-gfx950-256_64-README.md", TK, "gfx950", dict(sgprs=25, vgprs=184, agprs=0, compiler_occupancy=2)),
     ("hk-remarks-gfx942-2048_256_256_64_16-README.md", TK, "gfx942", dict(sgprs=36, vgprs=102, compiler_occupancy=4)),
-    ("hpcte-register-pressure-README.md", "_Z6kernelPdS_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_iiiiiiiddddddddddddddd",
-     "gfx942", dict(sgprs=102, vgprs=102, compiler_occupancy=4)),
+    (
+        "hpcte-register-pressure-README.md",
+        "_Z6kernelPdS_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_S_iiiiiiiddddddddddddddd",
+        "gfx942",
+        dict(sgprs=102, vgprs=102, compiler_occupancy=4),
+    ),
 ]
 
 
@@ -50,8 +57,15 @@ def test_real_remark_logs_parse_and_the_calculator_agrees_with_them(source, symb
     figures = parse_remarks(_text(source))[symbol]
     assert {k: figures[k] for k in expected} == expected
     block = 512 if symbol == TK else 256
-    occ = occupancy(load_spec(arch), vgprs=figures["vgprs"], agprs=figures.get("agprs", 0), sgprs=figures["sgprs"],
-                    lds_bytes=figures.get("lds_bytes", 0), block_size=block, vendors=VENDORS)
+    occ = occupancy(
+        load_spec(arch),
+        vgprs=figures["vgprs"],
+        agprs=figures.get("agprs", 0),
+        sgprs=figures["sgprs"],
+        lds_bytes=figures.get("lds_bytes", 0),
+        block_size=block,
+        vendors=VENDORS,
+    )
     assert occ.waves == figures["compiler_occupancy"], occ.explanation
 
 
@@ -85,24 +99,33 @@ def test_remarks_without_a_function_name_are_not_attributed():
     assert len(remarks) == 1 and next(iter(remarks.values()))["sgprs"] == 102
 
 
-@pytest.mark.parametrize("line, expected", [
-    ("remark: Function Name: _Z1kPf [-Rpass-analysis=kernel-resource-usage]", (None, "Function Name", "_Z1kPf")),
-    ("C:\\src\\k.hip:7:1: remark:     VGPRs: 9 [-Rpass-analysis=kernel-resource-usage]", ("C:\\src\\k.hip:7:1", "VGPRs", "9")),
-    ("\x1b[1mk.hip:7:1: \x1b[0m\x1b[0;1;32mremark: \x1b[0m    LDS Size [bytes/block]: 64 [-Rpass-analysis=kernel-resource-usage]\x1b[0m",
-     ("k.hip:7:1", "LDS Size", "64")),
-    ("remark: k.hip:7:0:     Occupancy [waves/SIMD]: 8 [-Rpass-analysis=kernel-resource-usage]\r", ("k.hip:7:0", "Occupancy", "8")),
-    ("k.hip:7:1: remark:     TotalSGPRs: max(k.num_sgpr+6, 0) [-Rpass-analysis=kernel-resource-usage]",
-     ("k.hip:7:1", "TotalSGPRs", "max(k.num_sgpr+6, 0)")),
-    ("k.hip:7:1: warning: VGPRs: 9 [-Wsomething]", None),
-    ("   38 | void micro_tk(const micro_globals g) {", None),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("remark: Function Name: _Z1kPf [-Rpass-analysis=kernel-resource-usage]", (None, "Function Name", "_Z1kPf")),
+        ("C:\\src\\k.hip:7:1: remark:     VGPRs: 9 [-Rpass-analysis=kernel-resource-usage]", ("C:\\src\\k.hip:7:1", "VGPRs", "9")),
+        (
+            "\x1b[1mk.hip:7:1: \x1b[0m\x1b[0;1;32mremark: \x1b[0m    LDS Size [bytes/block]: 64 [-Rpass-analysis=kernel-resource-usage]\x1b[0m",
+            ("k.hip:7:1", "LDS Size", "64"),
+        ),
+        ("remark: k.hip:7:0:     Occupancy [waves/SIMD]: 8 [-Rpass-analysis=kernel-resource-usage]\r", ("k.hip:7:0", "Occupancy", "8")),
+        (
+            "k.hip:7:1: remark:     TotalSGPRs: max(k.num_sgpr+6, 0) [-Rpass-analysis=kernel-resource-usage]",
+            ("k.hip:7:1", "TotalSGPRs", "max(k.num_sgpr+6, 0)"),
+        ),
+        ("k.hip:7:1: warning: VGPRs: 9 [-Wsomething]", None),
+        ("   38 | void micro_tk(const micro_globals g) {", None),
+    ],
+)
 def test_remark_line_forms(line, expected):
     assert split_remark(line) == expected
 
 
 def test_an_unfolded_value_is_kept_as_text_not_a_number():
-    log = ("remark: Function Name: k [-Rpass-analysis=kernel-resource-usage]\n"
-           "remark:     TotalSGPRs: max(k.num_sgpr+6, 0) [-Rpass-analysis=kernel-resource-usage]\n")
+    log = (
+        "remark: Function Name: k [-Rpass-analysis=kernel-resource-usage]\n"
+        "remark:     TotalSGPRs: max(k.num_sgpr+6, 0) [-Rpass-analysis=kernel-resource-usage]\n"
+    )
     assert parse_remarks(log)["k"]["sgprs"] == "max(k.num_sgpr+6, 0)"
     assert amdgpu_asm.read_kernels("", log)[0][0].sgprs is None
 
@@ -127,14 +150,16 @@ def test_a_disagreement_between_remarks_and_assembly_is_noted():
 
 def test_metadata_vgpr_count_is_the_unified_count():
     """On gfx90a and later `.vgpr_count` counts AGPRs too (the offline clang: v99 + a99 -> 200)."""
-    asm = ("\t.size\tk, .Lfunc_end0-k\n; Kernel info:\n; TotalNumSgprs: 8\n; NumVgprs: 100\n; NumAgprs: 100\n"
-           "; TotalNumVgprs: 200\n; Occupancy: 2\n\t.section\t.AMDGPU.csdata\n"
-           "amdhsa.kernels:\n  - .agpr_count:     100\n    .name:           k\n    .vgpr_count:     200\n"
-           "amdhsa.target:   amdgcn-amd-amdhsa--gfx950\n")
+    asm = (
+        "\t.size\tk, .Lfunc_end0-k\n; Kernel info:\n; TotalNumSgprs: 8\n; NumVgprs: 100\n; NumAgprs: 100\n"
+        "; TotalNumVgprs: 200\n; Occupancy: 2\n\t.section\t.AMDGPU.csdata\n"
+        "amdhsa.kernels:\n  - .agpr_count:     100\n    .name:           k\n    .vgpr_count:     200\n"
+        "amdhsa.target:   amdgcn-amd-amdhsa--gfx950\n"
+    )
     assert amdgpu_asm.parse_metadata(asm)["k"]["total_vgprs"] == 200
     kernels, notes = amdgpu_asm.read_kernels(asm, "")
     assert (kernels[0].vgprs, kernels[0].agprs, notes) == (100, 100, [])
-    no_info = asm.split("; Kernel info:")[0] + asm[asm.index("amdhsa.kernels:"):]
+    no_info = asm.split("; Kernel info:")[0] + asm[asm.index("amdhsa.kernels:") :]
     assert amdgpu_asm.read_kernels(no_info, "")[0][0].vgprs == 100  # metadata alone: total - AGPRs
 
 

@@ -83,9 +83,22 @@ def test_only_the_front_end_imports_mcp():
 CAPABILITY_MODULES = tuple(f"kernel_mcp.{name}" for name in CAPABILITIES) + ("kernel_mcp.doctor",)
 # What the shared types may import: the foundation below them (a workspace, a run, its runner and
 # sandbox, the hardware tables), never a capability, the tool layer or a platform.
-BELOW_MODELS = ("kernel_mcp.errors", "kernel_mcp.untrusted", "kernel_mcp.limits", "kernel_mcp.safe_files", "kernel_mcp.runner", "kernel_mcp.sandbox",
-                "kernel_mcp.containment", "kernel_mcp.toolchain", "kernel_mcp.arch_registry", "kernel_mcp.hardware.specs", "kernel_mcp.workspace.workspace",
-                "kernel_mcp.workspace.config", "kernel_mcp.workspace.runs", "kernel_mcp.workspace.scaffold")
+BELOW_MODELS = (
+    "kernel_mcp.errors",
+    "kernel_mcp.untrusted",
+    "kernel_mcp.limits",
+    "kernel_mcp.safe_files",
+    "kernel_mcp.runner",
+    "kernel_mcp.sandbox",
+    "kernel_mcp.containment",
+    "kernel_mcp.toolchain",
+    "kernel_mcp.arch_registry",
+    "kernel_mcp.hardware.specs",
+    "kernel_mcp.workspace.workspace",
+    "kernel_mcp.workspace.config",
+    "kernel_mcp.workspace.runs",
+    "kernel_mcp.workspace.scaffold",
+)
 
 
 def _module_name(path: Path, package: Path) -> str:
@@ -113,7 +126,11 @@ def import_graph(package: Path = PACKAGE) -> dict[str, set[str]]:
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
-                base = ".".join(here.split(".")[: len(here.split(".")) - node.level + 1] + ([node.module] if node.module else [])) if node.level else node.module or ""
+                base = (
+                    ".".join(here.split(".")[: len(here.split(".")) - node.level + 1] + ([node.module] if node.module else []))
+                    if node.level
+                    else node.module or ""
+                )
                 targets = [base] + [f"{base}.{alias.name}" for alias in node.names]
             else:
                 continue
@@ -186,8 +203,13 @@ def test_no_capability_imports_the_platforms():
 
 def test_the_shared_types_import_nothing_above_them():
     graph = import_graph()
-    offenders = [f"{m} imports {t}" for m in sorted(graph) if _within(m, ("kernel_mcp.models",))
-                 for t in sorted(graph[m]) if t != "kernel_mcp" and not _within(t, ("kernel_mcp.models", *BELOW_MODELS, "kernel_mcp.workspace"))]
+    offenders = [
+        f"{m} imports {t}"
+        for m in sorted(graph)
+        if _within(m, ("kernel_mcp.models",))
+        for t in sorted(graph[m])
+        if t != "kernel_mcp" and not _within(t, ("kernel_mcp.models", *BELOW_MODELS, "kernel_mcp.workspace"))
+    ]
     assert offenders == []
 
 

@@ -90,10 +90,13 @@ def commit_kernel_workspace(workspace: Path) -> None:
     subprocess.run(["git", "-C", str(workspace), "commit", "-qm", "bench", "--author", "t <t@example.invalid>"], check=True)
 
 
-@pytest.mark.parametrize("kernel, reason", [
-    ("US = float('nan')\nERR = 0\n", "the metric column us_k holds NaN in shape=small"),
-    ("US = 10.0\nERR = float('nan')\n", "worst err_k NaN"),
-])
+@pytest.mark.parametrize(
+    "kernel, reason",
+    [
+        ("US = float('nan')\nERR = 0\n", "the metric column us_k holds NaN in shape=small"),
+        ("US = 10.0\nERR = float('nan')\n", "worst err_k NaN"),
+    ],
+)
 async def test_an_experiment_goes_on_after_a_candidate_wrote_nan(workspace, kernel, reason):
     """The user's case: a kernel whose benchmark wrote NaN; evaluate, revert and log still answer
     (and their structured results validate)."""

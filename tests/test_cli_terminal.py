@@ -25,8 +25,7 @@ TIMEOUT_S = 120  # generous: the tests wait for output, never for time to pass
 
 
 def kmcp(*args, cwd=None):
-    return subprocess.run([PY, "-m", "kernel_mcp", *args], capture_output=True, text=True, timeout=TIMEOUT_S,
-                          stdin=subprocess.DEVNULL, cwd=cwd)
+    return subprocess.run([PY, "-m", "kernel_mcp", *args], capture_output=True, text=True, timeout=TIMEOUT_S, stdin=subprocess.DEVNULL, cwd=cwd)
 
 
 def read_until(fd: int, marker: bytes, seen: bytes = b"") -> bytes:
@@ -54,16 +53,21 @@ def one_error(done: subprocess.CompletedProcess) -> str:
 
 def test_serve_on_a_terminal_says_what_it_waits_for_and_ctrl_c_ends_it(workspace):
     terminal, its_end = pty.openpty()
-    proc = subprocess.Popen([PY, "-m", "kernel_mcp", "serve", "--workspace", str(workspace)],
-                            stdin=its_end, stdout=its_end, stderr=subprocess.PIPE, start_new_session=True)
+    proc = subprocess.Popen(
+        [PY, "-m", "kernel_mcp", "serve", "--workspace", str(workspace)], stdin=its_end, stdout=its_end, stderr=subprocess.PIPE, start_new_session=True
+    )
     os.close(its_end)
     try:
         said = read_until(proc.stderr.fileno(), b"Ctrl-C stops.")
         assert b"MCP client" in said and b"JSON-RPC" in said and b"claude mcp add kernel-mcp -- " in said
         # a client's first message, typed at the terminal: the answer proves the server reads stdin,
         # and after it the server waits on stdin for the next line
-        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                 "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+        }
         os.write(terminal, json.dumps(hello).encode() + b"\n")
         read_until(terminal, b'"serverInfo"')
         os.killpg(proc.pid, signal.SIGINT)  # what the terminal sends its foreground group on Ctrl-C
@@ -131,8 +135,7 @@ def test_a_closed_pipe_ends_quietly(workspace, command):
     reader, writer = os.pipe()
     os.close(reader)  # the reader is gone before a line is written, as after `| head -0`
     try:
-        proc = subprocess.Popen([PY, "-m", "kernel_mcp", *command], stdout=writer, stderr=subprocess.PIPE,
-                                stdin=subprocess.DEVNULL, cwd=workspace, text=True)
+        proc = subprocess.Popen([PY, "-m", "kernel_mcp", *command], stdout=writer, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, cwd=workspace, text=True)
     finally:
         os.close(writer)
     _, err = proc.communicate(timeout=TIMEOUT_S)
@@ -150,4 +153,3 @@ async def test_run_files_are_paths_at_the_shell_and_uris_to_a_client(workspace):
     async with Client(build_server(workspace)) as client:
         answer = await client.call_tool("run_command", {"name": "hello"})
     assert all(uri.startswith("kernel-mcp://runs/") for uri in answer.structured_content["artifacts"])
-

@@ -24,9 +24,7 @@ def kernel_ws(tmp_path: Path) -> Path:
     root = tmp_path / "kws"
     shutil.copytree(EXAMPLE / "src", root / "src")
     (root / "kernel-mcp.toml").write_text('[target]\narch = "gfx950"\nplatform = "offline"\n')
-    (root / "bad.hip").write_text(
-        "#include <hip/hip_runtime.h>\n__global__ void broken(float* x) {\n  x[0] = 1.0f\n}\n"
-    )
+    (root / "bad.hip").write_text("#include <hip/hip_runtime.h>\n__global__ void broken(float* x) {\n  x[0] = 1.0f\n}\n")
     (root / "lds32k.hip").write_text(
         "#include <hip/hip_runtime.h>\n"
         "__global__ __launch_bounds__(256) void lds32k(const float* x, float* y) {\n"
@@ -45,7 +43,9 @@ def kernel_ws(tmp_path: Path) -> Path:
         "  float s = 0;\n  #pragma unroll\n  for (int j = 0; j < 256; ++j) s += acc[j];\n"
         "  y[threadIdx.x] = s;\n}\n"
     )
-    (root / "noisy.hip").write_text("#include <hip/hip_runtime.h>\n" + "#warning \"a very noisy header line\"\n" * 30000 + "__global__ void quiet(float* x) { x[0] = 0; }\n")
+    (root / "noisy.hip").write_text(
+        "#include <hip/hip_runtime.h>\n" + '#warning "a very noisy header line"\n' * 30000 + "__global__ void quiet(float* x) { x[0] = 0; }\n"
+    )
     return root
 
 
@@ -181,18 +181,19 @@ async def test_isa_view_slices(kernel_ws):
 
 # -- [compile] include_dirs: the workspace's own header folders, the only ones a compile is given --------
 
+
 async def test_include_dirs_of_the_workspace_reach_the_compiler(tmp_path):
     (tmp_path / "kernel-mcp.toml").write_text('[target]\narch = "gfx950"\nplatform = "offline"\n\n[compile]\ninclude_dirs = ["include", "third_party/kit"]\n')
     (tmp_path / "include" / "mylib").mkdir(parents=True)
-    (tmp_path / "include" / "mylib" / "activations.h").write_text(
-        "#pragma once\n__device__ inline float silu(float v) { return v / (1.0f + expf(-v)); }\n")
+    (tmp_path / "include" / "mylib" / "activations.h").write_text("#pragma once\n__device__ inline float silu(float v) { return v / (1.0f + expf(-v)); }\n")
     (tmp_path / "third_party" / "kit").mkdir(parents=True)
     (tmp_path / "third_party" / "kit" / "kit_tiles.h").write_text("#pragma once\n#define KIT_TILE 128\n")
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "silu.hip").write_text(
-        "#include <hip/hip_runtime.h>\n#include <mylib/activations.h>\n#include \"kit_tiles.h\"\n"
+        '#include <hip/hip_runtime.h>\n#include <mylib/activations.h>\n#include "kit_tiles.h"\n'
         "__global__ __launch_bounds__(KIT_TILE) void silu_kernel(const float* x, float* y, int n) {\n"
-        "  int i = blockIdx.x * KIT_TILE + threadIdx.x;\n  if (i < n) y[i] = silu(x[i]);\n}\n")
+        "  int i = blockIdx.x * KIT_TILE + threadIdx.x;\n  if (i < n) y[i] = silu(x[i]);\n}\n"
+    )
     async with Client(build_server(tmp_path)) as client:
         result = await client.call_tool("compile_kernel", {"source": "src/silu.hip"})
     assert not result.is_error, text_of(result)
@@ -244,10 +245,28 @@ def test_resource_remarks_match_the_metadata(kernel_ws):
     from kernel_mcp.compile import amdgpu_asm
 
     out = kernel_ws / "k.s"
-    argv = [__import__("sys").executable, "-m", "ziglang", "clang", "-x", "hip", "--offload-arch=gfx950", "--cuda-device-only",
-            "-nogpulib", "-nogpuinc", "-O3", "-S", "-Rpass-analysis=kernel-resource-usage", "-o", str(out),
-            "-isystem", str(REPO / "kernel_mcp/platforms/offline/prelude/include"), "-include", str(REPO / "kernel_mcp/platforms/offline/prelude/kernel_mcp_hip_prelude.h"),
-            str(kernel_ws / "src" / "lds.hip")]
+    argv = [
+        __import__("sys").executable,
+        "-m",
+        "ziglang",
+        "clang",
+        "-x",
+        "hip",
+        "--offload-arch=gfx950",
+        "--cuda-device-only",
+        "-nogpulib",
+        "-nogpuinc",
+        "-O3",
+        "-S",
+        "-Rpass-analysis=kernel-resource-usage",
+        "-o",
+        str(out),
+        "-isystem",
+        str(REPO / "kernel_mcp/platforms/offline/prelude/include"),
+        "-include",
+        str(REPO / "kernel_mcp/platforms/offline/prelude/kernel_mcp_hip_prelude.h"),
+        str(kernel_ws / "src" / "lds.hip"),
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, check=True)
     remarks = amdgpu_asm.parse_remarks(done.stderr)
     asm = out.read_text()

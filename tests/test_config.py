@@ -41,11 +41,14 @@ def test_basic_config_loads():
         ('[target]\narchh = "gfx950"\n', "target.archh: unknown key"),
         ('[benchmark]\ncsv = "x.csv"\nmetric = "us"\ncorrectness = {column = "err"}\n', "benchmark.command: required key is missing"),
         ('[benchmark]\ncommand = ["x"]\ncsv = "x.csv"\nmetric = "us"\ncorrectness = {column = "err", rule = "is zero"}\n', "benchmark.correctness.rule"),
-        ('[benchmark]\ncommand = ["x"]\ncsv = "x.csv"\nmetric = "us"\ncorrectness = {column = "e"}\ntarget_kernel = "("\n', "benchmark.target_kernel: Value error, not a valid regular expression"),
+        (
+            '[benchmark]\ncommand = ["x"]\ncsv = "x.csv"\nmetric = "us"\ncorrectness = {column = "e"}\ntarget_kernel = "("\n',
+            "benchmark.target_kernel: Value error, not a valid regular expression",
+        ),
         ('[benchmark]\ncommand = ["x"]\ncsv = "x.csv"\nmetric = "us"\ncorrectness = {column = "e"}\nnoise_threshold = 2\n', "benchmark.noise_threshold"),
         ('[commands]\n"bad name" = ["x"]\n', "commands: Value error, command name 'bad name'"),
-        ('[server]\nresponse_budget_bytes = 10\n', "server.response_budget_bytes: Input should be greater than or equal to 512"),
-        ('[target\narch = 1\n', "is not valid TOML"),
+        ("[server]\nresponse_budget_bytes = 10\n", "server.response_budget_bytes: Input should be greater than or equal to 512"),
+        ("[target\narch = 1\n", "is not valid TOML"),
     ],
 )
 def test_bad_config_names_the_key(body, expected):

@@ -215,7 +215,7 @@ async def test_evaluate_of_a_daemonizing_benchmark_records_a_failed_attempt(tmp_
         f'[target]\narch = "gfx950"\nplatform = "offline"\n\n[benchmark]\ncommand = {toml_list(PY, "bench.py")}\n'
         'csv = "out/bench.csv"\nconfig_columns = ["shape"]\ncorrectness = { column = "err_k", rule = "== 0" }\n'
         'metric = "us_k"\ntarget_kernel = "k"\ntimeout_s = 3\nrepeats = 1\n[harness]\neditable = ["kernel.py"]\n'
-        f'writable = {toml_list(str(tmp_path / "pids"))}\n'  # the daemons' pid files lie outside the workspace
+        f"writable = {toml_list(str(tmp_path / 'pids'))}\n"  # the daemons' pid files lie outside the workspace
     )
     (ws / ".gitignore").write_text("out/\n__pycache__/\n")
     repo = git.Repo.init(ws)

@@ -44,6 +44,7 @@ ARCH_PREFIXES = ("sm_", "gfx")
 
 # -- vendor knowledge lives in platforms/ only ---------------------------------------------------
 
+
 def _string_constants(node: ast.AST) -> list[str]:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return [node.value]
@@ -84,16 +85,20 @@ def test_no_vendor_string_test_outside_platforms():
 
 def test_the_scan_finds_what_it_looks_for(tmp_path):
     sample = tmp_path / "sample.py"
-    sample.write_text('if platform == "cuda" or gpu.vendor in ("amd",) or arch.startswith("sm_"):\n    pass\n'
-                      'PRESETS = {"rocm": [], "cuda": []}\npresets = PRESETS["rocm"] or PRESETS.get("nvidia")\n')
+    sample.write_text(
+        'if platform == "cuda" or gpu.vendor in ("amd",) or arch.startswith("sm_"):\n    pass\n'
+        'PRESETS = {"rocm": [], "cuda": []}\npresets = PRESETS["rocm"] or PRESETS.get("nvidia")\n'
+    )
     assert len(vendor_tests(sample)) == 7
 
 
 # -- one protocol, every member on every platform ------------------------------------------------
 
 # Platform is the roles of models/platform.py together: the annotations of each count as well as its own
-MEMBERS = sorted({name for name in dir(Platform) if not name.startswith("_")}
-                 | {name for cls in Platform.__mro__ for name in vars(cls).get("__annotations__", {}) if not name.startswith("_")})
+MEMBERS = sorted(
+    {name for name in dir(Platform) if not name.startswith("_")}
+    | {name for cls in Platform.__mro__ for name in vars(cls).get("__annotations__", {}) if not name.startswith("_")}
+)
 
 
 def test_the_protocol_is_fully_typed():
@@ -161,8 +166,10 @@ def test_every_platform_measures_a_gpus_peaks_or_says_why_not(name, tmp_path):
     from kernel_mcp.models.calibration import MeasuredPeaks
 
     platform = platforms.PLATFORMS[name]
-    gpu = {"cuda": nvidia_smi.parse_nvidia_smi_xml(fixture("cuda/nvidia-smi-q-x.xml").read_text())[0],
-           "rocm": amd_smi.parse_amd_smi_static(fixture("rocm/dellai-amdsmi-static-mi300x.json").read_text())[0]}.get(name, GpuInfo(index=0, vendor="amd", name="x"))
+    gpu = {
+        "cuda": nvidia_smi.parse_nvidia_smi_xml(fixture("cuda/nvidia-smi-q-x.xml").read_text())[0],
+        "rocm": amd_smi.parse_amd_smi_static(fixture("rocm/dellai-amdsmi-static-mi300x.json").read_text())[0],
+    }.get(name, GpuInfo(index=0, vendor="amd", name="x"))
     if name == "offline":
         with pytest.raises(BackendMissing, match=r"^no GPU here"):
             anyio.run(platform.calibrate, gpu, tmp_path)
@@ -179,6 +186,7 @@ def test_every_platform_measures_a_gpus_peaks_or_says_why_not(name, tmp_path):
 
 
 # -- one rule for "which platform" ---------------------------------------------------------------
+
 
 def test_the_configurable_platforms_are_the_registrys():
     """kernel-mcp.toml's [target] platform offers exactly the registered platforms (and auto)."""
@@ -235,6 +243,7 @@ def test_the_compiler_agrees_with_the_resolution(monkeypatch, tmp_path):
 
 # -- compile facts: one model from every compiler ------------------------------------------------
 
+
 def _assert_compile_contract(kernels: list[KernelFacts]) -> None:
     assert kernels
     for k in kernels:
@@ -271,7 +280,8 @@ def test_offline_clang_facts_follow_the_contract(tmp_path):
     (tmp_path / "k.hip").write_text(
         "#include <hip/hip_runtime.h>\n__global__ void scale(float* x, float a) {\n"
         "  __shared__ float tile[256];\n  tile[threadIdx.x] = x[threadIdx.x] * a;\n  __syncthreads();\n"
-        "  x[threadIdx.x] = tile[255 - threadIdx.x];\n}\n")
+        "  x[threadIdx.x] = tile[255 - threadIdx.x];\n}\n"
+    )
     ws = Workspace.open(tmp_path)
     answer = anyio.run(lambda: compiler.compile_kernel(ws, ws.runs.create("compile_kernel", {}), "k.hip", vendors=VENDORS))
     assert answer.ok and answer.backend == "offline-clang"
@@ -280,6 +290,7 @@ def test_offline_clang_facts_follow_the_contract(tmp_path):
 
 
 # -- profiles: what the ledger reads, the same from every profiler ------------------------------
+
 
 def _assert_profile_contract(summary: ProfileSummary, expected_total_us: dict[str, float]) -> None:
     assert isinstance(summary, ProfileSummary) and summary.kernels
@@ -348,6 +359,7 @@ def test_a_merged_multi_process_folder_hands_over_the_same_contract(tmp_path):
 
 # -- traces: one summary shape, each instruction set classified by its own platform -------------
 
+
 def _assert_trace_contract(summary: TraceSummary) -> None:
     assert isinstance(summary, TraceSummary) and summary.instructions > 0 and summary.total > 0
     assert set(summary.categories) <= set(CATEGORIES)
@@ -370,6 +382,7 @@ def test_ncu_trace_is_classified_as_sass():
 
 
 # -- monitors: one GpuInfo and one GpuSample from every vendor ----------------------------------
+
 
 def _assert_gpu_contract(gpus: list[GpuInfo]) -> None:
     assert gpus

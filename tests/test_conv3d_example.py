@@ -65,10 +65,7 @@ def test_reference_matches_direct_sum():
     xf = torch.nn.functional.pad(x.double(), (2, 2, 2, 2, 1, 1))
     wf = w.double()
     n, c, d, h, wi = 1, 2, 0, 5, 6  # a corner-ish element, exercises padding
-    want = sum(
-        xf[n, c, d + kd, h + kh, wi + kw] * wf[c, 0, kd, kh, kw]
-        for kd in range(3) for kh in range(5) for kw in range(5)
-    )
+    want = sum(xf[n, c, d + kd, h + kh, wi + kw] * wf[c, 0, kd, kh, kw] for kd in range(3) for kh in range(5) for kw in range(5))
     assert abs(float(out[n, c, d, h, wi]) - float(want)) < 1e-5
     assert ref.conv3d_reference(x, w).dtype == torch.bfloat16
 
@@ -167,18 +164,30 @@ def test_csv_layout_with_fake_timings(tmp_path):
     impls = ["naive", "fast"]
     s1, s2 = ref.SHAPES[0], ref.SHAPES[1]
     rows = [
-        bench.make_row(s1, 5000.0, {"naive": {"err": 0, "maxabs": 0.0039, "us": 4000.0},
-                                    "fast": {"err": 0, "maxabs": 0.0078, "us": 250.5}}),
-        bench.make_row(s2, 2500.0, {"naive": {"err": 3, "maxabs": 1.5, "us": 2000.0},
-                                    "fast": {"err": 0, "maxabs": 0.002, "us": 125.25}}),
+        bench.make_row(s1, 5000.0, {"naive": {"err": 0, "maxabs": 0.0039, "us": 4000.0}, "fast": {"err": 0, "maxabs": 0.0078, "us": 250.5}}),
+        bench.make_row(s2, 2500.0, {"naive": {"err": 3, "maxabs": 1.5, "us": 2000.0}, "fast": {"err": 0, "maxabs": 0.002, "us": 125.25}}),
     ]
     path = tmp_path / "sub" / "bench.csv"
     bench.write_csv(path, rows, impls)
     with open(path) as f:
         header = next(csv.reader(f))
-    assert header == ["shape", "N", "C", "D", "H", "W", "flops", "bytes", "us_torch",
-                      "err_naive", "maxabs_naive", "us_naive",
-                      "err_fast", "maxabs_fast", "us_fast"]
+    assert header == [
+        "shape",
+        "N",
+        "C",
+        "D",
+        "H",
+        "W",
+        "flops",
+        "bytes",
+        "us_torch",
+        "err_naive",
+        "maxabs_naive",
+        "us_naive",
+        "err_fast",
+        "maxabs_fast",
+        "us_fast",
+    ]
     with open(path) as f:
         got = list(csv.DictReader(f))
     assert [r["shape"] for r in got] == [s1.name, s2.name]
@@ -215,9 +224,9 @@ def test_kernel_mcp_toml_matches_harness():
 
 def test_bench_without_gpu_exits_2(tmp_path):
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", HIP_VISIBLE_DEVICES="")
-    res = subprocess.run([sys.executable, str(WORKSPACE / "bench.py"), "--impls", "fast",
-                          "--csv", str(tmp_path / "b.csv")],
-                         capture_output=True, text=True, env=env, timeout=120)
+    res = subprocess.run(
+        [sys.executable, str(WORKSPACE / "bench.py"), "--impls", "fast", "--csv", str(tmp_path / "b.csv")], capture_output=True, text=True, env=env, timeout=120
+    )
     assert res.returncode == 2, res.stdout + res.stderr
     out = (res.stdout + res.stderr).strip()
     assert "no GPU" in out and len(out.splitlines()) == 1
@@ -228,9 +237,9 @@ def test_bench_without_gpu_exits_2(tmp_path):
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
 @pytest.mark.parametrize("source", sorted(p.name for p in (WORKSPACE / "src").glob("*.hip")))
 def test_sources_compile_with_nvcc(source, tmp_path):
-    res = subprocess.run(["nvcc", "-x", "cu", "-arch=sm_90", "-c",
-                          str(WORKSPACE / "src" / source), "-o", str(tmp_path / "k.o")],
-                         capture_output=True, text=True, timeout=600)
+    res = subprocess.run(
+        ["nvcc", "-x", "cu", "-arch=sm_90", "-c", str(WORKSPACE / "src" / source), "-o", str(tmp_path / "k.o")], capture_output=True, text=True, timeout=600
+    )
     assert res.returncode == 0, res.stderr
 
 
@@ -239,9 +248,12 @@ def test_bench_runs_on_gpu(tmp_path):
     if not torch.cuda.is_available():
         pytest.skip("no GPU")
     path = tmp_path / "b.csv"
-    res = subprocess.run([sys.executable, str(WORKSPACE / "bench.py"), "--impls", "fast",
-                          "--shapes", "x3d_res3", "--repeats", "3", "--csv", str(path)],
-                         capture_output=True, text=True, timeout=900)
+    res = subprocess.run(
+        [sys.executable, str(WORKSPACE / "bench.py"), "--impls", "fast", "--shapes", "x3d_res3", "--repeats", "3", "--csv", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     with open(path) as f:
         row = next(csv.DictReader(f))

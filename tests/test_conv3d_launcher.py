@@ -123,17 +123,34 @@ def planner(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("planner")
     (folder / "driver.cpp").write_text(DRIVER)
     exe = folder / "plan"
-    argv = [sys.executable, "-m", "ziglang", "cc", "-x", "c++", "-std=c++17", "-O2", "-ffp-contract=off",
-            "-fno-exceptions", "-fno-rtti", "-Wall", "-Wextra", "-Werror", "-I", str(EXAMPLE / "src"),
-            "-o", str(exe), str(folder / "driver.cpp")]
+    argv = [
+        sys.executable,
+        "-m",
+        "ziglang",
+        "cc",
+        "-x",
+        "c++",
+        "-std=c++17",
+        "-O2",
+        "-ffp-contract=off",
+        "-fno-exceptions",
+        "-fno-rtti",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-I",
+        str(EXAMPLE / "src"),
+        "-o",
+        str(exe),
+        str(folder / "driver.cpp"),
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     return exe
 
 
 def run_plan(exe: Path, limits: list[int], requests: list[str]) -> list[str]:
-    done = subprocess.run([str(exe), *map(str, limits)], input="\n".join(requests) + "\n", capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run([str(exe), *map(str, limits)], input="\n".join(requests) + "\n", capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 

@@ -24,15 +24,37 @@ def moved(change: float, spread: float = 0.001) -> list[float]:
     return [b * (1 + change + (spread if i % 2 else -spread)) for i, b in enumerate(BASE)]
 
 
-def case(classes: dict[str, list[float]], *, wrong: dict[str, int] | None = None, impossible: list[str] | None = None, failure: str | None = None,
-         target: str | None = None, previous: int = 0, repairs: int = 0, gpu_time=None):
+def case(
+    classes: dict[str, list[float]],
+    *,
+    wrong: dict[str, int] | None = None,
+    impossible: list[str] | None = None,
+    failure: str | None = None,
+    target: str | None = None,
+    previous: int = 0,
+    repairs: int = 0,
+    gpu_time=None,
+):
     comparisons = {k: paired(BASE, cand) for k, cand in classes.items()}
     keys = [k for k in classes if target is None or k in target.split(";")]
     script = paired([sum(BASE[i] for _ in keys) for i in range(len(BASE))], [sum(classes[k][i] for k in keys) for i in range(len(BASE))])
-    cand = BenchRun(label="candidate", metric="us", correctness="err == 0", class_columns=["K", "shape"], inferred_classes=False,
-                    classes=[ClassRun(key=k, rows=1, correct=not (wrong or {}).get(k), failing_rows=(wrong or {}).get(k, 0), worst_error=None,
-                                      samples=v) for k, v in classes.items()],
-                    seeds=[1], repeats=len(BASE), gpu="GPU 0", duration_s=1.0, failure=failure, impossible=impossible or [])
+    cand = BenchRun(
+        label="candidate",
+        metric="us",
+        correctness="err == 0",
+        class_columns=["K", "shape"],
+        inferred_classes=False,
+        classes=[
+            ClassRun(key=k, rows=1, correct=not (wrong or {}).get(k), failing_rows=(wrong or {}).get(k, 0), worst_error=None, samples=v)
+            for k, v in classes.items()
+        ],
+        seeds=[1],
+        repeats=len(BASE),
+        gpu="GPU 0",
+        duration_s=1.0,
+        failure=failure,
+        impossible=impossible or [],
+    )
     return decide(cand, comparisons, script, target, NOISE, previous, repairs, gpu_time, 3.0, SEVERE)
 
 

@@ -52,9 +52,14 @@ def test_the_question_set_is_answered_on_the_first_page(rocm_store):
 # 0.975 on the sixth (written in the issue's own style), both measured blind.
 # The set written blind on 2026-11-26 read 0.74 / 0.52 before issue 33's changes, which were tuned on
 # it: its floor (0.88 / 0.62 now) is no figure for unseen questions.
-FLOORS = {"second": (SECOND_AUTHOR, 40, 0.925, 0.75), "third": (THIRD_AUTHOR, 30, 0.93, 0.73),
-          "fourth": (FOURTH_AUTHOR, 45, 0.91, 0.71), "fifth": (FIFTH_AUTHOR, 45, 0.91, 0.75), "sixth": (SIXTH_AUTHOR, 40, 0.95, 0.82),
-          "blind 2026-11-26": (BLIND_2026_11_26, 50, 0.84, 0.6)}
+FLOORS = {
+    "second": (SECOND_AUTHOR, 40, 0.925, 0.75),
+    "third": (THIRD_AUTHOR, 30, 0.93, 0.73),
+    "fourth": (FOURTH_AUTHOR, 45, 0.91, 0.71),
+    "fifth": (FIFTH_AUTHOR, 45, 0.91, 0.75),
+    "sixth": (SIXTH_AUTHOR, 40, 0.95, 0.82),
+    "blind 2026-11-26": (BLIND_2026_11_26, 50, 0.84, 0.6),
+}
 
 
 @pytest.mark.parametrize("author", list(FLOORS))
@@ -113,8 +118,7 @@ def test_the_hardware_tables_are_pages_whose_rows_carry_their_source(tmp_path):
 
 
 def test_a_camelcase_name_answers_the_words_it_is_written_in(tmp_path):
-    (tmp_path / "tune.md").write_text("# Tune\n\n## Config\n\n- LibraryLogic: the ScheduleName is zorbular for MI300.\n\n"
-                                      "## Other\n\nA name, at length.\n")
+    (tmp_path / "tune.md").write_text("# Tune\n\n## Config\n\n- LibraryLogic: the ScheduleName is zorbular for MI300.\n\n## Other\n\nA name, at length.\n")
     store = DocsStore(tmp_path / "d.sqlite")
     ingest(store, [tmp_path / "tune.md"])
     hits = [h.section for h in docs_search(store, "logic name", None, 3).hits]
@@ -219,11 +223,15 @@ def test_a_bold_paragraph_heads_a_section_of_its_own(tmp_path):
     """A glossary written as bold terms over their definitions (the ROCm specifications page) gives
     one section per term, so the definition asked about opens on the first page; bold words inside
     a sentence, or a bold line run into the next, head nothing."""
-    glossary = ("Glossary\n========\n\nTerms used above.\n\n**Zeta target name**\n\nArgument to pass to zcc in ``--zeta-arch``.\n\n"
-                "**ZRAM**\n\nAmount of **zeta** memory.\n**Not a term**\nrun into this line.\n\nOther\n=====\n\nAfter the glossary.\n")
+    glossary = (
+        "Glossary\n========\n\nTerms used above.\n\n**Zeta target name**\n\nArgument to pass to zcc in ``--zeta-arch``.\n\n"
+        "**ZRAM**\n\nAmount of **zeta** memory.\n**Not a term**\nrun into this line.\n\nOther\n=====\n\nAfter the glossary.\n"
+    )
     (tmp_path / "zeta.rst").write_text("Zeta\n####\n\nIntro.\n\n" + glossary)
-    (tmp_path / "zmd.md").write_text("# Zmd\n\n## Glossary\n\n**Zeta target name**\n\nArgument to pass to zcc in `--zeta-arch`.\n\n"
-                                     "**ZRAM**\n\nAmount of **zeta** memory.\n\n## Other\n\nAfter the glossary.\n")
+    (tmp_path / "zmd.md").write_text(
+        "# Zmd\n\n## Glossary\n\n**Zeta target name**\n\nArgument to pass to zcc in `--zeta-arch`.\n\n"
+        "**ZRAM**\n\nAmount of **zeta** memory.\n\n## Other\n\nAfter the glossary.\n"
+    )
     store = DocsStore(tmp_path / "d.sqlite")
     ingest(store, [tmp_path / "zeta.rst", tmp_path / "zmd.md"])
     for page in ("user/zeta", "user/zmd"):
@@ -264,9 +272,12 @@ def test_a_store_of_the_older_layout_is_rebuilt_with_the_users_documents(tmp_pat
         " summary TEXT NOT NULL, body TEXT NOT NULL, citation TEXT NOT NULL, mnemonic TEXT);"
         "CREATE VIRTUAL TABLE sections_fts USING fts5(title, summary, body, content='sections', content_rowid='rowid');"
         "CREATE TRIGGER sections_ai AFTER INSERT ON sections BEGIN INSERT INTO sections_fts(rowid, title, summary, body)"
-        " VALUES (new.rowid, new.title, new.summary, new.body); END;")
-    old.execute("INSERT INTO sources(path, kind, format, sha256, sections, ingested_at) VALUES (?, 'user', 'markdown', 'x', 1, 'then')",
-                (str((tmp_path / "notes.md").resolve()),))
+        " VALUES (new.rowid, new.title, new.summary, new.body); END;"
+    )
+    old.execute(
+        "INSERT INTO sources(path, kind, format, sha256, sections, ingested_at) VALUES (?, 'user', 'markdown', 'x', 1, 'then')",
+        (str((tmp_path / "notes.md").resolve()),),
+    )
     old.commit()
     old.close()
     store = DocsStore(path)
@@ -278,8 +289,10 @@ def test_a_store_of_the_older_layout_is_rebuilt_with_the_users_documents(tmp_pat
 @pytest.fixture
 def isa_store(tmp_path) -> DocsStore:
     b = isa_xml_builder
-    files = [b.build(tmp_path / "amdgpu_isa_cdna3.xml", "AMD CDNA 3", b.COMMON + b.CDNA3_ONLY),
-             b.build(tmp_path / "amdgpu_isa_cdna4.xml", "AMD CDNA 4", b.COMMON + b.CDNA4_ONLY)]
+    files = [
+        b.build(tmp_path / "amdgpu_isa_cdna3.xml", "AMD CDNA 3", b.COMMON + b.CDNA3_ONLY),
+        b.build(tmp_path / "amdgpu_isa_cdna4.xml", "AMD CDNA 4", b.COMMON + b.CDNA4_ONLY),
+    ]
     store = DocsStore(tmp_path / "d.sqlite")
     assert [r["status"] for r in ingest(store, files).results] == ["added", "added"]
     return store
@@ -321,9 +334,11 @@ def test_a_released_size_isa_file_ingests_in_under_a_minute(tmp_path):
 
 def test_isa_xml_descriptions_with_markup_are_read_as_text(tmp_path):
     xml = tmp_path / "amdgpu_isa_cdna4.xml"
-    xml.write_text("<Spec><ISA><Architecture><ArchitectureName>AMD CDNA 4</ArchitectureName></Architecture><Instructions>"
-                   "<Instruction><InstructionName>S_ZETA</InstructionName><Description><p>First part.</p><br/>Second part.</Description>"
-                   "</Instruction></Instructions></ISA></Spec>")
+    xml.write_text(
+        "<Spec><ISA><Architecture><ArchitectureName>AMD CDNA 4</ArchitectureName></Architecture><Instructions>"
+        "<Instruction><InstructionName>S_ZETA</InstructionName><Description><p>First part.</p><br/>Second part.</Description>"
+        "</Instruction></Instructions></ISA></Spec>"
+    )
     store = DocsStore(tmp_path / "d.sqlite")
     ingest(store, [xml])
     assert "First part. Second part." in isa_lookup(store, "s_zeta", _amd_arch("cdna4"), BUDGET).text

@@ -42,8 +42,13 @@ from conftest import data as data_file
 from rocpd_builder import build as build_rocpd
 
 EXAMPLES = int(os.environ.get("KERNEL_MCP_FUZZ_EXAMPLES", "300"))
-FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+)
 HANG_S = 60  # far above any input here (the largest is under 1 MB): only a hang reaches it
 OUTCOMES: dict[str, Counter] = defaultdict(Counter)
 
@@ -155,7 +160,8 @@ def test_thread_trace_wave_files(tmp_path_factory, data, which):
 @given(data=st.data())
 def test_stats_csv(tmp_path_factory, data):
     base = b"Codeobj,Vaddr,Instruction,Hitcount,Latency,Stall,Idle,Source\n" + b"".join(
-        b"0,%d,s_waitcnt vmcnt(%d),%d,%d,%d,0,k.hip:%d\n" % (4 * i, i % 4, i, 10 * i, 5 * i, i) for i in range(40))
+        b"0,%d,s_waitcnt vmcnt(%d),%d,%d,%d,0,k.hip:%d\n" % (4 * i, i % 4, i, 10 * i, 5 * i, i) for i in range(40)
+    )
     path = tmp_path_factory.mktemp("stats") / "stats_k.csv"
     path.write_bytes(data.draw(mutated(base)))
     _outcome("thread_trace_import: rocprofv3 stats CSV", lambda: summarise("k", "rocprofv3 thread trace stats", read_stats_csv(path), vendors=VENDORS))
@@ -244,13 +250,21 @@ def test_profile_import_folders(import_ws, data, which):
 @pytest.fixture(scope="module")
 def rocpd_base(tmp_path_factory) -> Path:
     dispatches = [{"name": f"k{i % 3}", "start": 1000 * i, "end": 1000 * i + 100 + i, "grid": 64 * (i % 2 + 1)} for i in range(30)]
-    return build_rocpd(tmp_path_factory.mktemp("rocpd") / "base.db", fixture("rocm/rocpd-schema"), dispatches,
-                       counters=[{"dispatch": i + 1, "counter": "SQ_WAVES", "value": 4.0} for i in range(30)])
+    return build_rocpd(
+        tmp_path_factory.mktemp("rocpd") / "base.db",
+        fixture("rocm/rocpd-schema"),
+        dispatches,
+        counters=[{"dispatch": i + 1, "counter": "SQ_WAVES", "value": 4.0} for i in range(30)],
+    )
 
 
-TABLE_COLUMNS = {"rocpd_kernel_dispatch": ["start", "end", "grid_size_x", "workgroup_size_x", "kernel_id", "dispatch_id"],
-                 "rocpd_info_kernel_symbol": ["kernel_name", "display_name", "arch_vgpr_count", "sgpr_count"],
-                 "rocpd_pmc_event": ["value", "event_id"], "rocpd_info_agent": ["name", "type"], "rocpd_metadata": ["value"]}
+TABLE_COLUMNS = {
+    "rocpd_kernel_dispatch": ["start", "end", "grid_size_x", "workgroup_size_x", "kernel_id", "dispatch_id"],
+    "rocpd_info_kernel_symbol": ["kernel_name", "display_name", "arch_vgpr_count", "sgpr_count"],
+    "rocpd_pmc_event": ["value", "event_id"],
+    "rocpd_info_agent": ["name", "type"],
+    "rocpd_metadata": ["value"],
+}
 
 
 @FUZZ
@@ -265,7 +279,7 @@ def test_rocpd(tmp_path_factory, rocpd_base, data):
             stem = data.draw(st.sampled_from(sorted(TABLE_COLUMNS)))
             table = next(n for n in names if n.startswith(stem + "_") or n == stem)
             column = data.draw(st.sampled_from(TABLE_COLUMNS[stem]))
-            value = data.draw(st.one_of(st.none(), st.text(max_size=20), st.binary(max_size=8), st.integers(-2**63, 2**63 - 1), st.floats(allow_nan=True)))
+            value = data.draw(st.one_of(st.none(), st.text(max_size=20), st.binary(max_size=8), st.integers(-(2**63), 2**63 - 1), st.floats(allow_nan=True)))
             where = data.draw(st.sampled_from(["", " WHERE rowid % 2 = 0", " WHERE rowid = 1"]))
             try:
                 con.execute(f"UPDATE `{table}` SET `{column}` = ?{where}", (value,))
@@ -324,17 +338,19 @@ def test_document_ingest(tmp_path_factory, data):
 # The readers of tables (RST csv/list/grid tables, HTML tables) and of AMD's ISA XML: each base
 # document holds the structures their code walks, so mutations land in them.
 DOC_BASES = {
-    "notes.rst": (b"Title\n=====\n\nCounters\n--------\n\n.. csv-table::\n  :header: \"Counter\", \"Unit\"\n\n  \"``SQ_WAVES``\", \"Waves\"\n\n"
-                  b".. list-table::\n   :header-rows: 1\n\n   * - Model\n     - CUs\n   * - MI300X\n     - 304\n\n"
-                  b"+------+-------+\n| Knob | Means |\n+======+=======+\n| a    | b     |\n+------+-------+\n"),
+    "notes.rst": (
+        b'Title\n=====\n\nCounters\n--------\n\n.. csv-table::\n  :header: "Counter", "Unit"\n\n  "``SQ_WAVES``", "Waves"\n\n'
+        b".. list-table::\n   :header-rows: 1\n\n   * - Model\n     - CUs\n   * - MI300X\n     - 304\n\n"
+        b"+------+-------+\n| Knob | Means |\n+======+=======+\n| a    | b     |\n+------+-------+\n"
+    ),
     "page.html": b"<html><head><title>T</title></head><body><h1>T</h1><h2>Limits</h2><table><tr><th>Limit</th><th>Value</th></tr>"
-                 b"<tr><td>threads</td><td>1024</td></tr></table><p>:ref:`x <y>` text</p></body></html>",
+    b"<tr><td>threads</td><td>1024</td></tr></table><p>:ref:`x <y>` text</p></body></html>",
     "amdgpu_isa_cdna4.xml": b"<Spec><ISA><Architecture><ArchitectureName>AMD CDNA 4</ArchitectureName></Architecture><Instructions><Instruction>"
-                            b"<InstructionName>V_ZETA</InstructionName><Description>Does <p>zeta</p>.</Description><InstructionEncodings>"
-                            b"<InstructionEncoding><EncodingName>ENC_VOP3</EncodingName><Opcode Radix='10'>1</Opcode><Operands>"
-                            b"<Operand Input='true' Output='false' Order='1'><FieldName>SRC0</FieldName><OperandType>OPR_VGPR</OperandType>"
-                            b"<OperandSize>32</OperandSize></Operand></Operands></InstructionEncoding></InstructionEncodings></Instruction>"
-                            b"</Instructions></ISA></Spec>",
+    b"<InstructionName>V_ZETA</InstructionName><Description>Does <p>zeta</p>.</Description><InstructionEncodings>"
+    b"<InstructionEncoding><EncodingName>ENC_VOP3</EncodingName><Opcode Radix='10'>1</Opcode><Operands>"
+    b"<Operand Input='true' Output='false' Order='1'><FieldName>SRC0</FieldName><OperandType>OPR_VGPR</OperandType>"
+    b"<OperandSize>32</OperandSize></Operand></Operands></InstructionEncoding></InstructionEncodings></Instruction>"
+    b"</Instructions></ISA></Spec>",
 }
 
 
@@ -352,4 +368,3 @@ def test_table_and_isa_readers(tmp_path_factory, data, name):
 
     _outcome(f"docs ingest: {name.rsplit('.', 1)[-1]} (tables, ISA XML)", run)
     store.close()
-

@@ -106,9 +106,19 @@ def test_lock_is_released_when_its_holder_dies(fake_smi, tmp_path):
     )
     done = subprocess.run([PY, "-c", code], capture_output=True, text=True, env=os.environ, timeout=60)
     assert "held" in done.stdout and done.returncode == -9
-    status = subprocess.run([PY, "-c", "import anyio; from kernel_mcp.gpu import gate; from kernel_mcp.platforms import VENDORS; "
-                             "from kernel_mcp.workspace.config import GateConfig;"
-                             "print(anyio.run(lambda: gate.gpu_status(GateConfig(), '.', vendors=VENDORS)).gpus[0].locked)"], capture_output=True, text=True, env=os.environ, timeout=60)
+    status = subprocess.run(
+        [
+            PY,
+            "-c",
+            "import anyio; from kernel_mcp.gpu import gate; from kernel_mcp.platforms import VENDORS; "
+            "from kernel_mcp.workspace.config import GateConfig;"
+            "print(anyio.run(lambda: gate.gpu_status(GateConfig(), '.', vendors=VENDORS)).gpus[0].locked)",
+        ],
+        capture_output=True,
+        text=True,
+        env=os.environ,
+        timeout=60,
+    )
     assert status.stdout.strip() == "False"
 
 

@@ -72,7 +72,7 @@ def _notes_metric_json() -> str:
         pytest.skip(f"{NOTES} is not in the shared fixtures yet (AGPL-3.0: it cannot be copied into this repository; see this module's docstring)")
     text = path.read_text(encoding="utf-8")
     start = text.index("[", text.index("Check Temperatures (Full Output Example)"))
-    return text[start:text.index("```", start)]
+    return text[start : text.index("```", start)]
 
 
 def test_amd_24x_metric_with_clock_and_temperature():
@@ -123,8 +123,10 @@ async def test_sample_amd_retries_without_perf_level_and_picks_its_gpu(tmp_path,
     body = f"if '--perf-level' in sys.argv:\n    sys.exit(2)\nsys.stdout.write(open({str(ecc)!r}).read())"
     install_stand_ins(tmp_path, monkeypatch, {"amd-smi": _logging(body, log)})
     s = await sample(GpuInfo(index=2, vendor="amd", name="AMD GPU 2"), str(tmp_path), vendors=VENDORS)
-    assert _calls(log) == [["metric", "--gpu", "2", "--power", "--clock", "--temperature", "--perf-level", "--json"],
-                           ["metric", "--gpu", "2", "--power", "--clock", "--temperature", "--json"]]
+    assert _calls(log) == [
+        ["metric", "--gpu", "2", "--power", "--clock", "--temperature", "--perf-level", "--json"],
+        ["metric", "--gpu", "2", "--power", "--clock", "--temperature", "--json"],
+    ]
     assert s is not None and s.index == 2 and s.sm_clock_mhz is None
     # no clock group, so no maximum clock to cap at: nothing is set
     statement = await lock_clocks(GpuInfo(index=2, vendor="amd", name="AMD GPU 2"), str(tmp_path), vendors=VENDORS)

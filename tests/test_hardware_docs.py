@@ -166,7 +166,9 @@ def test_pdf_html_and_isa_xml_ingest(tmp_path):
     Description, InstructionEncodings > InstructionEncoding > EncodingName, Opcode, Operands)."""
     store = DocsStore(tmp_path / "d.sqlite")
     _pdf(tmp_path / "guide.pdf", "Wave occupancy depends on the unified register file")
-    (tmp_path / "page.html").write_text("<html><head><title>Tuning</title><script>x()</script></head><body><h1>Tuning</h1><p>intro</p><h2>LDS padding</h2><p>Pad rows to avoid bank conflicts.</p></body></html>")
+    (tmp_path / "page.html").write_text(
+        "<html><head><title>Tuning</title><script>x()</script></head><body><h1>Tuning</h1><p>intro</p><h2>LDS padding</h2><p>Pad rows to avoid bank conflicts.</p></body></html>"
+    )
     (tmp_path / "amdgpu_isa_cdna4.xml").write_text(
         "<?xml version='1.0'?><Spec><Document><ReleaseDate>2025</ReleaseDate><SchemaVersion>1.1.1</SchemaVersion></Document>"
         "<ISA><Architecture><ArchitectureName>CDNA 4</ArchitectureName></Architecture><Instructions>"

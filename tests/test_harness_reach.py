@@ -126,8 +126,7 @@ def all_files(root: Path) -> list[str]:
 
 
 def git_repo(root: Path) -> None:
-    for args in (["init", "-q"], ["config", "user.name", "Test"], ["config", "user.email", "test@example.com"],
-                 ["config", "core.autocrlf", "false"]):
+    for args in (["init", "-q"], ["config", "user.name", "Test"], ["config", "user.email", "test@example.com"], ["config", "core.autocrlf", "false"]):
         subprocess.run(["git", *args], cwd=root, check=True)
 
 
@@ -143,6 +142,7 @@ def diff(root: Path) -> str:
 
 # --- reaching_files --------------------------------------------------------------------------
 
+
 def test_a_c_harness_including_the_kernel_header_is_reached(tmp_path):
     write(tmp_path, "kernel.h", KERNEL_H)
     write(tmp_path, "kernel.cu", KERNEL_CU)
@@ -151,8 +151,7 @@ def test_a_c_harness_including_the_kernel_header_is_reached(tmp_path):
     harness = HarnessConfig(editable=["kernel.h", "kernel.cu"])
     # the file list the ledger itself uses: tracked and untracked-not-ignored
     found = reaching_files(tmp_path, workspace_files(git.Repo(tmp_path), "."), harness)
-    assert found == [Reach(protected="bench.cpp", editable="kernel.h", how='#include "kernel.h"',
-                           line=line_of(bench, '"kernel.h"'), via=[])]
+    assert found == [Reach(protected="bench.cpp", editable="kernel.h", how='#include "kernel.h"', line=line_of(bench, '"kernel.h"'), via=[])]
 
 
 def test_a_sealed_harness_reaches_nothing(tmp_path):
@@ -173,7 +172,10 @@ def test_a_pytorch_bench_importing_the_kernel_module_is_reached(tmp_path):
 
 def test_a_triton_harness_runs_the_package_init_and_the_module(tmp_path):
     write(tmp_path, "kernels/__init__.py", "from .softmax import softmax\n")
-    write(tmp_path, "kernels/softmax.py", textwrap.dedent("""\
+    write(
+        tmp_path,
+        "kernels/softmax.py",
+        textwrap.dedent("""\
         import triton
         import triton.language as tl
 
@@ -187,8 +189,12 @@ def test_a_triton_harness_runs_the_package_init_and_the_module(tmp_path):
 
         def softmax(x):
             ...
-    """))
-    bench = write(tmp_path, "bench/bench_softmax.py", textwrap.dedent("""\
+    """),
+    )
+    bench = write(
+        tmp_path,
+        "bench/bench_softmax.py",
+        textwrap.dedent("""\
         import torch
         import triton
         from kernels.softmax import softmax
@@ -196,13 +202,16 @@ def test_a_triton_harness_runs_the_package_init_and_the_module(tmp_path):
         x = torch.randn(1823, 781, device="cuda")
         ms = triton.testing.do_bench(lambda: softmax(x))
         print(f"softmax,{ms * 1e3:.3f}")
-    """))
+    """),
+    )
     found = reaching_files(tmp_path, all_files(tmp_path), HarnessConfig(editable=["kernels/*.py"]))
     line = line_of(bench, "from kernels")
     how = "from kernels.softmax import softmax"
     # importing kernels.softmax runs kernels/__init__.py first: both are the candidate's code
-    assert found == [Reach(protected="bench/bench_softmax.py", editable="kernels/__init__.py", how=how, line=line),
-                     Reach(protected="bench/bench_softmax.py", editable="kernels/softmax.py", how=how, line=line)]
+    assert found == [
+        Reach(protected="bench/bench_softmax.py", editable="kernels/__init__.py", how=how, line=line),
+        Reach(protected="bench/bench_softmax.py", editable="kernels/softmax.py", how=how, line=line),
+    ]
 
 
 def test_relative_lazy_and_importlib_imports(tmp_path):
@@ -210,7 +219,10 @@ def test_relative_lazy_and_importlib_imports(tmp_path):
     write(tmp_path, "suite/fast.py", "def run(): ...\n")
     write(tmp_path, "suite/plugins/fused.py", "def run(): ...\n")
     write(tmp_path, "suite/util.py", "from .fast import run\n")  # protected, imports an editable module
-    bench = write(tmp_path, "suite/bench.py", textwrap.dedent("""\
+    bench = write(
+        tmp_path,
+        "suite/bench.py",
+        textwrap.dedent("""\
         import importlib
         from . import util
 
@@ -222,7 +234,8 @@ def test_relative_lazy_and_importlib_imports(tmp_path):
             return importlib.import_module(name) if fused is None else fused
 
         BACKEND = importlib.import_module("suite.plugins.fused")
-    """))
+    """),
+    )
     harness = HarnessConfig(editable=["suite/fast.py", "suite/plugins/*.py"])
     found = {(r.protected, r.editable, r.how, r.line, tuple(r.via)) for r in reaching_files(tmp_path, all_files(tmp_path), harness)}
     assert found == {
@@ -234,12 +247,11 @@ def test_relative_lazy_and_importlib_imports(tmp_path):
 
 def test_a_protected_header_chain_reports_its_first_file_and_the_editable_end(tmp_path):
     write(tmp_path, "kernel.cuh", "#pragma once\n__global__ void gemm(const float *a, const float *b, float *c, int n);\n")
-    write(tmp_path, "common/timer.h", "#pragma once\n#include <chrono>\n#include \"../kernel.cuh\"\n")
+    write(tmp_path, "common/timer.h", '#pragma once\n#include <chrono>\n#include "../kernel.cuh"\n')
     bench = write(tmp_path, "bench.cu", '#include <cstdio>\n#include "common/timer.h"\nint main() { return 0; }\n')
     harness = HarnessConfig(editable=["kernel.cuh"], protected=["bench.cu", "common/**"])
     assert reaching_files(tmp_path, all_files(tmp_path), harness) == [
-        Reach(protected="bench.cu", editable="kernel.cuh", how='#include "common/timer.h"', line=line_of(bench, "timer.h"),
-              via=["common/timer.h"]),
+        Reach(protected="bench.cu", editable="kernel.cuh", how='#include "common/timer.h"', line=line_of(bench, "timer.h"), via=["common/timer.h"]),
         Reach(protected="common/timer.h", editable="kernel.cuh", how='#include "../kernel.cuh"', line=3),
     ]
 
@@ -250,15 +262,17 @@ def test_a_cycle_of_includes_ends(tmp_path):
     write(tmp_path, "kernel.h", "#pragma once\n")
     write(tmp_path, "bench.c", '#include "a.h"\nint main(void) { return 0; }\n')
     found = reaching_files(tmp_path, all_files(tmp_path), HarnessConfig(editable=["kernel.h"]))
-    assert [(r.protected, r.editable, r.via) for r in found] == [
-        ("a.h", "kernel.h", ["b.h"]), ("b.h", "kernel.h", []), ("bench.c", "kernel.h", ["a.h", "b.h"])]
+    assert [(r.protected, r.editable, r.via) for r in found] == [("a.h", "kernel.h", ["b.h"]), ("b.h", "kernel.h", []), ("bench.c", "kernel.h", ["a.h", "b.h"])]
     assert found[1].how == "#include <kernel.h>"
 
 
 def test_commented_includes_are_not_followed_but_conditional_ones_are(tmp_path):
     write(tmp_path, "kernel.h", "#pragma once\n")
     write(tmp_path, "tuned.h", "#pragma once\n")
-    bench = write(tmp_path, "bench.c", textwrap.dedent("""\
+    bench = write(
+        tmp_path,
+        "bench.c",
+        textwrap.dedent("""\
         /* the old kernel:
         #include "kernel.h"
         */
@@ -267,7 +281,8 @@ def test_commented_includes_are_not_followed_but_conditional_ones_are(tmp_path):
         #  include "tuned.h"
         #endif
         int main(void) { return 0; }
-    """))
+    """),
+    )
     found = reaching_files(tmp_path, all_files(tmp_path), HarnessConfig(editable=["*.h"]))
     # an editable header could define USE_TUNED: the condition is not the harness's to rely on
     assert [(r.editable, r.how, r.line) for r in found] == [("tuned.h", '#include "tuned.h"', line_of(bench, "tuned.h"))]
@@ -329,14 +344,18 @@ def test_the_preprocessor_opens_the_same_files(tmp_path):
     write(tmp_path, "config.h", "#pragma once\n#define N 4096\n")
     write(tmp_path, "util/detail.h", "#pragma once\nstatic inline int ceil_div(int a, int b) { return (a + b - 1) / b; }\n")
     write(tmp_path, "util/common.h", '#pragma once\n#include "detail.h"\n#include "config.h"\n#include <stdio.h>\n')
-    write(tmp_path, "bench.c", textwrap.dedent("""\
+    write(
+        tmp_path,
+        "bench.c",
+        textwrap.dedent("""\
         #include <stdio.h>
         #include "util/common.h"
         /* #include "missing.h" */
         #include "kernel.h"
         #include "kernel.h"
         int main(void) { float x[N]; scale(x, N, 2.0f); printf("%d\\n", ceil_div(N, 256)); return 0; }
-    """))
+    """),
+    )
     harness = HarnessConfig(editable=["kernel.h", "config.h", "util/detail.h"])
     found = [r for r in reaching_files(tmp_path, all_files(tmp_path), harness) if r.protected == "bench.c"]
     ours = {r.editable for r in found} | {v for r in found for v in r.via}
@@ -347,9 +366,11 @@ def test_the_preprocessor_opens_the_same_files(tmp_path):
 
 
 def test_describe_words_each_reach_and_caps_the_list():
-    reaches = [Reach(protected="bench.cpp", editable="kernel.h", how='#include "kernel.h"', line=3),
-               Reach(protected="bench.py", editable="kernel.py", how="import kernel", line=5),
-               Reach(protected="bench.cu", editable="kernel.cuh", how='#include "timer.h"', line=2, via=["common/timer.h"])]
+    reaches = [
+        Reach(protected="bench.cpp", editable="kernel.h", how='#include "kernel.h"', line=3),
+        Reach(protected="bench.py", editable="kernel.py", how="import kernel", line=5),
+        Reach(protected="bench.cu", editable="kernel.cuh", how='#include "timer.h"', line=2, via=["common/timer.h"]),
+    ]
     assert describe(reaches) == [
         "bench.cpp includes kernel.h (editable): the harness is not sealed against it",
         "bench.py imports kernel.py (editable): the harness is not sealed against it",
@@ -364,6 +385,7 @@ def test_describe_words_each_reach_and_caps_the_list():
 
 # --- timing_symbols ----------------------------------------------------------------------------
 
+
 def test_a_change_that_redefines_clocks_is_found_and_calls_are_not(tmp_path):
     git_repo(tmp_path)
     write(tmp_path, "kernel.h", KERNEL_H)
@@ -371,7 +393,10 @@ def test_a_change_that_redefines_clocks_is_found_and_calls_are_not(tmp_path):
     write(tmp_path, "kernel.py", KERNEL_PY)
     commit_all(tmp_path, "baseline")
     header = write(tmp_path, "kernel.h", KERNEL_H + "#include <time.h>\n#define clock_gettime(id, ts) fake_clock_gettime(id, ts)\n")
-    source = write(tmp_path, "kernel.cu", textwrap.dedent("""\
+    source = write(
+        tmp_path,
+        "kernel.cu",
+        textwrap.dedent("""\
         #include "kernel.h"
         #include <chrono>
         #include <dlfcn.h>
@@ -396,8 +421,13 @@ def test_a_change_that_redefines_clocks_is_found_and_calls_are_not(tmp_path):
             cudaEventRecord(done, stream);
             CHECK(cudaEventSynchronize(done));
         }
-    """))
-    module = write(tmp_path, "kernel.py", KERNEL_PY + textwrap.dedent("""\
+    """),
+    )
+    module = write(
+        tmp_path,
+        "kernel.py",
+        KERNEL_PY
+        + textwrap.dedent("""\
 
         import time
 
@@ -415,15 +445,19 @@ def test_a_change_that_redefines_clocks_is_found_and_calls_are_not(tmp_path):
                 t0 = time.perf_counter()
                 self.elapsed_time = self.start.elapsed_time(end) + time.perf_counter() - t0
                 return self.elapsed_time
-    """))
+    """),
+    )
     found = timing_symbols(diff(tmp_path))
-    assert found == sorted([
-        TimingSymbol(symbol="clock_gettime", file="kernel.h", line=line_of(header, "#define clock_gettime")),
-        TimingSymbol(symbol="cudaEventElapsedTime", file="kernel.cu", line=line_of(source, "cudaError_t cudaEventElapsedTime")),
-        TimingSymbol(symbol="cudaEventRecord", file="kernel.cu", line=line_of(source, "dlsym")),
-        TimingSymbol(symbol="elapsed_time", file="kernel.py", line=line_of(module, "setattr(")),
-        TimingSymbol(symbol="time.perf_counter", file="kernel.py", line=line_of(module, "time.perf_counter = ")),
-    ], key=lambda s: (s.symbol, s.file))
+    assert found == sorted(
+        [
+            TimingSymbol(symbol="clock_gettime", file="kernel.h", line=line_of(header, "#define clock_gettime")),
+            TimingSymbol(symbol="cudaEventElapsedTime", file="kernel.cu", line=line_of(source, "cudaError_t cudaEventElapsedTime")),
+            TimingSymbol(symbol="cudaEventRecord", file="kernel.cu", line=line_of(source, "dlsym")),
+            TimingSymbol(symbol="elapsed_time", file="kernel.py", line=line_of(module, "setattr(")),
+            TimingSymbol(symbol="time.perf_counter", file="kernel.py", line=line_of(module, "time.perf_counter = ")),
+        ],
+        key=lambda s: (s.symbol, s.file),
+    )
 
 
 def test_an_ordinary_kernel_change_has_no_timing_symbols(tmp_path):
@@ -431,7 +465,11 @@ def test_an_ordinary_kernel_change_has_no_timing_symbols(tmp_path):
     write(tmp_path, "kernel.cu", KERNEL_CU)
     write(tmp_path, "bench.py", BENCH_PY)
     commit_all(tmp_path, "baseline")
-    write(tmp_path, "kernel.cu", KERNEL_CU.replace("256", "512") + textwrap.dedent("""\
+    write(
+        tmp_path,
+        "kernel.cu",
+        KERNEL_CU.replace("256", "512")
+        + textwrap.dedent("""\
         // prototypes only: declaring what the runtime already defines changes nothing
         cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream = 0);
         cudaError_t cudaEventElapsedTime(float *ms,
@@ -448,8 +486,13 @@ def test_an_ordinary_kernel_change_has_no_timing_symbols(tmp_path):
             auto t1 = std::chrono::high_resolution_clock::now();
             return ms;
         }
-    """))
-    write(tmp_path, "bench.py", BENCH_PY.replace("iters=50", "iters=100") + textwrap.dedent("""\
+    """),
+    )
+    write(
+        tmp_path,
+        "bench.py",
+        BENCH_PY.replace("iters=50", "iters=100")
+        + textwrap.dedent("""\
         # define clock_gettime semantics in the notes: a comment, not a macro
         def report(start, end, timer):
             t = time.perf_counter()
@@ -457,7 +500,8 @@ def test_an_ordinary_kernel_change_has_no_timing_symbols(tmp_path):
             ms = triton.testing.do_bench(lambda: None)
             same = time.perf_counter == t
             return start.elapsed_time(end), torch.cuda.Event(enable_timing=True), ms, same
-    """))
+    """),
+    )
     assert timing_symbols(diff(tmp_path)) == []
 
 
@@ -466,7 +510,10 @@ def test_code_that_looked_like_a_definition_to_an_earlier_rule_is_no_finding(tmp
     git_repo(tmp_path)
     write(tmp_path, "README.md", "kernels\n")
     commit_all(tmp_path, "baseline")
-    write(tmp_path, "profile.h", textwrap.dedent("""\
+    write(
+        tmp_path,
+        "profile.h",
+        textwrap.dedent("""\
         #include <chrono>
         using namespace std::chrono;
         namespace chrono = std::chrono;
@@ -476,8 +523,12 @@ def test_code_that_looked_like_a_definition_to_an_earlier_rule_is_no_finding(tmp
             int sr;
             std::chrono::steady_clock::time_point start;
         };
-    """))
-    write(tmp_path, "util.py", textwrap.dedent('''\
+    """),
+    )
+    write(
+        tmp_path,
+        "util.py",
+        textwrap.dedent('''\
         import builtins
 
         def use_deterministic(mode: builtins.bool, *, warn_only: builtins.bool = False) -> None:
@@ -489,7 +540,8 @@ def test_code_that_looked_like_a_definition_to_an_earlier_rule_is_no_finding(tmp
             def monotonic(self, request):
                 self.monotonic = request.param == "increasing"
                 return request.param
-    '''))
+    '''),
+    )
     assert timing_symbols(diff(tmp_path)) == []
 
 
@@ -498,8 +550,7 @@ def test_a_form_feed_inside_a_line_does_not_shift_line_numbers(tmp_path):
     write(tmp_path, "kernel.h", KERNEL_H)
     commit_all(tmp_path, "baseline")
     header = write(tmp_path, "kernel.h", KERNEL_H + "/* section \f break */\n#define gettimeofday(tv, tz) fake(tv)\n")
-    assert timing_symbols(diff(tmp_path)) == [
-        TimingSymbol(symbol="gettimeofday", file="kernel.h", line=line_of(header, "#define gettimeofday"))]
+    assert timing_symbols(diff(tmp_path)) == [TimingSymbol(symbol="gettimeofday", file="kernel.h", line=line_of(header, "#define gettimeofday"))]
 
 
 def test_the_scan_is_linear_in_the_diff():
@@ -534,7 +585,10 @@ def test_other_ways_of_replacing_a_clock(tmp_path):
     git_repo(tmp_path)
     write(tmp_path, "README.md", "kernels\n")
     commit_all(tmp_path, "baseline")
-    write(tmp_path, "patches.py", textwrap.dedent("""\
+    write(
+        tmp_path,
+        "patches.py",
+        textwrap.dedent("""\
         import builtins, sys, time
         from unittest import mock
         import torch, triton
@@ -557,8 +611,12 @@ def test_other_ways_of_replacing_a_clock(tmp_path):
         #define cudaEventRecord(e, s) cudaSuccess
         '''
         flags = ["-O3", "-Dgettimeofday=fake_gettimeofday"]
-    """))
-    write(tmp_path, "chrono_hack.hpp", textwrap.dedent("""\
+    """),
+    )
+    write(
+        tmp_path,
+        "chrono_hack.hpp",
+        textwrap.dedent("""\
         #pragma weak clock
         int __attribute__((weak)) timespec_get(struct timespec *ts, int base);
         namespace std { namespace chrono {
@@ -569,19 +627,30 @@ def test_other_ways_of_replacing_a_clock(tmp_path):
         std::chrono::high_resolution_clock::time_point std::chrono::high_resolution_clock::now() noexcept {
             return {};
         }
-    """))
+    """),
+    )
     write(tmp_path, "kr.c", "#include <sys/time.h>\nint\ngettimeofday(struct timeval *tv, void *tz)\n{\n    return 0;\n}\n")
     # an added line reading "++ x" would look like a file header to a reader that counts no lines
     write(tmp_path, "weird name.c", "int calls;\nvoid f(void) {\n++ calls;\n}\n#undef hipEventSynchronize\n")
     found = {(s.symbol, s.file) for s in timing_symbols(diff(tmp_path))}
     assert found == {
-        ("time.perf_counter_ns", "patches.py"), ("time.monotonic", "patches.py"), ("time.time", "patches.py"),
-        ("torch.cuda.Event", "patches.py"), ("triton.testing.do_bench", "patches.py"), ("builtins.__import__", "patches.py"),
-        ("sys.modules['time']", "patches.py"), ("perf_counter", "patches.py"), ("cudaEventRecord", "patches.py"),
+        ("time.perf_counter_ns", "patches.py"),
+        ("time.monotonic", "patches.py"),
+        ("time.time", "patches.py"),
+        ("torch.cuda.Event", "patches.py"),
+        ("triton.testing.do_bench", "patches.py"),
+        ("builtins.__import__", "patches.py"),
+        ("sys.modules['time']", "patches.py"),
+        ("perf_counter", "patches.py"),
+        ("cudaEventRecord", "patches.py"),
         ("gettimeofday", "patches.py"),
-        ("clock", "chrono_hack.hpp"), ("timespec_get", "chrono_hack.hpp"), ("std::chrono", "chrono_hack.hpp"),
-        ("std::chrono::steady_clock", "chrono_hack.hpp"), ("std::chrono::high_resolution_clock", "chrono_hack.hpp"),
-        ("hipEventSynchronize", "weird name.c"), ("gettimeofday", "kr.c"),
+        ("clock", "chrono_hack.hpp"),
+        ("timespec_get", "chrono_hack.hpp"),
+        ("std::chrono", "chrono_hack.hpp"),
+        ("std::chrono::steady_clock", "chrono_hack.hpp"),
+        ("std::chrono::high_resolution_clock", "chrono_hack.hpp"),
+        ("hipEventSynchronize", "weird name.c"),
+        ("gettimeofday", "kr.c"),
     }
     weird = [s for s in timing_symbols(diff(tmp_path)) if s.file == "weird name.c"]
     assert [s.line for s in weird] == [5]
@@ -590,5 +659,4 @@ def test_other_ways_of_replacing_a_clock(tmp_path):
 def test_a_diff_that_is_not_a_diff_finds_nothing():
     assert timing_symbols("") == []
     assert timing_symbols("#define clock_gettime fake\n+time.perf_counter = f\n") == []  # no file, no hunk
-    assert timing_symbols("+++ b/x.py\n@@ -0,0 +1 @@\n+time.perf_counter = f\n") == [
-        TimingSymbol(symbol="time.perf_counter", file="x.py", line=1)]
+    assert timing_symbols("+++ b/x.py\n@@ -0,0 +1 @@\n+time.perf_counter = f\n") == [TimingSymbol(symbol="time.perf_counter", file="x.py", line=1)]

@@ -36,7 +36,6 @@ CODE_JSON = "rocm/rcv-pcsampling-code.json"
 DEPTH = 500_000
 
 
-
 def bench_writing(workspace: Path, csv_source: str) -> None:
     """The workspace's benchmark writes the CSV that the Python expression `csv_source` makes."""
     (workspace / "bench.py").write_text(f"import os\nos.makedirs('out', exist_ok=True)\nopen('out/bench.csv', 'w').write({csv_source})\n")
@@ -116,7 +115,7 @@ async def test_malformed_profiler_outputs_are_invalid_input(tmp_path):
     ncu = fixture("cuda/ncu_metrics.csv").read_text()
     first = ncu.index('"ID"')
     lines = ncu[first:].splitlines()
-    lines[1] = '"x1"' + lines[1][lines[1].index(","):]  # a launch ID that is not a number
+    lines[1] = '"x1"' + lines[1][lines[1].index(",") :]  # a launch ID that is not a number
     (tmp_path / "ncu_id.csv").write_text("\n".join(lines) + "\n")
     rows = list(csv.reader(io.StringIO(fixture("rocm/sdk-kernel_trace.csv").read_text())))
     rows[1][rows[0].index("Start_Timestamp")] = "1e400"  # past any nanosecond clock
@@ -138,7 +137,7 @@ async def test_oversized_fields_and_headers_are_invalid_input(tmp_path):
     workload = tmp_path / "wl"
     shutil.copytree(data("rocm/rcm-vcopy-mi350-rocprofv3"), workload)
     head, row = (workload / "sysinfo.csv").read_text().splitlines()[:2]
-    (workload / "sysinfo.csv").write_text(f"{head}\n{huge}{row[row.index(','):]}\n")
+    (workload / "sysinfo.csv").write_text(f"{head}\n{huge}{row[row.index(',') :]}\n")
     stats = tmp_path / "results.stats.csv"
     stats.write_text(f"Name,Calls,TotalDurationNs,AverageNs,Percentage\n{huge},1,10,10,100\n")
     wide = tmp_path / "wide"
@@ -155,7 +154,9 @@ async def test_oversized_fields_and_headers_are_invalid_input(tmp_path):
 
 async def test_rocpd_with_text_durations_is_refused(tmp_path):
     write_toml(tmp_path, BASIC_TOML)
-    db = build_rocpd(tmp_path / "run.db", fixture("rocm/rocpd-schema"), [{"name": "k_main", "start": 100, "end": 200}, {"name": "k_main", "start": 300, "end": 420}])
+    db = build_rocpd(
+        tmp_path / "run.db", fixture("rocm/rocpd-schema"), [{"name": "k_main", "start": 100, "end": 200}, {"name": "k_main", "start": 300, "end": 420}]
+    )
     import sqlite3
 
     con = sqlite3.connect(db)
@@ -179,8 +180,11 @@ async def test_benchmark_csv_with_40000_classes_is_refused(workspace):
         assert len(text) < 4096 and len(json.dumps(result.structured_content or {})) < 16384
 
 
-@pytest.mark.parametrize("body", ["x = " + "[" * 50_000 + "]" * 50_000, "x = " + "{a=" * 50_000 + "}" * 50_000, "a" + ".a" * 50_000 + " = 1"],
-                         ids=["arrays", "inline-tables", "dotted-keys"])
+@pytest.mark.parametrize(
+    "body",
+    ["x = " + "[" * 50_000 + "]" * 50_000, "x = " + "{a=" * 50_000 + "}" * 50_000, "a" + ".a" * 50_000 + " = 1"],
+    ids=["arrays", "inline-tables", "dotted-keys"],
+)
 async def test_deeply_nested_config_is_a_workspace_error_and_the_server_recovers(workspace, body):
     good = (workspace / "kernel-mcp.toml").read_text()
     (workspace / "kernel-mcp.toml").write_text(body)
@@ -382,6 +386,7 @@ async def test_a_50_mb_csv_cell_is_refused_by_its_length_and_other_calls_go_on(w
     bench_writing(workspace, f"'shape,err_k,us_k\\n' + 'x' * {cell} + ',0,10.0\\nsmall,0,10.0\\n'")
     answered: list[float] = []
     async with Client(build_server(workspace)) as client:
+
         async def tick() -> None:
             while True:
                 assert not (await client.call_tool("roofline", {"arch": "gfx950", "flops": 1e12, "bytes": 1e9})).is_error
@@ -401,12 +406,16 @@ async def test_a_50_mb_csv_cell_is_refused_by_its_length_and_other_calls_go_on(w
     assert len(during) >= 2 and max(b - a for a, b in itertools.pairwise(during)) < 0.5, during
 
 
-@pytest.mark.parametrize("arguments, refusal", [
-    ({"flops": 1e-310}, "flops is 1e-310: a subnormal number"),
-    ({"bytes": 5e-324}, "bytes is 5e-324: a subnormal number"),
-    ({"seconds": 1e-309}, "seconds is 1e-309: a subnormal number"),
-    ({"flops": 1e300, "bytes": 1e-300}, "overflows: arithmetic_intensity"),
-], ids=["flops", "bytes", "seconds", "overflow"])
+@pytest.mark.parametrize(
+    "arguments, refusal",
+    [
+        ({"flops": 1e-310}, "flops is 1e-310: a subnormal number"),
+        ({"bytes": 5e-324}, "bytes is 5e-324: a subnormal number"),
+        ({"seconds": 1e-309}, "seconds is 1e-309: a subnormal number"),
+        ({"flops": 1e300, "bytes": 1e-300}, "overflows: arithmetic_intensity"),
+    ],
+    ids=["flops", "bytes", "seconds", "overflow"],
+)
 async def test_roofline_refuses_subnormal_figures_and_overflow(tmp_path, arguments, refusal):
     (tmp_path / "kernel-mcp.toml").write_text("")
     async with Client(build_server(tmp_path)) as client:
@@ -420,16 +429,24 @@ def test_roofline_refuses_infinite_and_nan_figures_as_a_client_can_send_them(tmp
     which the server's JSON reader takes as floats: raw JSON-RPC lines to the server over stdio."""
     (tmp_path / "kernel-mcp.toml").write_text("")
     cases = [("flops", "1e999"), ("flops", "NaN"), ("bytes", "Infinity"), ("seconds", "-Infinity")]
-    initialize = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                  "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+    }
     requests = [json.dumps(initialize), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})]
     for number, (argument, literal) in enumerate(cases, start=1):
         others = {k: v for k, v in {"arch": "gfx950", "flops": 1e12, "bytes": 1e9}.items() if k != argument}
         arguments = json.dumps(others)[:-1] + f', "{argument}": {literal}}}'  # the literal as written, not as json writes a float
-        requests.append(json.dumps({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": {"name": "roofline", "arguments": "ARGUMENTS"}})
-                        .replace('"ARGUMENTS"', arguments))
-    proc = subprocess.Popen([PY, "-m", "kernel_mcp", "serve", "--workspace", str(tmp_path)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        requests.append(
+            json.dumps({"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": {"name": "roofline", "arguments": "ARGUMENTS"}}).replace(
+                '"ARGUMENTS"', arguments
+            )
+        )
+    proc = subprocess.Popen(
+        [PY, "-m", "kernel_mcp", "serve", "--workspace", str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+    )
     watchdog = threading.Timer(120, proc.kill)  # a server that stops answering fails the test, not the session
     watchdog.start()
     try:

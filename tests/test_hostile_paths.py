@@ -243,7 +243,9 @@ async def test_planted_wave_files_are_refused_by_name(workspace, secret):
 
 
 async def test_a_fifo_as_the_benchmark_csv_fails_the_run(workspace):
-    write_toml(workspace, f"""
+    write_toml(
+        workspace,
+        f"""
         [target]
         arch = "gfx950"
         platform = "offline"
@@ -255,7 +257,8 @@ async def test_a_fifo_as_the_benchmark_csv_fails_the_run(workspace):
         correctness = {{ column = "err_k", rule = "== 0" }}
         metric = "us_k"
         timeout_s = 60
-    """)
+    """,
+    )
     fifo = workspace / "x.csv"
     os.mkfifo(fifo)
     with fifo_watchdog(fifo) as guard:

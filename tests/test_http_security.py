@@ -23,7 +23,9 @@ pytestmark = pytest.mark.anyio
 
 TOKEN = "a-test-token-of-enough-length-0123456789"
 INITIALIZE = {
-    "jsonrpc": "2.0", "id": 1, "method": "initialize",
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
     "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
 }
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -52,7 +54,10 @@ async def served(workspace, bind: str, env_token: str | None, *extra: str):
         env["KERNEL_MCP_HTTP_TOKEN"] = env_token
     proc = subprocess.Popen(
         [PY, "-m", "kernel_mcp", "serve", "--workspace", str(workspace), "--http", f"{bind}:{port}", *extra],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
     )
     connect = "127.0.0.1" if bind == "0.0.0.0" else bind
     try:
@@ -167,18 +172,29 @@ async def test_no_token_serves_loopback_without_one_but_still_checks_host(worksp
     assert "without a token" in said and "bearer token" not in said
 
 
-@pytest.mark.parametrize("bind, env_token, refusal", [
-    ("0.0.0.0", None, "loopback only"),
-    ("127.0.0.1", TOKEN, "contradict"),
-    (None, None, "--http"),
-], ids=["beyond-loopback", "with-a-token", "stdio"])
+@pytest.mark.parametrize(
+    "bind, env_token, refusal",
+    [
+        ("0.0.0.0", None, "loopback only"),
+        ("127.0.0.1", TOKEN, "contradict"),
+        (None, None, "--http"),
+    ],
+    ids=["beyond-loopback", "with-a-token", "stdio"],
+)
 def test_no_token_is_refused_where_it_would_open_the_commands(workspace, bind, env_token, refusal):
     env = {k: v for k, v in os.environ.items() if k != "KERNEL_MCP_HTTP_TOKEN"}
     if env_token:
         env["KERNEL_MCP_HTTP_TOKEN"] = env_token
     http = ["--http", f"{bind}:1"] if bind else []
-    done = subprocess.run([PY, "-m", "kernel_mcp", "serve", "--workspace", str(workspace), *http, "--no-token"],
-                          env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False)
+    done = subprocess.run(
+        [PY, "-m", "kernel_mcp", "serve", "--workspace", str(workspace), *http, "--no-token"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     assert done.returncode == 2 and refusal in done.stderr, done.stderr
 
 
@@ -186,6 +202,9 @@ async def test_a_short_token_is_refused(workspace):
     env = {**os.environ, "KERNEL_MCP_HTTP_TOKEN": "short"}
     done = subprocess.run(
         [PY, "-m", "kernel_mcp", "serve", "--workspace", str(workspace), "--http", "0.0.0.0:1"],
-        env=env, capture_output=True, text=True, timeout=60,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode != 0 and "too short" in done.stderr

@@ -20,22 +20,25 @@ pytestmark = pytest.mark.anyio
 EXPONENT = re.compile(r"\d(\.\d+)?e[+-]?\d", re.IGNORECASE)  # 5.24288e+07, 3.35e12
 
 
-@pytest.mark.parametrize("value, unit, shown", [
-    (52428800, "bytes", "50 MiB (52,428,800 B)"),
-    (163840, "bytes", "160 KiB (163,840 B)"),
-    (309237645312, "bytes", "288 GiB (309,237,645,312 B)"),
-    (1280, "bytes", "1,280 B"),  # no whole number of KiB: stays in bytes
-    (65535, "bytes", "65,535 B"),  # a count is never rounded
-    (8e12, "bytes/s", "8 TB/s"),
-    (3.35e12, "bytes/s", "3.35 TB/s"),
-    (2200, "MHz", "2.2 GHz"),
-    (1980, "MHz", "1.98 GHz"),
-    (7.21e13, "FLOP/s", "72.1 TFLOP/s"),
-    (2.3069e15, "FLOP/s", "2.307 PFLOP/s"),
-    (288.4, "FLOP/byte", "288.4 FLOP/B"),
-    (65536, "32-bit registers", "65,536 32-bit registers"),
-    (256, "bytes/clk", "256 B/clk"),
-])
+@pytest.mark.parametrize(
+    "value, unit, shown",
+    [
+        (52428800, "bytes", "50 MiB (52,428,800 B)"),
+        (163840, "bytes", "160 KiB (163,840 B)"),
+        (309237645312, "bytes", "288 GiB (309,237,645,312 B)"),
+        (1280, "bytes", "1,280 B"),  # no whole number of KiB: stays in bytes
+        (65535, "bytes", "65,535 B"),  # a count is never rounded
+        (8e12, "bytes/s", "8 TB/s"),
+        (3.35e12, "bytes/s", "3.35 TB/s"),
+        (2200, "MHz", "2.2 GHz"),
+        (1980, "MHz", "1.98 GHz"),
+        (7.21e13, "FLOP/s", "72.1 TFLOP/s"),
+        (2.3069e15, "FLOP/s", "2.307 PFLOP/s"),
+        (288.4, "FLOP/byte", "288.4 FLOP/B"),
+        (65536, "32-bit registers", "65,536 32-bit registers"),
+        (256, "bytes/clk", "256 B/clk"),
+    ],
+)
 def test_figures_as_people_write_them(value, unit, shown):
     assert human(value, unit) == shown
 

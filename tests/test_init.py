@@ -104,7 +104,7 @@ def test_an_existing_gitignore_keeps_its_lines(tmp_path, capsys):
     assert main(["init", str(root)]) == 0
     text = (root / ".gitignore").read_text()
     assert text.startswith(own + "\n")
-    added = [line for line in text[len(own):].splitlines() if line and not line.startswith("#")]
+    added = [line for line in text[len(own) :].splitlines() if line and not line.startswith("#")]
     assert added == [".kernel-mcp/", "__pycache__/", "build/"]  # /out and *.py[cod] already cover the rest
     assert "added .kernel-mcp/ __pycache__/ build/" in capsys.readouterr().out
     assert main(["init", "--force", str(root)]) == 0
@@ -121,13 +121,24 @@ def test_a_folder_without_sources_keeps_the_example_and_says_so(tmp_path, capsys
 
 
 def test_globs_by_folder_and_extension_leave_harness_like_sources_protected(tmp_path):
-    write(tmp_path, {
-        "kernel.cu": "", "bench.cu": "", "reference.cpp": "",  # top level: named one by one
-        "src/conv.cu": "", "src/conv.cuh": "", "src/util.h": "",
-        "ops/fast.hip": "", "ops/ref/reference.hip": "",  # a glob over ops/ would reach the reference
-        "third_party/lib/x.h": "", "node_modules/m/y.c": "", ".hidden/z.cu": "", "__pycache__/w.c": "",
-        "harness.py": "",
-    })
+    write(
+        tmp_path,
+        {
+            "kernel.cu": "",
+            "bench.cu": "",
+            "reference.cpp": "",  # top level: named one by one
+            "src/conv.cu": "",
+            "src/conv.cuh": "",
+            "src/util.h": "",
+            "ops/fast.hip": "",
+            "ops/ref/reference.hip": "",  # a glob over ops/ would reach the reference
+            "third_party/lib/x.h": "",
+            "node_modules/m/y.c": "",
+            ".hidden/z.cu": "",
+            "__pycache__/w.c": "",
+            "harness.py": "",
+        },
+    )
     sources = find_kernel_sources(tmp_path)
     assert "third_party/lib/x.h" not in sources and ".hidden/z.cu" not in sources and "harness.py" not in sources
     globs, protected = editable_globs(sources)

@@ -27,7 +27,8 @@ def inspector() -> list[str]:
         PREFIX.mkdir(parents=True, exist_ok=True)
         subprocess.run(
             ["npm", "install", "--prefix", str(PREFIX), "--no-audit", "--no-fund", "--loglevel=error", INSPECTOR],
-            check=True, timeout=600,
+            check=True,
+            timeout=600,
         )
     return [str(binary), "--cli"]
 

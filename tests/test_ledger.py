@@ -60,7 +60,7 @@ def cpu_ws(tmp_path: Path) -> Path:
         'csv = "out/bench.csv"\nconfig_columns = ["shape"]\ncorrectness = { column = "err_k", rule = "== 0" }\n'
         'metric = "us_k"\ntarget_kernel = "k"\nnoise_threshold = 0.01\ntimeout_s = 20\nrepeats = 3\n'
         '[harness]\neditable = ["kernel.py", "notes.txt", "scratch.txt"]\n'
-        'metric_seconds = 1e-3\n'  # the benchmark sleeps 1 ms per unit it reports
+        "metric_seconds = 1e-3\n"  # the benchmark sleeps 1 ms per unit it reports
     )
     (ws / ".gitignore").write_text("out/\n__pycache__/\n")
     repo = git.Repo.init(root)

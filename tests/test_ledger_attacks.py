@@ -34,9 +34,14 @@ def git(*args: str, cwd: Path) -> str:
 def user_state(ws: Path) -> dict[str, str]:
     """What the user's repository is: branch, HEAD, index, status, reflog, worktrees."""
     root = ws.parent
-    return {"branch": git("symbolic-ref", "-q", "HEAD", cwd=root), "HEAD": git("rev-parse", "HEAD", cwd=root),
-            "index": git("ls-files", "-s", cwd=root), "status": git("status", "--porcelain", cwd=root),
-            "reflog": git("reflog", cwd=root), "config": git("config", "--local", "-l", cwd=root)}
+    return {
+        "branch": git("symbolic-ref", "-q", "HEAD", cwd=root),
+        "HEAD": git("rev-parse", "HEAD", cwd=root),
+        "index": git("ls-files", "-s", cwd=root),
+        "status": git("status", "--porcelain", cwd=root),
+        "reflog": git("reflog", cwd=root),
+        "config": git("config", "--local", "-l", cwd=root),
+    }
 
 
 # ---- 1. the worktree's .git pointer, flipped while a step runs its git calls ---------------------
@@ -266,8 +271,13 @@ HOLD_JUDGE = textwrap.dedent(
 async def test_a_baseline_is_not_measured_while_another_judge_measures(cpu_ws):
     # Another server process measures in this workspace (it holds the judge lock): a start's baseline
     # was measured at the same time, sharing the machine and the outputs.
-    holder = subprocess.Popen([PY, "-c", HOLD_JUDGE, str(cpu_ws / ".kernel-mcp")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                              env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])})
+    holder = subprocess.Popen(
+        [PY, "-c", HOLD_JUDGE, str(cpu_ws / ".kernel-mcp")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])},
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         async with Client(build_server(cpu_ws)) as client:

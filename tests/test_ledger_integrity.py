@@ -57,7 +57,8 @@ def make_ws(root: Path, bench: str, gitignore: str | None, extra_toml: str = "")
         f'[target]\narch = "gfx950"\nplatform = "offline"\n\n[benchmark]\ncommand = {toml_list(PY, "bench.py")}\n'
         'csv = "out/bench.csv"\nconfig_columns = ["shape"]\ncorrectness = { column = "err_k", rule = "== 0" }\n'
         'metric = "us_k"\ntarget_kernel = "k"\nnoise_threshold = 0.01\ntimeout_s = 30\nrepeats = 2\n'
-        '[harness]\neditable = ["kernel.py"]\n' + extra_toml)
+        '[harness]\neditable = ["kernel.py"]\n' + extra_toml
+    )
     repo = git.Repo.init(root)
     repo.git.add("-A")
     repo.git.commit("-m", "workspace", "--author", "t <t@example.invalid>")
@@ -144,8 +145,9 @@ FAILING_CHECK = textwrap.dedent(
 
 async def test_a_verification_that_exits_1_names_the_wrong_shapes_it_wrote(tmp_path):
     # seen on the device: a tail bug refused with "the verification command exit 1:" and nothing more
-    ws = make_ws(tmp_path / "verify", DRIFTING_BENCH, "out/\n__pycache__/\n",
-                 extra_toml=f'verify_command = {toml_list(PY, "check.py")}\nverify_csv = "out/verify.csv"\n')
+    ws = make_ws(
+        tmp_path / "verify", DRIFTING_BENCH, "out/\n__pycache__/\n", extra_toml=f'verify_command = {toml_list(PY, "check.py")}\nverify_csv = "out/verify.csv"\n'
+    )
     (ws / "check.py").write_text(FAILING_CHECK)
     repo = git.Repo(ws)
     repo.git.add("-A")
@@ -184,8 +186,7 @@ async def test_two_server_processes_keeping_the_same_attempt_commit_it_once(tmp_
     barrier = tmp_path / "barrier"
     barrier.mkdir()
     verify = toml_list(PY, "-c", BARRIER, str(barrier))
-    ws = make_ws(tmp_path / "two", DRIFTING_BENCH, "out/\n__pycache__/\n",
-                 extra_toml=f"verify_command = {verify}\nwritable = {toml_list(str(barrier))}\n")
+    ws = make_ws(tmp_path / "two", DRIFTING_BENCH, "out/\n__pycache__/\n", extra_toml=f"verify_command = {verify}\nwritable = {toml_list(str(barrier))}\n")
     async with Client(build_server(ws)) as client:
         start = await call(client, "experiment_start", tag="two")
         set_factor(start["worktree"], 0.9)
@@ -234,8 +235,12 @@ async def test_kill_9_at_each_step_leaves_a_ledger_the_next_call_works_with(tmp_
     if point == "many-after-first-record":
         repo = git.Repo(ws)
         diff = "--- a/kernel.py\n+++ b/kernel.py\n@@ -1,2 +1,2 @@\n-FACTOR = 1.0\n+FACTOR = 0.8\n ERR = 0\n"
-        await _crash(ws, point, "experiment_evaluate_many", {"candidates": [{"patch": diff, "hypothesis": "20% less work"},
-                                                                           {"patch": diff, "hypothesis": "the same, again"}]})
+        await _crash(
+            ws,
+            point,
+            "experiment_evaluate_many",
+            {"candidates": [{"patch": diff, "hypothesis": "20% less work"}, {"patch": diff, "hypothesis": "the same, again"}]},
+        )
         left = list((ws / ".kernel-mcp" / "batches" / "k").iterdir())
         assert left  # the killed batch left its candidate worktrees...
         async with Client(build_server(ws)) as client:
@@ -299,11 +304,15 @@ def test_a_ledger_written_before_the_typed_state_opens_with_defaults(tmp_path):
       repair_count INTEGER NOT NULL DEFAULT 0, evidence TEXT NOT NULL DEFAULT '{}', outcome TEXT NOT NULL, created TEXT NOT NULL, closed TEXT);
     CREATE TABLE intents (tag TEXT NOT NULL, action TEXT NOT NULL, attempt_id INTEGER, started TEXT NOT NULL);
     """)
-    db.execute("INSERT INTO experiments VALUES ('old', 'kernel-opt/old', '/x', '.', 'a1', 'b2', 1, 'running', NULL, 0, '{\"bench.py\": \"ff\"}', '2026-11-01T00:00:00')")
+    db.execute(
+        "INSERT INTO experiments VALUES ('old', 'kernel-opt/old', '/x', '.', 'a1', 'b2', 1, 'running', NULL, 0, '{\"bench.py\": \"ff\"}', '2026-11-01T00:00:00')"
+    )
     figures = {"shape=small": {"key": "shape=small", "rows": 1, "correct": True, "failing_rows": 0, "worst_error": 0.0, "samples": [10.0, 11.0]}}
     evidence = {"seeds": [1, 2], "noise": {"level": 0.004, "statement": "A/A +0.1%"}, "direction": -1}
-    db.execute("INSERT INTO attempts (tag, parent_commit, hypothesis, figures, decision, evidence, outcome, created) VALUES (?,?,?,?,?,?,?,?)",
-               ("old", "a1", "baseline", json.dumps(figures), "baseline", json.dumps(evidence), "kept", "2026-11-01T00:00:00"))
+    db.execute(
+        "INSERT INTO attempts (tag, parent_commit, hypothesis, figures, decision, evidence, outcome, created) VALUES (?,?,?,?,?,?,?,?)",
+        ("old", "a1", "baseline", json.dumps(figures), "baseline", json.dumps(evidence), "kept", "2026-11-01T00:00:00"),
+    )
     db.commit()
     db.close()
     store = LedgerStore(path)

@@ -93,7 +93,8 @@ def make_ws(root: Path, engine: str) -> Path:
         'metric = "us_k"\ntarget_kernel = "k"\nnoise_threshold = 0.01\ntimeout_s = 4\nrepeats = 3\n'
         '[harness]\neditable = ["kernel.py"]\n'
         # the timeline every run appends to lies outside the workspace (next to it, or in the Ray cluster's folder)
-        f'writable = {toml_list(str(root.parent), str(Path(os.environ.get("KMCP_TIMELINE", root)).parent))}\n' + engine)
+        f"writable = {toml_list(str(root.parent), str(Path(os.environ.get('KMCP_TIMELINE', root)).parent))}\n" + engine
+    )
     (ws / ".gitignore").write_text("out/\n__pycache__/\n")
     repo = git.Repo.init(root)
     repo.git.add("-A")
@@ -242,7 +243,7 @@ async def test_local_engine_two_slots_matches_one_by_one(tmp_path, monkeypatch):
 
 async def test_bad_candidates_are_refused_without_reaching_git(tmp_path, monkeypatch):
     monkeypatch.setenv("KMCP_TIMELINE", str(tmp_path / "timeline.txt"))
-    ws = make_ws(tmp_path / "repo", '[engine]\nslots = 2\n')
+    ws = make_ws(tmp_path / "repo", "[engine]\nslots = 2\n")
     outside = tmp_path / "outside.txt"
     traversal = "--- a/../outside.txt\n+++ b/../outside.txt\n@@ -0,0 +1 @@\n+escaped\n"
     bench_edit = "--- a/ws/bench.py\n+++ b/ws/bench.py\n@@ -1,1 +1,2 @@\n+# faster\n \n"
@@ -250,12 +251,16 @@ async def test_bad_candidates_are_refused_without_reaching_git(tmp_path, monkeyp
         await call(client, "experiment_start", tag="bad")
         both = await client.call_tool("experiment_evaluate_many", {"candidates": [{"commit": "HEAD", "patch": "x", "hypothesis": "both given"}]})
         assert both.is_error and "exactly one of commit or patch" in text_of(both)
-        answer = await call(client, "experiment_evaluate_many", candidates=[
-            {"commit": "--output=/tmp/pwned", "hypothesis": "flag injection"},
-            {"commit": "no-such-branch", "hypothesis": "missing commit"},
-            {"patch": traversal, "hypothesis": "path traversal"},
-            {"patch": bench_edit, "hypothesis": "edit the benchmark"},
-        ])
+        answer = await call(
+            client,
+            "experiment_evaluate_many",
+            candidates=[
+                {"commit": "--output=/tmp/pwned", "hypothesis": "flag injection"},
+                {"commit": "no-such-branch", "hypothesis": "missing commit"},
+                {"patch": traversal, "hypothesis": "path traversal"},
+                {"patch": bench_edit, "hypothesis": "edit the benchmark"},
+            ],
+        )
     by = {r["hypothesis"]: r for r in answer["rows"]}
     assert by["flag injection"]["decision"] == "failed" and "not a commit sha" in by["flag injection"]["reason"]
     assert by["missing commit"]["decision"] == "failed" and "no commit" in by["missing commit"]["reason"]
@@ -282,8 +287,13 @@ def ray_cluster(tmp_path_factory):
     timeline.write_text("")
     cli = shutil.which("ray", path=str(Path(sys.executable).parent)) or shutil.which("ray")
     env = {**os.environ, "KMCP_TIMELINE": str(timeline), "RAY_USAGE_STATS_ENABLED": "0"}
-    subprocess.run([cli, "start", "--head", "--port", str(_free_port()), "--num-cpus", "2", "--num-gpus", "2",
-                    "--include-dashboard=false", "--disable-usage-stats"], check=True, env=env, capture_output=True, timeout=180)
+    subprocess.run(
+        [cli, "start", "--head", "--port", str(_free_port()), "--num-cpus", "2", "--num-gpus", "2", "--include-dashboard=false", "--disable-usage-stats"],
+        check=True,
+        env=env,
+        capture_output=True,
+        timeout=180,
+    )
     try:
         yield timeline
     finally:
@@ -319,10 +329,14 @@ async def test_ray_worker_lost_mid_candidate_is_contained(tmp_path, monkeypatch,
 
         async with anyio.create_task_group() as group:
             group.start_soon(kill_the_worker)
-            answer = await call(client, "experiment_evaluate_many", candidates=[
-                {"patch": patch_for(kernel_text("lost", fate="lose-worker")), "hypothesis": "candidate lost"},
-                {"patch": patch_for(kernel_text("fine", 90.0, 180.0)), "hypothesis": "candidate fine"},
-            ])
+            answer = await call(
+                client,
+                "experiment_evaluate_many",
+                candidates=[
+                    {"patch": patch_for(kernel_text("lost", fate="lose-worker")), "hypothesis": "candidate lost"},
+                    {"patch": patch_for(kernel_text("fine", 90.0, 180.0)), "hypothesis": "candidate fine"},
+                ],
+            )
     by = {r["hypothesis"]: r for r in answer["rows"]}
     assert by["candidate fine"]["decision"] == "keep"
     assert by["candidate lost"]["decision"] == "failed" and "died" in by["candidate lost"]["reason"], by["candidate lost"]
@@ -347,9 +361,13 @@ async def test_a_candidate_that_rewrites_its_own_harness_is_refused_on_either_en
     ws = make_ws(tmp_path / "repo", kind)
     async with Client(build_server(ws)) as client:
         await call(client, "experiment_start", tag=f"rewrite-{engine}")
-        answer = await call(client, "experiment_evaluate_many", candidates=[
-            {"patch": patch_for(REWRITES_ITS_HARNESS), "hypothesis": "a kernel that edits the benchmark"},
-        ])
+        answer = await call(
+            client,
+            "experiment_evaluate_many",
+            candidates=[
+                {"patch": patch_for(REWRITES_ITS_HARNESS), "hypothesis": "a kernel that edits the benchmark"},
+            ],
+        )
     row = answer["rows"][0]
     assert row["decision"] == "refused", row
     assert "protected files differ" in row["reason"] and "bench.py" in row["reason"], row["reason"]

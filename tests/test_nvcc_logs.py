@@ -18,11 +18,14 @@ def logs(kernel: str) -> tuple[str, str]:
     return data(f"{folder}/{kernel}.ptxas.log").read_text(), data(f"{folder}/{kernel}.res-usage.log").read_text()
 
 
-@pytest.mark.parametrize(("kernel", "regs", "smem", "dumped"), [
-    ("naive", 44, 0, 0),            # no shared memory, no barrier: no reservation either
-    ("lds", 142, 10368, 11392),     # 10368 B of its own + the reservation
-    ("mfma", 56, 0, 1024),          # a barrier but no shared array: the reservation alone
-])
+@pytest.mark.parametrize(
+    ("kernel", "regs", "smem", "dumped"),
+    [
+        ("naive", 44, 0, 0),  # no shared memory, no barrier: no reservation either
+        ("lds", 142, 10368, 11392),  # 10368 B of its own + the reservation
+        ("mfma", 56, 0, 1024),  # a barrier but no shared array: the reservation alone
+    ],
+)
 def test_one_kernel_per_log(kernel, regs, smem, dumped):
     ptxas_text, res_text = logs(kernel)
     ptxas, res = nvidia.parse_ptxas(ptxas_text), nvidia.parse_res_usage(res_text)

@@ -116,17 +116,20 @@ def test_sgpr_rule_is_llvms_step_table(sgprs):
     assert llvm.waves_with_sgprs(sgprs, 800, 10) == table
 
 
-@pytest.mark.parametrize("arch, kwargs, words", [
-    ("gfx950", dict(vgprs=0, agprs=384), "at most 256 (a0-a255)"),  # an AGPR count read from a real database
-    ("gfx942", dict(vgprs=8, agprs=257), "at most 256"),
-    ("gfx950", dict(vgprs=600), "at most 512"),
-    ("gfx950", dict(vgprs=300, agprs=8), "at most 256 arch VGPRs"),
-    ("gfx950", dict(vgprs=8, lds_bytes=163844), "exceed the 163840"),
-    ("gfx942", dict(vgprs=8, lds_bytes=65540), "exceed the 65536"),
-    ("gfx950", dict(vgprs=8, block_size=1025), "outside 1..1024"),
-    ("gfx950", dict(vgprs=256, block_size=1024), "can never be resident"),
-    ("gfx950", dict(vgprs=-1), "must not be negative"),
-])
+@pytest.mark.parametrize(
+    "arch, kwargs, words",
+    [
+        ("gfx950", dict(vgprs=0, agprs=384), "at most 256 (a0-a255)"),  # an AGPR count read from a real database
+        ("gfx942", dict(vgprs=8, agprs=257), "at most 256"),
+        ("gfx950", dict(vgprs=600), "at most 512"),
+        ("gfx950", dict(vgprs=300, agprs=8), "at most 256 arch VGPRs"),
+        ("gfx950", dict(vgprs=8, lds_bytes=163844), "exceed the 163840"),
+        ("gfx942", dict(vgprs=8, lds_bytes=65540), "exceed the 65536"),
+        ("gfx950", dict(vgprs=8, block_size=1025), "outside 1..1024"),
+        ("gfx950", dict(vgprs=256, block_size=1024), "can never be resident"),
+        ("gfx950", dict(vgprs=-1), "must not be negative"),
+    ],
+)
 def test_impossible_inputs_are_refused(arch, kwargs, words):
     with pytest.raises(InvalidInput) as caught:
         occupancy(load_spec(arch), **kwargs, vendors=VENDORS)
@@ -159,8 +162,7 @@ def _probe_source(cases: list[Case], arch: str) -> str:
         body = f'asm volatile("" ::: {", ".join(clobbers)}); '
         if c.lds:
             n = c.lds // 4
-            body += (f"__shared__ float buf[{n}]; buf[threadIdx.x % {n}] = y[threadIdx.x]; __syncthreads(); "
-                     f"y[threadIdx.x] = buf[({n} - 1 - threadIdx.x) % {n}];")
+            body += f"__shared__ float buf[{n}]; buf[threadIdx.x % {n}] = y[threadIdx.x]; __syncthreads(); y[threadIdx.x] = buf[({n} - 1 - threadIdx.x) % {n}];"
         else:
             body += "y[threadIdx.x] = 0;"
         lines.append(f'extern "C" __global__ WG({c.block}) void {c.name}(float* y) {{ {body} }}')
@@ -176,9 +178,28 @@ def compiled(tmp_path_factory) -> dict[tuple[str, str], dict]:
         source = folder / f"probes-{arch}.hip"
         source.write_text(_probe_source([c for c in CASES if c.probe and c.arch == arch], arch))
         asm = folder / f"probes-{arch}.s"
-        argv = [sys.executable, "-m", "ziglang", "clang", "-x", "hip", f"--offload-arch={arch}", "--cuda-device-only", "-nogpulib",
-                "-nogpuinc", "-O3", "-S", "-Rpass-analysis=kernel-resource-usage", "-o", str(asm), "-isystem", str(PRELUDE / "include"),
-                "-include", str(PRELUDE / "kernel_mcp_hip_prelude.h"), str(source)]
+        argv = [
+            sys.executable,
+            "-m",
+            "ziglang",
+            "clang",
+            "-x",
+            "hip",
+            f"--offload-arch={arch}",
+            "--cuda-device-only",
+            "-nogpulib",
+            "-nogpuinc",
+            "-O3",
+            "-S",
+            "-Rpass-analysis=kernel-resource-usage",
+            "-o",
+            str(asm),
+            "-isystem",
+            str(PRELUDE / "include"),
+            "-include",
+            str(PRELUDE / "kernel_mcp_hip_prelude.h"),
+            str(source),
+        ]
         done = subprocess.run(argv, capture_output=True, text=True)
         assert done.returncode == 0, done.stderr[-2000:]
         kernels, notes = amdgpu_asm.read_kernels(asm.read_text(), done.stderr)
@@ -197,7 +218,9 @@ def test_the_compiler_reports_the_same_occupancy(case: Case, compiled):
     assert not case.sgprs or k["sgprs"] == case.sgprs
     assert k["max_block_size"] == case.block
     assert k["compiler_occupancy"] == case.llvm
-    ours = occupancy(load_spec(case.arch), vgprs=k["vgprs"], agprs=k["agprs"] or 0, sgprs=k["sgprs"], lds_bytes=k["lds_bytes"], block_size=case.block, vendors=VENDORS)
+    ours = occupancy(
+        load_spec(case.arch), vgprs=k["vgprs"], agprs=k["agprs"] or 0, sgprs=k["sgprs"], lds_bytes=k["lds_bytes"], block_size=case.block, vendors=VENDORS
+    )
     assert ours.waves == k["compiler_occupancy"], ours.explanation
 
 
@@ -210,8 +233,7 @@ async def test_compile_kernel_explains_a_launch_bound_the_compiler_reads_as_a_ra
     from kernel_mcp.server import build_server
 
     (tmp_path / "kernel-mcp.toml").write_text('[target]\narch = "gfx950"\nplatform = "offline"\n')
-    (tmp_path / "lb.hip").write_text("#include <hip/hip_runtime.h>\n"
-                                    "__global__ __launch_bounds__(576) void lb576(float* y) { y[threadIdx.x] = 0; }\n")
+    (tmp_path / "lb.hip").write_text("#include <hip/hip_runtime.h>\n__global__ __launch_bounds__(576) void lb576(float* y) { y[threadIdx.x] = 0; }\n")
     async with Client(build_server(tmp_path)) as client:
         result = await client.call_tool("compile_kernel", {"source": "lb.hip"})
     data = result.structured_content

@@ -299,10 +299,12 @@ async def test_the_users_first_softmax_compiles_unchanged(tmp_path):
     """The kernel that started issue 32: INFINITY without any include but the runtime's, and a
     second file with <cmath> (which failed with "'stddef.h' file not found")."""
     (tmp_path / "kernel-mcp.toml").write_text('[target]\narch = "gfx950"\nplatform = "offline"\n')
-    body = ("__global__ void softmax(const float* x, float* y, int n) {\n"
-            "  float m = -INFINITY;\n  for (int i = 0; i < n; ++i) m = fmaxf(m, x[i]);\n"
-            "  float s = 0.0f;\n  for (int i = 0; i < n; ++i) s += expf(x[i] - m);\n"
-            "  for (int i = 0; i < n; ++i) y[i] = expf(x[i] - m) / s;\n}\n")
+    body = (
+        "__global__ void softmax(const float* x, float* y, int n) {\n"
+        "  float m = -INFINITY;\n  for (int i = 0; i < n; ++i) m = fmaxf(m, x[i]);\n"
+        "  float s = 0.0f;\n  for (int i = 0; i < n; ++i) s += expf(x[i] - m);\n"
+        "  for (int i = 0; i < n; ++i) y[i] = expf(x[i] - m) / s;\n}\n"
+    )
     (tmp_path / "plain.hip").write_text("#include <hip/hip_runtime.h>\n" + body)
     (tmp_path / "with_cmath.hip").write_text("#include <hip/hip_runtime.h>\n#include <cmath>\n" + body)
     async with Client(build_server(tmp_path)) as client:
@@ -321,7 +323,8 @@ async def test_std_min_max_clamp_swap_from_algorithm_and_utility(tmp_path):
         "  int lo = blockIdx.x * tile, hi = std::min(lo + tile, n);\n"
         "  float a = x[lo], b = x[std::max(hi - 1, lo)];\n"
         "  if (a > b) std::swap(a, b);\n"
-        "  for (int i = lo; i < hi; ++i) y[i] = std::clamp(x[i], a, b);\n}\n")
+        "  for (int i = lo; i < hi; ++i) y[i] = std::clamp(x[i], a, b);\n}\n"
+    )
     async with Client(build_server(tmp_path)) as client:
         result = await client.call_tool("compile_kernel", {"source": "bounds.hip"})
     assert not result.is_error and result.structured_content["ok"], text_of(result)

@@ -109,8 +109,6 @@ def installed(wheel, tmp_path_factory) -> Path:
     return root
 
 
-
-
 @pytest.fixture
 def gfx950_workspace(tmp_path) -> Path:
     (tmp_path / "kernel-mcp.toml").write_text('[target]\narch = "gfx950"\nplatform = "offline"\n')
@@ -129,8 +127,11 @@ def test_wheel_carries_what_the_server_reads(wheel, source_copy):
     assert "kernel_mcp/workspace/example.toml" in names and "kernel_mcp/platforms/offline/prelude/kernel_mcp_hip_prelude.h" in names
     assert {"kernel_mcp/platforms/cuda/calibrate.cu", "kernel_mcp/platforms/rocm/calibrate.hip"} <= names  # built where the GPU is
     # the vendor's derived-metric definitions that profile imports evaluate, with their sources note
-    assert {"kernel_mcp/profile/data/rocprof_compute_metrics.json", "kernel_mcp/profile/data/rocprofiler_sdk_derived.json",
-            "kernel_mcp/profile/data/SOURCES.md"} <= names
+    assert {
+        "kernel_mcp/profile/data/rocprof_compute_metrics.json",
+        "kernel_mcp/profile/data/rocprofiler_sdk_derived.json",
+        "kernel_mcp/profile/data/SOURCES.md",
+    } <= names
     stand_ins = REPO / "kernel_mcp" / "platforms" / "offline" / "prelude" / "include"
     headers = [p.relative_to(REPO).as_posix() for p in stand_ins.rglob("*") if p.is_file()]
     assert "kernel_mcp/platforms/offline/prelude/include/cmath" in headers  # a stand-in without a suffix
@@ -143,7 +144,9 @@ def test_wheel_carries_what_the_server_reads(wheel, source_copy):
 
 
 def test_installed_wheel_reads_its_own_folders(installed, tmp_path):
-    probe = "import kernel_mcp, kernel_mcp.skills as s, kernel_mcp.arch_registry as a; print(kernel_mcp.__file__); print(s.skills_dir()); print(a.docs_index_dir())"
+    probe = (
+        "import kernel_mcp, kernel_mcp.skills as s, kernel_mcp.arch_registry as a; print(kernel_mcp.__file__); print(s.skills_dir()); print(a.docs_index_dir())"
+    )
     done = run([exe(installed, "python"), "-c", probe], cwd=tmp_path, env=clean_env())
     assert done.returncode == 0, done.stderr
     package, skills_dir, docs = (Path(line) for line in done.stdout.split())
@@ -165,7 +168,9 @@ def test_installed_doctor_and_gfx950_compile(installed, gfx950_workspace):
     data = json.loads(done.stdout)
     assert data["ok"] and data["arch"] == "gfx950" and data["backend"] == "offline-clang"
     assert [k["name"] for k in data["kernels"]] == ["axpy"] and data["kernels"][0]["vgprs"] > 0
-    docs = run([exe(installed, "kernel-mcp"), "call", "--workspace", gfx950_workspace, "docs_search", "query=LDS bank conflicts"], cwd=gfx950_workspace, env=env)
+    docs = run(
+        [exe(installed, "kernel-mcp"), "call", "--workspace", gfx950_workspace, "docs_search", "query=LDS bank conflicts"], cwd=gfx950_workspace, env=env
+    )
     assert docs.returncode == 0 and "lds" in docs.stdout.lower(), docs.stdout + docs.stderr
 
 
@@ -208,7 +213,7 @@ def test_versions_and_names_agree():
 
 
 def test_mcp_json_starts_the_server_from_the_plugin_folder_with_uv_only():
-    (name, entry), = load(".mcp.json")["mcpServers"].items()
+    ((name, entry),) = load(".mcp.json")["mcpServers"].items()
     assert name == "kernel-mcp" and entry["command"] == "uvx"
     args = entry["args"]
     assert args[:3] == ["--from", "${CLAUDE_PLUGIN_ROOT}", "kernel-mcp"] and args[3] == "serve"

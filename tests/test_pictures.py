@@ -116,15 +116,34 @@ def test_history_chart_from_ledger_records():
     classes = [f"shape=s{i}" for i in range(12)]
 
     def attempt(number: int, outcome: str, scale: float, correct: bool = True) -> Attempt:
-        figures = {k: ClassRun(key=k, rows=1, correct=correct, failing_rows=0 if correct else 1, worst_error=0.0,
-                               samples=[scale * (i + 1) * 10.0] * 3) for i, k in enumerate(classes)}
-        return Attempt(id=number, tag="t", parent_commit="a" * 40, hypothesis=f"h{number}", figures=figures,
-                       decision="keep" if outcome == "kept" else "discard", outcome=outcome, created="2026-01-01T00:00:00")
+        figures = {
+            k: ClassRun(key=k, rows=1, correct=correct, failing_rows=0 if correct else 1, worst_error=0.0, samples=[scale * (i + 1) * 10.0] * 3)
+            for i, k in enumerate(classes)
+        }
+        return Attempt(
+            id=number,
+            tag="t",
+            parent_commit="a" * 40,
+            hypothesis=f"h{number}",
+            figures=figures,
+            decision="keep" if outcome == "kept" else "discard",
+            outcome=outcome,
+            created="2026-01-01T00:00:00",
+        )
 
-    experiment = Experiment(tag="t", branch="kernel-opt/t", worktree="wt", subdir=".", base_commit="a" * 40,
-                            best_commit="b" * 40, best_attempt=3, status="running", created="2026-01-01T00:00:00")
+    experiment = Experiment(
+        tag="t",
+        branch="kernel-opt/t",
+        worktree="wt",
+        subdir=".",
+        base_commit="a" * 40,
+        best_commit="b" * 40,
+        best_attempt=3,
+        status="running",
+        created="2026-01-01T00:00:00",
+    )
     history = [attempt(4, "pending", 0.8), attempt(1, "kept", 1.0), attempt(2, "reverted", 1.1, correct=False), attempt(3, "kept", 0.9)]
-    assert chart.drawn_classes(history) == (classes[:chart.MAX_CLASSES], 12)
+    assert chart.drawn_classes(history) == (classes[: chart.MAX_CLASSES], 12)
     assert chart.best_steps(sorted(history, key=lambda a: a.id), classes[0]) == ([1, 3, 4], [10.0, 9.0, 9.0])
     data = chart.history_png(experiment, history, metric="us_k")
     assert data.startswith(PNG_SIGNATURE) and png_size(data) == (800, 480)
@@ -138,10 +157,20 @@ def test_class_names_are_drawn_as_plain_text_on_one_line():
     legend entry (matplotlib leaves such labels out)."""
     classes = ["shape=$\\frac{1}{$", "_hidden", "two\nlines", "shape=$x^2$"]
     figures = {k: ClassRun(key=k, rows=1, correct=True, failing_rows=0, worst_error=0.0, samples=[10.0 + i]) for i, k in enumerate(classes)}
-    first = Attempt(id=1, tag="t", parent_commit="a" * 40, hypothesis="baseline", figures=figures, decision="baseline", outcome="kept",
-                    created="2026-01-01T00:00:00")
-    experiment = Experiment(tag="t", branch="kernel-opt/t", worktree="wt", subdir=".", base_commit="a" * 40,
-                            best_commit="a" * 40, best_attempt=1, status="running", created="2026-01-01T00:00:00")
+    first = Attempt(
+        id=1, tag="t", parent_commit="a" * 40, hypothesis="baseline", figures=figures, decision="baseline", outcome="kept", created="2026-01-01T00:00:00"
+    )
+    experiment = Experiment(
+        tag="t",
+        branch="kernel-opt/t",
+        worktree="wt",
+        subdir=".",
+        base_commit="a" * 40,
+        best_commit="a" * 40,
+        best_attempt=1,
+        status="running",
+        created="2026-01-01T00:00:00",
+    )
     figure = chart.history_figure(experiment, [first], metric="us_$k")
     [axes] = figure.axes
     texts = axes.get_legend().get_texts()

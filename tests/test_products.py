@@ -27,8 +27,17 @@ pytestmark = pytest.mark.anyio
 
 # The products the tables must describe, by label: several per arch, so that no figure of one can
 # stand for another's.
-EXPECTED = {"H100 SXM": "sm_90", "H100 PCIe": "sm_90", "H200": "sm_90", "MI250X GCD": "gfx90a", "MI300X": "gfx942",
-            "MI300A": "gfx942", "MI325X": "gfx942", "MI350X": "gfx950", "MI355X": "gfx950"}
+EXPECTED = {
+    "H100 SXM": "sm_90",
+    "H100 PCIe": "sm_90",
+    "H200": "sm_90",
+    "MI250X GCD": "gfx90a",
+    "MI300X": "gfx942",
+    "MI300A": "gfx942",
+    "MI325X": "gfx942",
+    "MI350X": "gfx950",
+    "MI355X": "gfx950",
+}
 PRODUCT_FIGURES = ("compute_units", "hbm_bytes", "hbm_bandwidth_bytes_per_s")
 
 
@@ -60,8 +69,10 @@ def test_peaks_agree_with_counts_clocks_and_the_arch_rates():
         units = spec.value("compute_units")
         if spec.vendor == "amd":
             clock = spec.value("peak_engine_clock_mhz") * 1e6
-            pairs = [("peak_flops_bf16_matrix", spec.get("flops_per_clk_per_cu_bf16_matrix")),
-                     ("peak_flops_fp32_vector", spec.get("flops_per_clk_per_cu_fp32_vector"))]
+            pairs = [
+                ("peak_flops_bf16_matrix", spec.get("flops_per_clk_per_cu_bf16_matrix")),
+                ("peak_flops_fp32_vector", spec.get("flops_per_clk_per_cu_fp32_vector")),
+            ]
         else:  # 128 FP32 lanes per SM, an FMA is 2 FLOPs, at the boost clock
             clock = spec.value("boost_clock_mhz") * 1e6
             pairs = [("peak_flops_fp32_vector", 256.0)]
@@ -80,8 +91,10 @@ def test_products_are_recognised_from_real_monitor_and_profiler_outputs():
     mi300x = parse_amd_smi_static(data("shared-fixtures/rocm/dellai-amdsmi-static-mi300x.json").read_text())[0]
     assert (mi300x.device_id, mi300x.compute_units, mi300x.product) == ("0x74a1", 304, "MI300X")
     # rocprofv3 agent records: an MI350X that names itself, an MI355X that calls itself "AMD Radeon Graphics"
-    for path, label in (("rocm/att-gfx950/vec_add/compute_viewer/big_agent_info.csv", "MI350X"),
-                        ("rocm/hk-ds_read_b64-out/bank_test_agent_info.csv", "MI355X")):
+    for path, label in (
+        ("rocm/att-gfx950/vec_add/compute_viewer/big_agent_info.csv", "MI350X"),
+        ("rocm/hk-ds_read_b64-out/bank_test_agent_info.csv", "MI355X"),
+    ):
         with data(path).open(newline="") as handle:
             agent = next(r for r in csv.DictReader(handle) if r["Agent_Type"] in ("GPU", "2"))
         found = product_for_gpu("amd", agent["Product_Name"], agent["Device_Id"], int(agent["Cu_Count"]), agent["Name"])
@@ -104,7 +117,8 @@ def _floor_workspace(tmp_path, extra: str = "") -> Workspace:
     (tmp_path / "kernel-mcp.toml").write_text(
         f'[target]\narch = "sm_90"\n\n[benchmark]\ncommand = {toml_list(PY, "bench.py")}\ncsv = "out/bench.csv"\nconfig_columns = ["shape"]\n'
         'correctness = { column = "err", rule = "== 0" }\nmetric = "us"\n\n[harness]\nflops_column = "flops"\nbytes_column = "bytes"\n'
-        'floor_dtype = "bf16"\n' + extra)
+        'floor_dtype = "bf16"\n' + extra
+    )
     return Workspace(tmp_path)
 
 
@@ -129,7 +143,9 @@ def test_the_floor_is_the_product_that_runs_the_benchmark(tmp_path):
     # a CPU benchmark (no GPU): the workspace's product, else the arch's reference product, named as such
     assert floor_for(_floor_workspace(tmp_path), None)[1] == "H100 SXM (sm_90, the arch's reference product), table figures"
     ws = _floor_workspace(tmp_path)
-    (tmp_path / "kernel-mcp.toml").write_text((tmp_path / "kernel-mcp.toml").read_text().replace('arch = "sm_90"\n', 'arch = "sm_90"\nproduct = "H100 PCIe"\n', 1))
+    (tmp_path / "kernel-mcp.toml").write_text(
+        (tmp_path / "kernel-mcp.toml").read_text().replace('arch = "sm_90"\n', 'arch = "sm_90"\nproduct = "H100 PCIe"\n', 1)
+    )
     assert floor_for(Workspace(tmp_path), None)[1] == "H100 PCIe (sm_90, the workspace's product), table figures"
 
 
@@ -178,7 +194,8 @@ async def test_each_class_is_scored_against_the_speed_of_light_of_the_product(tm
     (tmp_path / "kernel-mcp.toml").write_text(
         f'[target]\narch = "sm_90"\nplatform = "offline"\n\n[benchmark]\ncommand = {toml_list(PY, "bench.py")}\ncsv = "out/bench.csv"\n'
         'config_columns = ["shape"]\ncorrectness = { column = "err", rule = "== 0" }\nmetric = "us"\nrepeats = 2\n\n'
-        '[harness]\neditable = ["kernel.py"]\nflops_column = "flops"\nbytes_column = "bytes"\nfloor_dtype = "bf16"\nallow_unsealed = true\n')
+        '[harness]\neditable = ["kernel.py"]\nflops_column = "flops"\nbytes_column = "bytes"\nfloor_dtype = "bf16"\nallow_unsealed = true\n'
+    )
     repo = git.Repo.init(tmp_path)
     repo.git.add("-A")
     repo.git.commit("-m", "sol", "--author", "t <t@example.invalid>")
@@ -193,6 +210,9 @@ async def test_each_class_is_scored_against_the_speed_of_light_of_the_product(tm
         assert not start.is_error, text_of(start)
         (Path(start.structured_content["worktree"]) / "kernel.py").write_text("X = 2\n")
         evaluated = text_of(await client.call_tool("experiment_evaluate", {"hypothesis": "no real change"}))
-        assert "speed of light (floor / time, floor from H100 SXM (sm_90, the arch's reference product), table figures): shape=small 50%; shape=large 80%" in evaluated, evaluated
+        assert (
+            "speed of light (floor / time, floor from H100 SXM (sm_90, the arch's reference product), table figures): shape=small 50%; shape=large 80%"
+            in evaluated
+        ), evaluated
         log = text_of(await client.call_tool("experiment_log", {}))
         assert "speed of light" in log, log

@@ -64,13 +64,16 @@ def test_ncu_outputs_parse():
     assert raw.iloc[0]["block"] == (256, 1, 1) and len(raw.iloc[0]["metrics"]) > 50
 
 
-@pytest.mark.parametrize("content, expected", [
-    ("", "empty"),
-    ("a,b\n1,2\n", "lacks column"),
-    ('"Kind","Kernel_Name","Start_Timestamp","End_Timestamp"\n"KERNEL_DISPATCH","k",10,\n', "without timestamps"),
-    ('"Kind","Kernel_Name","Start_Timestamp","End_Timestamp"\n"KERNEL_DISPATCH","k",20,10\n', "ends before it starts"),
-    ("\x00\x01\x02garbage", "lacks column"),
-])
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ("", "empty"),
+        ("a,b\n1,2\n", "lacks column"),
+        ('"Kind","Kernel_Name","Start_Timestamp","End_Timestamp"\n"KERNEL_DISPATCH","k",10,\n', "without timestamps"),
+        ('"Kind","Kernel_Name","Start_Timestamp","End_Timestamp"\n"KERNEL_DISPATCH","k",20,10\n', "ends before it starts"),
+        ("\x00\x01\x02garbage", "lacks column"),
+    ],
+)
 def test_malformed_traces_get_clear_errors(tmp_path, content, expected):
     path = tmp_path / "kernel_trace.csv"
     path.write_text(content)
@@ -151,7 +154,9 @@ def gpu_ws(tmp_path, monkeypatch):
     monkeypatch.setenv("KERNEL_MCP_LOCK_DIR", str(tmp_path / "locks"))
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / "bench.py").write_text("import os; os.makedirs('out', exist_ok=True); open('out/b.csv','w').write('shape,err_k,us_k\\na,0,1.0\\n'); print('bench ran', os.environ.get('CUDA_VISIBLE_DEVICES'))\n")
+    (ws / "bench.py").write_text(
+        "import os; os.makedirs('out', exist_ok=True); open('out/b.csv','w').write('shape,err_k,us_k\\na,0,1.0\\n'); print('bench ran', os.environ.get('CUDA_VISIBLE_DEVICES'))\n"
+    )
     return ws
 
 
@@ -234,8 +239,19 @@ async def test_collect_in_passes_halves_rejected_groups():
 def _dispatches_from_csv(path: Path) -> list[dict]:
     frame = pd.read_csv(path)
     return [
-        {"name": r.Kernel_Name, "start": int(r.Start_Timestamp), "end": int(r.End_Timestamp), "wg": int(r.Workgroup_Size_X), "grid": int(r.Grid_Size_X),
-         "grid_y": int(r.Grid_Size_Y), "vgprs": int(r.VGPR_Count), "agprs": int(r.Accum_VGPR_Count), "sgprs": int(r.SGPR_Count), "lds": int(r.LDS_Block_Size), "scratch": int(r.Scratch_Size)}
+        {
+            "name": r.Kernel_Name,
+            "start": int(r.Start_Timestamp),
+            "end": int(r.End_Timestamp),
+            "wg": int(r.Workgroup_Size_X),
+            "grid": int(r.Grid_Size_X),
+            "grid_y": int(r.Grid_Size_Y),
+            "vgprs": int(r.VGPR_Count),
+            "agprs": int(r.Accum_VGPR_Count),
+            "sgprs": int(r.SGPR_Count),
+            "lds": int(r.LDS_Block_Size),
+            "scratch": int(r.Scratch_Size),
+        }
         for r in frame.itertuples()
     ]
 
@@ -272,8 +288,10 @@ def _expected_from_db(path: Path, regex: str) -> dict[str, list[float]]:
 
     con = sqlite3.connect(path)
     table = lambda prefix: con.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE ?", (prefix + "%",)).fetchone()[0]  # noqa: E731
-    rows = con.execute(f"SELECT S.display_name, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.end - K.start FROM `{table('rocpd_kernel_dispatch_')}` K "
-                       f"JOIN `{table('rocpd_info_kernel_symbol_')}` S ON S.id = K.kernel_id ORDER BY K.start").fetchall()
+    rows = con.execute(
+        f"SELECT S.display_name, K.grid_size_x, K.grid_size_y, K.grid_size_z, K.end - K.start FROM `{table('rocpd_kernel_dispatch_')}` K "
+        f"JOIN `{table('rocpd_info_kernel_symbol_')}` S ON S.id = K.kernel_id ORDER BY K.start"
+    ).fetchall()
     con.close()
     out: dict[str, list[float]] = {}
     for name, gx, gy, gz, duration in rows:
@@ -319,9 +337,17 @@ def test_rocpd_several_databases_merge_with_sources(tmp_path):
 
 
 def test_rocpd_counters_and_derived(tmp_path):
-    db = build_rocpd(tmp_path / "c.db", SCHEMA, [{"name": "k", "start": 0, "end": 1000}, {"name": "k", "start": 2000, "end": 3000}],
-                     counters=[{"dispatch": 1, "counter": "TCC_HIT_sum", "value": 90.0}, {"dispatch": 1, "counter": "TCC_MISS_sum", "value": 10.0},
-                               {"dispatch": 2, "counter": "TCC_HIT_sum", "value": 70.0}, {"dispatch": 2, "counter": "TCC_MISS_sum", "value": 30.0}])
+    db = build_rocpd(
+        tmp_path / "c.db",
+        SCHEMA,
+        [{"name": "k", "start": 0, "end": 1000}, {"name": "k", "start": 2000, "end": 3000}],
+        counters=[
+            {"dispatch": 1, "counter": "TCC_HIT_sum", "value": 90.0},
+            {"dispatch": 1, "counter": "TCC_MISS_sum", "value": 10.0},
+            {"dispatch": 2, "counter": "TCC_HIT_sum", "value": 70.0},
+            {"dispatch": 2, "counter": "TCC_MISS_sum", "value": 30.0},
+        ],
+    )
     s = rocpd.summary([db], None, ["c.db"])
     row = s.counters[0]
     assert row.counters == {"TCC_HIT_sum": 80.0, "TCC_MISS_sum": 20.0}
@@ -347,8 +373,13 @@ def test_rocpd_bad_databases(tmp_path):
     con.close()
     blank = tmp_path / "blank.db"
     sqlite3.connect(blank).execute("CREATE TABLE x (a)").connection.close()
-    for path, expected in [(truncated, "truncated or corrupt"), (tmp_path / "text.db", "not an SQLite database"), (tmp_path / "empty.db", "empty file"),
-                           (missing, "missing view kernels"), (blank, "missing view kernels")]:
+    for path, expected in [
+        (truncated, "truncated or corrupt"),
+        (tmp_path / "text.db", "not an SQLite database"),
+        (tmp_path / "empty.db", "empty file"),
+        (missing, "missing view kernels"),
+        (blank, "missing view kernels"),
+    ]:
         with pytest.raises(InvalidInput, match=expected):
             rocpd.summary([path], None, [path.name])
 

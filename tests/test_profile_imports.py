@@ -53,11 +53,14 @@ def _trace_totals(*paths: Path) -> pd.DataFrame:
 
 # -- a folder of one kernel_trace.csv per process ------------------------------------------------
 
+
 def _multi_process(root: Path) -> Path:
     out = root / "prof"
-    for host, pid, trace, counters in (("node1", 834304, "sdk2508-kernel_trace.csv", "sdk2508-counter_collection.csv"),
-                                       ("node1", 834305, "sdk2508-kernel_trace.csv", "sdk2508-counter_collection.csv"),
-                                       ("node2", 19396, "sdk-kernel_trace.csv", "sdk-counter_collection.csv")):
+    for host, pid, trace, counters in (
+        ("node1", 834304, "sdk2508-kernel_trace.csv", "sdk2508-counter_collection.csv"),
+        ("node1", 834305, "sdk2508-kernel_trace.csv", "sdk2508-counter_collection.csv"),
+        ("node2", 19396, "sdk-kernel_trace.csv", "sdk-counter_collection.csv"),
+    ):
         (out / host).mkdir(parents=True, exist_ok=True)
         shutil.copy(fixture(f"rocm/{trace}"), out / host / f"{pid}_kernel_trace.csv")
         shutil.copy(fixture(f"rocm/{counters}"), out / host / f"{pid}_counter_collection.csv")
@@ -121,6 +124,7 @@ def test_the_profile_kernels_folder_readers_merge_every_file(tmp_path):
 
 # -- counter files with timestamps, on their own ---------------------------------------------
 
+
 def test_counter_files_with_timestamps_give_gpu_times(tmp_path):
     _copy_tree(data("rocm/hk-ds_read_b64-out"), tmp_path / "out")
     files = sorted(glob.glob(str(tmp_path / "out" / "*_counter_collection.csv")))
@@ -143,7 +147,11 @@ def test_counter_files_with_timestamps_give_gpu_times(tmp_path):
     # probe collected SQ_INSTS_LDS and SQ_LDS_BANK_CONFLICT only, so the vendor's conflict figures name the counter they lack
     assert any("gfx950" in n and "rocprof-compute 3.3.0" in n and "lds_conflict_agent_info.csv" in n for n in s.notes), s.notes
     rate = next(d for d in micro.derived if d.name == "LDS Speed-of-Light: Bank Conflict Rate")
-    assert rate.value is None and rate.definition.startswith("missing counter(s) SQ_LDS_IDX_ACTIVE |") and "gfx950/1200_local_data_share_lds.yaml" in rate.definition
+    assert (
+        rate.value is None
+        and rate.definition.startswith("missing counter(s) SQ_LDS_IDX_ACTIVE |")
+        and "gfx950/1200_local_data_share_lds.yaml" in rate.definition
+    )
     assert not [d for d in micro.derived if d.name == "LDS bank-conflict rate"]  # the old hand-written % of SQ_ACTIVE_INST_LDS is gone
 
 
@@ -161,6 +169,7 @@ def test_a_single_counter_file_with_timestamps_is_accepted_and_one_without_is_ex
 
 
 # -- rocprof-compute workloads ------------------------------------------------------------------
+
 
 def _pmc_times(path: Path) -> pd.Series:
     frame = pd.read_csv(path)
@@ -243,6 +252,7 @@ def test_a_workload_whose_timestamps_a_spreadsheet_rounded_is_refused(tmp_path):
 
 # -- legacy rocprof ------------------------------------------------------------------------------
 
+
 def _stats(path: Path) -> pd.DataFrame:
     frame = pd.read_csv(path)
     frame["Name"] = frame["Name"].str.replace(r"(\s*\[clone \.kd\]|\.kd)$", "", regex=True)
@@ -283,8 +293,11 @@ def test_a_stats_table_alone_gives_calls_and_totals_only(tmp_path):
 def test_old_rocprof_stats_with_unquoted_names(tmp_path):
     """Generated in the layout an old rocprof wrote (kernel names unquoted, commas and all; a real
     sample exists in a public repository without a licence, so it is not copied here)."""
-    rows = [["Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage"],
-            ["void f<int, 4>(int const*, int)", "2", "300", "150", "75.0"], ["g()", "1", "100", "100", "25.0"]]
+    rows = [
+        ["Name", "Calls", "TotalDurationNs", "AverageNs", "Percentage"],
+        ["void f<int, 4>(int const*, int)", "2", "300", "150", "75.0"],
+        ["g()", "1", "100", "100", "25.0"],
+    ]
     (tmp_path / "results.stats.csv").write_text('"Name","Calls","TotalDurationNs","AverageNs","Percentage"\n' + "\n".join(",".join(r) for r in rows[1:]) + "\n")
     s = _import(tmp_path, "results.stats.csv", target="f<")
     assert [(k.name, k.calls, k.total_us) for k in s.kernels] == [("void f<int, 4>(int const*, int)", 2, 0.3), ("g()", 1, 0.1)]
@@ -292,11 +305,15 @@ def test_old_rocprof_stats_with_unquoted_names(tmp_path):
 
 # -- what cannot be read is named as what it is -------------------------------------------------
 
-@pytest.mark.parametrize("name, source, expected", [
-    ("agent_info.csv", "rocm/hk-ds_read_b64-lds_conflict_agent_info.csv", "agents"),
-    ("x_hip_api_stats.csv", "rocm/sdk-hip_api_stats.csv", "API calls"),
-    ("memory_copy_trace.csv", "rocm/sdk-memory_copy_trace.csv", "no kernel dispatches"),
-])
+
+@pytest.mark.parametrize(
+    "name, source, expected",
+    [
+        ("agent_info.csv", "rocm/hk-ds_read_b64-lds_conflict_agent_info.csv", "agents"),
+        ("x_hip_api_stats.csv", "rocm/sdk-hip_api_stats.csv", "API calls"),
+        ("memory_copy_trace.csv", "rocm/sdk-memory_copy_trace.csv", "no kernel dispatches"),
+    ],
+)
 def test_known_files_without_kernel_figures_are_named(tmp_path, name, source, expected):
     shutil.copy(fixture(source), tmp_path / name)
     with pytest.raises(InvalidInput) as info:
@@ -311,8 +328,12 @@ async def test_unknown_files_are_described_never_called_ncu(tmp_path):
     shutil.copy(data("rocm/gunrock-rocprof-bfs/results.sysinfo.txt"), tmp_path / "results.sysinfo.txt")
     (tmp_path / "rounded").mkdir()
     shutil.copy(data("rocm/rcm-vcopy-mi300x-rounded/timestamps.csv"), tmp_path / "rounded" / "timestamps.csv")
-    expectations = {"table.csv": "a CSV of 3 columns", "half_trace.csv": "lacking end_timestamp", "results.sysinfo.txt": "not a CSV table",
-                    "rounded/timestamps.csv": "significant digits"}
+    expectations = {
+        "table.csv": "a CSV of 3 columns",
+        "half_trace.csv": "lacking end_timestamp",
+        "results.sysinfo.txt": "not a CSV table",
+        "rounded/timestamps.csv": "significant digits",
+    }
     async with Client(build_server(tmp_path)) as client:
         for name, expected in expectations.items():
             result = await client.call_tool("profile_import", {"paths": [name]})

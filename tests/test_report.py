@@ -24,7 +24,7 @@ from test_pictures import PNG_SIGNATURE, experiment_ws  # noqa: F401 (a fixture)
 
 from conftest import call, text_of
 
-HOSTILE = "fewer loads <script>alert(1)</script> & \"quotes\""
+HOSTILE = 'fewer loads <script>alert(1)</script> & "quotes"'
 
 
 class Page(HTMLParser):
@@ -84,8 +84,7 @@ def test_the_page_holds_the_kept_steps_the_chart_and_the_evidence(report_page, e
 
 def test_the_command_line_writes_the_page_and_refuses_an_unknown_tag(report_page, experiment_ws):
     def cli(*argv: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "kernel_mcp", *argv, "--workspace", str(experiment_ws)],
-                              capture_output=True, text=True, timeout=120)
+        return subprocess.run([sys.executable, "-m", "kernel_mcp", *argv, "--workspace", str(experiment_ws)], capture_output=True, text=True, timeout=120)
 
     report_page.unlink()
     done = cli("report", "rep")
@@ -137,9 +136,22 @@ def test_headless_chromium_draws_the_page(report_page, tmp_path):
     import numpy
 
     shot = Path(tmp_path / "page.png")
-    done = subprocess.run([shutil.which(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                           f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=1200,1600",
-                           report_page.as_uri()], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [
+            shutil.which(CHROMIUM),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            f"--screenshot={shot}",
+            "--window-size=1200,1600",
+            report_page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert shot.exists(), done.stderr[-2000:]
     pixels = matplotlib.image.imread(io.BytesIO(shot.read_bytes()), format="png")
     assert pixels.shape[0] >= 1000 and pixels.shape[1] >= 1000

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.anyio
 # kernel time does not grow when the host is busy, but a sleep overshoots by an unbounded amount
 # there, which made the GPU-time checks below depend on the machine's load. The sleep stays, so
 # the benchmark's own timer (the CSV metric) still sees the work.
-LAUNCHES = textwrap.dedent('''
+LAUNCHES = textwrap.dedent("""
     import os, time
     LOG = os.environ.get("KMCP_LAUNCH_LOG")
     def launch(name, seconds_of_work):
@@ -34,24 +34,24 @@ LAUNCHES = textwrap.dedent('''
         if LOG:
             with open(LOG, "a") as f:
                 f.write(f"{name},{seconds_of_work * 1e9:.0f}\\n")
-''')
-REFERENCE = textwrap.dedent('''
+""")
+REFERENCE = textwrap.dedent("""
     from launches import launch
     def conv(x, w):
         launch("reference_conv", 0.002)
         n = len(x)
         return [sum(w[k] * x[(i + k - 1) % n] for k in range(3)) for i in range(n)]
-''')
+""")
 SHAPES = "SHAPES = [('small', 64), ('large', 256)]\n"
-KERNEL = textwrap.dedent('''
+KERNEL = textwrap.dedent("""
     from launches import launch
     WORK = 0.004
     def conv(x, w):
         launch("k_main", WORK)
         n = len(x)
         return [w[0] * x[(i - 1) % n] + w[1] * x[i] + w[2] * x[(i + 1) % n] for i in range(n)]
-''')
-BENCH = textwrap.dedent('''
+""")
+BENCH = textwrap.dedent("""
     import csv, os, random, statistics, sys, time
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import kernel, reference
@@ -74,8 +74,8 @@ BENCH = textwrap.dedent('''
         out = csv.writer(f)
         out.writerow(["shape", "n", "err_k", "us_k", "flops", "bytes"])
         out.writerows(rows)
-''')
-STAND_IN_NCU = textwrap.dedent('''
+""")
+STAND_IN_NCU = textwrap.dedent("""
     import csv, os, subprocess, sys, tempfile
     args = sys.argv[1:]
     cmd = args[args.index("--") + 1:]
@@ -91,7 +91,7 @@ STAND_IN_NCU = textwrap.dedent('''
         for i, (name, ns) in enumerate(rows):
             w.writerow([i, 1, "python", "127.0.0.1", name, 1, 7, "(256, 1, 1)", "(64, 1, 1)", 0, "9.0", "Command line profiler metrics", "gpu__time_duration.sum", "ns", f"{int(ns):,}"])
     sys.exit(code)
-''')
+""")
 
 
 @pytest.fixture
@@ -100,7 +100,14 @@ def hack_ws(tmp_path, monkeypatch):
     monkeypatch.setenv("KMCP_NCU_FIXTURE", str(fixture("cuda/ncu_metrics.csv")))
     root = tmp_path / "repo"
     root.mkdir()
-    files = {"launches.py": LAUNCHES, "reference.py": REFERENCE, "shapes.py": SHAPES, "kernel.py": KERNEL, "bench.py": BENCH, ".gitignore": "out/\n__pycache__/\n"}
+    files = {
+        "launches.py": LAUNCHES,
+        "reference.py": REFERENCE,
+        "shapes.py": SHAPES,
+        "kernel.py": KERNEL,
+        "bench.py": BENCH,
+        ".gitignore": "out/\n__pycache__/\n",
+    }
     for name, body in files.items():
         (root / name).write_text(body)
     (root / "kernel-mcp.toml").write_text(
@@ -145,19 +152,40 @@ def _every_other_call_launches(wt: str) -> None:
 
 
 HACKS = [
-    ("edit the benchmark script", lambda wt: _edit(wt, "bench.py", "statistics.median(times)", "statistics.median(times) / 10"), "protected file changed: bench.py"),
-    ("edit the reference", lambda wt: _edit(wt, "reference.py", 'launch("reference_conv", 0.002)', 'launch("reference_conv", 0.0)'), "protected file changed: reference.py"),
+    (
+        "edit the benchmark script",
+        lambda wt: _edit(wt, "bench.py", "statistics.median(times)", "statistics.median(times) / 10"),
+        "protected file changed: bench.py",
+    ),
+    (
+        "edit the reference",
+        lambda wt: _edit(wt, "reference.py", 'launch("reference_conv", 0.002)', 'launch("reference_conv", 0.0)'),
+        "protected file changed: reference.py",
+    ),
     ("change the shape list", lambda wt: _edit(wt, "shapes.py", "('large', 256)", "('large', 8)"), "protected file changed: shapes.py"),
     ("write a file outside the editable set", lambda wt: Path(wt, "helper.py").write_text("FAST = True\n"), "file added outside the editable set: helper.py"),
-    ("cache the output across calls",
-     lambda wt: _edit(wt, "kernel.py", "def conv(x, w):\n", "CACHE = {}\ndef conv(x, w):\n    if len(x) in CACHE:\n        return CACHE[len(x)]\n    CACHE[len(x)] = _conv(x, w)\n    return CACHE[len(x)]\ndef _conv(x, w):\n"),
-     "wrong results"),
-    ("return the reference's own result",
-     lambda wt: _edit(wt, "kernel.py", 'launch("k_main", WORK)\n', 'import reference\n    return reference.conv(x, w)\n'),
-     "the target kernel was not launched"),
-    ("do the work only on the first call",
-     lambda wt: _edit(wt, "kernel.py", "def conv(x, w):\n", "CALLS = [0]\ndef conv(x, w):\n    CALLS[0] += 1\n    if CALLS[0] > 1:\n        return [0.0] * len(x)\n"),
-     "wrong results"),
+    (
+        "cache the output across calls",
+        lambda wt: _edit(
+            wt,
+            "kernel.py",
+            "def conv(x, w):\n",
+            "CACHE = {}\ndef conv(x, w):\n    if len(x) in CACHE:\n        return CACHE[len(x)]\n    CACHE[len(x)] = _conv(x, w)\n    return CACHE[len(x)]\ndef _conv(x, w):\n",
+        ),
+        "wrong results",
+    ),
+    (
+        "return the reference's own result",
+        lambda wt: _edit(wt, "kernel.py", 'launch("k_main", WORK)\n', "import reference\n    return reference.conv(x, w)\n"),
+        "the target kernel was not launched",
+    ),
+    (
+        "do the work only on the first call",
+        lambda wt: _edit(
+            wt, "kernel.py", "def conv(x, w):\n", "CALLS = [0]\ndef conv(x, w):\n    CALLS[0] += 1\n    if CALLS[0] > 1:\n        return [0.0] * len(x)\n"
+        ),
+        "wrong results",
+    ),
     ("a time below the roofline floor", lambda wt: _edit(wt, "kernel.py", "WORK = 0.004", "WORK = 0.0001"), "impossible: faster than the roofline floor"),
     (
         "launch the target kernel on every other call only",

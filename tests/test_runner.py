@@ -62,7 +62,9 @@ async def test_cancellation_kills_the_tree(tmp_path):
 
 async def test_large_output_is_capped_in_memory_and_kept_on_disk(tmp_path):
     size = 100 * 1024 * 1024
-    code = f"import sys\nblock = b'0123456789abcdef' * 4096\nfor _ in range({size} // len(block)): sys.stdout.buffer.write(block)\nsys.stdout.buffer.write(b'END')"
+    code = (
+        f"import sys\nblock = b'0123456789abcdef' * 4096\nfor _ in range({size} // len(block)): sys.stdout.buffer.write(block)\nsys.stdout.buffer.write(b'END')"
+    )
     result = await runner.run([PY, "-c", code], cwd=tmp_path, timeout_s=120, log_dir=tmp_path / "logs", tail_bytes=4096)
     assert result.ok
     assert result.stdout.total_bytes == size + 3

@@ -30,10 +30,21 @@ class Sample(BaseModel):
     weights: dict[str, float] = {}
 
 
-VALID = [{"name": "a"}, {"name": "a", "note": None, "state": None, "sizes": None, "inner": None},
-         {"name": "a", "note": "n", "state": "ok", "sizes": [1, 2], "inner": {"size": 3}, "weights": {"x": 1.5}}]
-INVALID = [{}, {"name": 1}, {"name": "a", "note": 2}, {"name": "a", "state": "running"}, {"name": "a", "sizes": ["x"]},
-           {"name": "a", "inner": {}}, {"name": "a", "inner": {"size": "big"}}, {"name": "a", "weights": {"x": "y"}}]
+VALID = [
+    {"name": "a"},
+    {"name": "a", "note": None, "state": None, "sizes": None, "inner": None},
+    {"name": "a", "note": "n", "state": "ok", "sizes": [1, 2], "inner": {"size": 3}, "weights": {"x": 1.5}},
+]
+INVALID = [
+    {},
+    {"name": 1},
+    {"name": "a", "note": 2},
+    {"name": "a", "state": "running"},
+    {"name": "a", "sizes": ["x"]},
+    {"name": "a", "inner": {}},
+    {"name": "a", "inner": {"size": "big"}},
+    {"name": "a", "weights": {"x": "y"}},
+]
 
 
 @pytest.mark.parametrize("output", [True, False])

@@ -51,8 +51,13 @@ async def test_a_sealed_run_writes_its_own_tree_and_private_folder_only(tmp_path
     for folder in (tree, other, state):
         folder.mkdir()
     (tmp_path / ".git").mkdir()
-    targets = {"own": str(tree / "out.csv"), "other": str(other / "bench.py"), "state": str(state / "ledger.sqlite"),
-               "git": str(tmp_path / ".git" / "HEAD"), "devnull": "/dev/null"}
+    targets = {
+        "own": str(tree / "out.csv"),
+        "other": str(other / "bench.py"),
+        "state": str(state / "ledger.sqlite"),
+        "git": str(tmp_path / ".git" / "HEAD"),
+        "devnull": "/dev/null",
+    }
     with sandbox.side(tree, state, "run-1") as boundary:
         result = await runner.run([PY, "-c", PROBE, json.dumps(targets), str(os.getpid())], cwd=tree, timeout_s=30, boundary=boundary)
         private = state / sandbox.PRIVATE_DIR / "run-1"
@@ -76,8 +81,9 @@ async def test_an_escaped_process_of_a_sealed_run_is_ended_with_it(tmp_path):
     # A double-forked daemon that clears its environment is out of the token's reach; the server,
     # a child subreaper, adopts it, and its no_new_privs marks it as a sealed run's.
     script = tmp_path / "escape.py"
-    script.write_text(textwrap.dedent(
-        """
+    script.write_text(
+        textwrap.dedent(
+            """
         import os, sys, time
         if os.fork() == 0:
             os.setsid()
@@ -86,7 +92,9 @@ async def test_an_escaped_process_of_a_sealed_run_is_ended_with_it(tmp_path):
             os._exit(0)
         os.wait()
         print("parent done", flush=True)
-        """))
+        """
+        )
+    )
     with sandbox.side(tmp_path, tmp_path / "state", "esc") as boundary:
         result = await runner.run([PY, str(script)], cwd=tmp_path, timeout_s=30, boundary=boundary)
     assert result.ok and "parent done" in result.stdout.tail
@@ -146,13 +154,16 @@ async def test_a_candidate_cannot_rewrite_best_during_the_pairs(cpu_ws):
         before, users = best_kernel.read_text(), (cpu_ws / "kernel.py").read_text()
         # BEST made 10x slower from inside the candidate's run (it would look 90% faster), and the
         # user's own checkout and the ledger's database written too
-        _hostile_kernel(wt, f"""
+        _hostile_kernel(
+            wt,
+            f"""
             for target in ({str(best_kernel)!r}, {str(cpu_ws / "kernel.py")!r}, {str(cpu_ws / ".kernel-mcp" / "ledger.sqlite")!r}):
                 try:
                     pathlib.Path(target).write_text('TIME = {{"small": 1000.0, "large": 2000.0}}\\nERR = 0\\n')
                 except OSError as exc:
                     print("refused:", exc.strerror)
-            """)
+            """,
+        )
         ev = await call(client, "experiment_evaluate", hypothesis="rewrite BEST")
         log = await call(client, "experiment_log")  # the ledger's database still reads
     assert best_kernel.read_text() == before and (cpu_ws / "kernel.py").read_text() == users and log["attempts"]
@@ -167,9 +178,14 @@ async def test_a_redirected_git_pointer_is_refused_and_repaired_by_revert(cpu_ws
     async with Client(build_server(cpu_ws)) as client:
         wt = (await call(client, "experiment_start", tag="ptr"))["worktree"]
         pointer = Path(wt).parent / ".git"  # the workspace is a subfolder: the pointer sits at the worktree's top
-        _hostile_kernel(wt, f"""
-            pathlib.Path({str(pointer)!r}).write_text("gitdir: {cpu_ws.parent / '.git'}\\n")
-            """, 90.0, 180.0)
+        _hostile_kernel(
+            wt,
+            f"""
+            pathlib.Path({str(pointer)!r}).write_text("gitdir: {cpu_ws.parent / ".git"}\\n")
+            """,
+            90.0,
+            180.0,
+        )
         ev = await client.call_tool("experiment_evaluate", {"hypothesis": "redirect .git"})
         attempt = (ev.structured_content or {}).get("attempt") or {}
         assert ev.is_error or attempt.get("decision") not in ("keep", "suspicious"), text_of(ev)

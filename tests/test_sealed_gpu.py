@@ -156,8 +156,11 @@ UNPRIVILEGED = textwrap.dedent(
 def test_cuda_runs_inside_the_user_namespace_of_an_unprivileged_server():
     with unprivileged.tree("kmcp-gpu-") as tree:
         (tree / "server.py").write_text(UNPRIVILEGED)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tree),
-               "PYTHONPATH": os.pathsep.join([str(Path(sandbox.__file__).parent.parent), str(Path(__file__).parent)])}
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(tree),
+            "PYTHONPATH": os.pathsep.join([str(Path(sandbox.__file__).parent.parent), str(Path(__file__).parent)]),
+        }
         answer = unprivileged.run_json([PY, str(tree / "server.py"), str(tree), "", str(Path(__file__).parent)], tree, env, 600)
     uid = unprivileged.UID
     print(f"\nsealed: {answer['sealed']}\ninside: {answer['seen']}")

@@ -129,11 +129,11 @@ async def _fork_runner_run(folder: Path, period: float, generations: int, *mode:
     script.write_text(FORK_RUNNER)
     with sandbox.side(folder, folder / "state", "fork-runner") as boundary:
         with anyio.fail_after(GUARD_S * 2):
-            return await runner.run([PY, str(script), str(folder), str(period), str(generations), *mode], cwd=folder,
-                                    timeout_s=GUARD_S * 2, boundary=boundary)
+            return await runner.run([PY, str(script), str(folder), str(period), str(generations), *mode], cwd=folder, timeout_s=GUARD_S * 2, boundary=boundary)
 
 
 # ---- (b) what a run leaves ends with it -----------------------------------------------------------
+
 
 @pytest.mark.parametrize("period", [0.1, 0.003], ids=["a05c-every-100ms", "a05-every-3ms"])
 async def test_a_reforking_escapee_is_gone_when_the_sealed_command_returns(tmp_path, period):
@@ -210,8 +210,13 @@ SLEEPER = textwrap.dedent(
 
 
 def _limits(pid: int) -> tuple:
-    return (resource.prlimit(pid, resource.RLIMIT_NOFILE), resource.prlimit(pid, resource.RLIMIT_NPROC),
-            os.getpriority(os.PRIO_PROCESS, pid), Path(f"/proc/{pid}/oom_score_adj").read_text(), Path(f"/proc/{pid}/autogroup").read_text())
+    return (
+        resource.prlimit(pid, resource.RLIMIT_NOFILE),
+        resource.prlimit(pid, resource.RLIMIT_NPROC),
+        os.getpriority(os.PRIO_PROCESS, pid),
+        Path(f"/proc/{pid}/oom_score_adj").read_text(),
+        Path(f"/proc/{pid}/autogroup").read_text(),
+    )
 
 
 async def test_a_sealed_run_cannot_reach_the_server_or_a_sibling_run(tmp_path):
@@ -327,6 +332,7 @@ def test_an_unprivileged_server_gets_a_user_namespace_mapped_to_itself(tmp_path)
 
 # ---- a fork bomb-lite stalls nothing ---------------------------------------------------------------
 
+
 async def _meanwhile(folder: Path, period: float, generations: int, sealed_others: bool, *mode: str) -> tuple[runner.RunResult, list[runner.RunResult], int]:
     """The fork-runner's run and, beside it, other calls one after the other until it returns.
     Also the largest number of zombies of sealed processes the server adopted, at any look."""
@@ -345,8 +351,9 @@ async def _meanwhile(folder: Path, period: float, generations: int, sealed_other
         other.mkdir()
         while not done.is_set():
             with sandbox.side(other, folder / "state", f"other-{len(others)}") as boundary:
-                others.append(await runner.run([PY, "-c", "print('other call answered')"], cwd=other, timeout_s=GUARD_S,
-                                               boundary=boundary if sealed_others else None))
+                others.append(
+                    await runner.run([PY, "-c", "print('other call answered')"], cwd=other, timeout_s=GUARD_S, boundary=boundary if sealed_others else None)
+                )
             # zombies of sealed processes the server adopted (a command's own child, just ended, waits for its runner)
             zombies = [pid for pid, state, nnp in _server_children() if state == "Z" and nnp and pid not in containment._live]
             most_zombies = max(most_zombies, len(zombies))
@@ -402,8 +409,9 @@ SHOW = textwrap.dedent(
 async def test_a_sealed_command_keeps_its_pipes_cwd_environment_and_status(tmp_path):
     _namespaces()
     with sandbox.side(tmp_path, tmp_path / "state", "show") as boundary:
-        result = await runner.run([PY, "-c", SHOW, "3", "a b", "ü"], cwd=tmp_path, timeout_s=GUARD_S, boundary=boundary,
-                                  env={"ONE_VAR": "one value"}, stdin_data=b"from stdin")
+        result = await runner.run(
+            [PY, "-c", SHOW, "3", "a b", "ü"], cwd=tmp_path, timeout_s=GUARD_S, boundary=boundary, env={"ONE_VAR": "one value"}, stdin_data=b"from stdin"
+        )
         expected = runner.build_env({"ONE_VAR": "one value"})
         expected.update(boundary.env)
     assert result.returncode == 3 and result.status() == "exit 3", (result.status(), result.stderr.tail)
@@ -440,14 +448,27 @@ def test_a_seal_that_cannot_enter_its_domain_runs_nothing(tmp_path):
     # seal.py given a descriptor that is no Landlock ruleset: refused, exit 126, the command never ran
     isolation = _namespaces()
     marker = tmp_path / "ran"
-    argv = [sys.executable, "-I", "-S", "-B", str(sandbox.SEAL_PROGRAM), "run", "0", "2", "1" if isolation.user else "0",
-            "1" if isolation.proc else "0", shutil.which("touch") or "/usr/bin/touch", str(marker)]
+    argv = [
+        sys.executable,
+        "-I",
+        "-S",
+        "-B",
+        str(sandbox.SEAL_PROGRAM),
+        "run",
+        "0",
+        "2",
+        "1" if isolation.user else "0",
+        "1" if isolation.proc else "0",
+        shutil.which("touch") or "/usr/bin/touch",
+        str(marker),
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=GUARD_S, check=False)
     assert done.returncode == sandbox.EXIT_NOT_SEALED and "could not seal" in done.stderr, (done.returncode, done.stderr)
     assert not marker.exists()
 
 
 # ---- what the answers say ----------------------------------------------------------------------------
+
 
 async def test_without_namespaces_the_runs_and_doctor_say_what_is_missing(workspace, no_namespaces):
     from conftest import call
@@ -465,4 +486,3 @@ async def test_without_namespaces_the_runs_and_doctor_say_what_is_missing(worksp
         doctor = await call(client, "doctor")
     assert "NO namespaces" in doctor["boundary"]
     assert any("no namespaces of their own" in note for note in doctor["notes"]), doctor["notes"]
-

@@ -174,7 +174,9 @@ async def test_over_streamable_http_bound_to_loopback(workspace):
     token = "a-loopback-token-of-enough-length"  # loopback needs one too (test_http_security)
     proc = subprocess.Popen(
         [PY, "-m", "kernel_mcp", "serve", "--workspace", str(workspace), "--http", f":{port}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "KERNEL_MCP_HTTP_TOKEN": token},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "KERNEL_MCP_HTTP_TOKEN": token},
     )
     try:
         for _ in range(100):
@@ -182,8 +184,10 @@ async def test_over_streamable_http_bound_to_loopback(workspace):
                 if s.connect_ex(("127.0.0.1", port)) == 0:
                     break
             await anyio.sleep(0.1)
-        async with create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http, \
-                Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client:
+        async with (
+            create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+            Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http)) as client,
+        ):
             names = {t.name for t in (await client.list_tools()).tools}
             assert EXPECTED_TOOLS <= names
             result = await client.call_tool("workspace_info", {})
@@ -232,10 +236,7 @@ async def test_structured_content_is_held_to_a_size_bound_like_the_text(workspac
     """A benchmark with 1,500 config classes: the text keeps to its 4 KB and the structured content
     to 16 times that, cut list by list, still valid against the output schema (the client checks)."""
     rows = "\\n".join(f"c{i},0,{10 + i % 7}.0" for i in range(1500))
-    (workspace / "bench.py").write_text(
-        "import os\nos.makedirs('out', exist_ok=True)\n"
-        f"open('out/bench.csv','w').write('shape,err_k,us_k\\n{rows}\\n')\n"
-    )
+    (workspace / "bench.py").write_text(f"import os\nos.makedirs('out', exist_ok=True)\nopen('out/bench.csv','w').write('shape,err_k,us_k\\n{rows}\\n')\n")
     async with Client(build_server(workspace)) as client:
         result = await client.call_tool("run_benchmark", {"repeats": 2})
     assert not result.is_error, text_of(result)

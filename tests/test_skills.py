@@ -42,7 +42,7 @@ def test_front_matter_is_strict_yaml():
 def test_quoted_front_matter_values(tmp_path):
     folder = tmp_path / "s"
     folder.mkdir()
-    (folder / "SKILL.md").write_text('---\nname: s\ndescription: "a: b, \\"c\\""\nother: \'it\'\'s\'\n---\nbody\n')
+    (folder / "SKILL.md").write_text("---\nname: s\ndescription: \"a: b, \\\"c\\\"\"\nother: 'it''s'\n---\nbody\n")
     parsed = skills.parse_skill(folder / "SKILL.md")
     assert parsed.description == 'a: b, "c"' == yaml.safe_load((folder / "SKILL.md").read_text().split("---")[1])["description"]
 
@@ -61,7 +61,16 @@ def test_every_named_tool_exists_with_its_arguments():
                 used += 1
     assert used > 40
     names = {n for skill in skills.all_skills() for n, _ in CALL.findall(skill.body) if n in tools}
-    assert {"experiment_start", "experiment_evaluate", "experiment_keep", "experiment_revert", "profile_kernels", "thread_trace", "compile_kernel", "experiment_log"} <= names
+    assert {
+        "experiment_start",
+        "experiment_evaluate",
+        "experiment_keep",
+        "experiment_revert",
+        "profile_kernels",
+        "thread_trace",
+        "compile_kernel",
+        "experiment_log",
+    } <= names
 
 
 async def test_prompts_list_and_render(tmp_path):

@@ -81,8 +81,14 @@ def repo(tmp_path) -> git.Repo:
     """A workspace in the folder `ws` of a repository: kernel sources, a harness, ignored outputs."""
     root = tmp_path / "repo"
     files = {
-        "ws/src/kernel.cu": "k\n", "ws/src/kernel.cuh": "h\n", "ws/src/reference.cu": "r\n", "ws/src/gone.cu": "g\n",
-        "ws/bench.py": "b\n", "ws/kernel-mcp.toml": "\n", "ws/.gitignore": "out/\n", "other/elsewhere.cu": "e\n",
+        "ws/src/kernel.cu": "k\n",
+        "ws/src/kernel.cuh": "h\n",
+        "ws/src/reference.cu": "r\n",
+        "ws/src/gone.cu": "g\n",
+        "ws/bench.py": "b\n",
+        "ws/kernel-mcp.toml": "\n",
+        "ws/.gitignore": "out/\n",
+        "other/elsewhere.cu": "e\n",
     }
     for rel, body in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)

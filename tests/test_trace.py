@@ -58,21 +58,30 @@ def test_ncu_source_views_agree():
 
 def test_stats_csv(tmp_path):
     path = tmp_path / "stats_kernel.csv"
-    path.write_text("Codeobj,Vaddr,Instruction,Hitcount,Latency,Stall,Idle,Source\n11,5888,global_load_dwordx4 v[0:3], v[4:5], off,48,276,96,48,k.hip:10\n"
-                    "11,5896,s_waitcnt vmcnt(0),48,900,850,0,k.hip:11\n11,5900,v_fmac_f32_e32 v1, v2, v3,48,192,0,0,k.hip:12\n")
-    path.write_text(path.read_text().replace("global_load_dwordx4 v[0:3], v[4:5], off", '"global_load_dwordx4 v[0:3], v[4:5], off"').replace("v_fmac_f32_e32 v1, v2, v3", '"v_fmac_f32_e32 v1, v2, v3"'))
+    path.write_text(
+        "Codeobj,Vaddr,Instruction,Hitcount,Latency,Stall,Idle,Source\n11,5888,global_load_dwordx4 v[0:3], v[4:5], off,48,276,96,48,k.hip:10\n"
+        "11,5896,s_waitcnt vmcnt(0),48,900,850,0,k.hip:11\n11,5900,v_fmac_f32_e32 v1, v2, v3,48,192,0,0,k.hip:12\n"
+    )
+    path.write_text(
+        path.read_text()
+        .replace("global_load_dwordx4 v[0:3], v[4:5], off", '"global_load_dwordx4 v[0:3], v[4:5], off"')
+        .replace("v_fmac_f32_e32 v1, v2, v3", '"v_fmac_f32_e32 v1, v2, v3"')
+    )
     s = summarise("k", "rocprofv3 thread trace stats", read_stats_csv(path), vendors=VENDORS)
     assert s.unit == "cycles" and s.hot[0].isa == "s_waitcnt vmcnt(0)"
     assert s.waits[0].waits_for[0].isa.startswith("global_load_dwordx4") and s.waits[0].valu_between == 0
     assert s.waits[0].attribution.startswith("estimate")
 
 
-@pytest.mark.parametrize("mutate, expected", [
-    (lambda t: t[: len(t) // 2], "truncated"),
-    (lambda t: "", "not valid JSON|truncated|no instruction rows"),
-    (lambda t: t.replace('"Hit"', '"Hits"'), "header lacks Hit"),
-    (lambda t: '{"code": [[1, 2]], "header": ["ISA","_","LineNumber","Source","Codeobj","Vaddr","Hit","Latency","Stall","Idle"]}', "inconsistent"),
-])
+@pytest.mark.parametrize(
+    "mutate, expected",
+    [
+        (lambda t: t[: len(t) // 2], "truncated"),
+        (lambda t: "", "not valid JSON|truncated|no instruction rows"),
+        (lambda t: t.replace('"Hit"', '"Hits"'), "header lacks Hit"),
+        (lambda t: '{"code": [[1, 2]], "header": ["ISA","_","LineNumber","Source","Codeobj","Vaddr","Hit","Latency","Stall","Idle"]}', "inconsistent"),
+    ],
+)
 def test_bad_code_json(tmp_path, mutate, expected):
     path = tmp_path / "code.json"
     path.write_text(mutate(fixture("rocm/rcv-pcsampling-code.json").read_text()))
@@ -122,7 +131,9 @@ def att_ws(tmp_path, monkeypatch):
 
 async def test_thread_trace_runs_att_and_compares(att_ws):
     async with Client(build_server(att_ws)) as client:
-        first = await client.call_tool("thread_trace", {"kernel_regex": "reference_gemm", "options": {"target_cu": 1, "shader_engine_mask": "0x1", "serialize_all": True}})
+        first = await client.call_tool(
+            "thread_trace", {"kernel_regex": "reference_gemm", "options": {"target_cu": 1, "shader_engine_mask": "0x1", "serialize_all": True}}
+        )
         assert not first.is_error, text_of(first)
         data = first.structured_content
         assert data["source"] == "rocprofv3 PC sampling" and data["hot"] and data["findings"]

@@ -33,6 +33,7 @@ VMEM = ("global_", "buffer_", "flat_", "scratch_")
 
 # -- independent readings of the raw files ---------------------------------------------------------
 
+
 def dispatches() -> list[Path]:
     return sorted(p.parent for p in ATT.rglob("code.json"))
 
@@ -87,6 +88,7 @@ def assert_findings_quote_tables(s) -> None:
 
 
 # -- AMD: a folder of several kernels' dispatches --------------------------------------------------
+
 
 def test_each_dispatch_is_its_own_summary_never_merged():
     """Instruction indices restart in every code.json: the old reader added the layernorm's
@@ -213,6 +215,7 @@ def test_stats_csv_and_code_json_name_instructions_alike(tmp_path):
 
 # -- NVIDIA: ncu's source page of a bank-conflicted kernel ----------------------------------------
 
+
 def ncu_sections(path: Path) -> list[tuple[str, pd.DataFrame]]:
     rows = list(csv.reader(path.open()))
     starts = [i for i, r in enumerate(rows) if r and r[0] == "Kernel Name"] + [len(rows)]
@@ -267,6 +270,7 @@ def test_an_export_without_wavefront_columns_says_it_cannot_tell(tmp_path):
 
 # -- through the tool: the label is the trace's kernel; compile facts only for that kernel and arch --
 
+
 def _history(ws: Path, entries: dict[str, dict]) -> None:
     state = ws / ".kernel-mcp"
     state.mkdir(exist_ok=True)
@@ -274,8 +278,15 @@ def _history(ws: Path, entries: dict[str, dict]) -> None:
 
 
 def _facts(name: str, symbol: str, vgprs: int) -> dict:
-    return {"name": name, "symbol": symbol, "vgprs": vgprs, "agprs": 0, "sgprs": 40, "lds_bytes": 0,
-            "occupancy": {"waves": 8, "max_waves": 8, "limiter": ["VGPRs"]}}
+    return {
+        "name": name,
+        "symbol": symbol,
+        "vgprs": vgprs,
+        "agprs": 0,
+        "sgprs": 40,
+        "lds_bytes": 0,
+        "occupancy": {"waves": 8, "max_waves": 8, "limiter": ["VGPRs"]},
+    }
 
 
 @pytest.mark.anyio
@@ -288,9 +299,14 @@ async def test_imports_are_labelled_by_the_trace_and_get_only_matching_compile_f
     shutil.copytree(ATT / "layernorm", workspace / "att" / "layernorm")
     shutil.copy(BANK_SASS, workspace / "bank.csv")
     # the workspace's target kernel (k_main, gfx950) has facts; so has layernorm, but for gfx942 first
-    _history(workspace, {"gfx950:src/k.hip:k_main": _facts("k_main", "k_main", 108),
-                         "gfx942:kernels/layernorm.py:layernorm_kernel_0": _facts("layernorm_kernel_0", "layernorm_kernel_0", 64),
-                         "sm_90a:bank_conflict.cu:transpose_read": _facts("transpose_read", "_Z14transpose_readILi0EEvPKfPfi", 12)})
+    _history(
+        workspace,
+        {
+            "gfx950:src/k.hip:k_main": _facts("k_main", "k_main", 108),
+            "gfx942:kernels/layernorm.py:layernorm_kernel_0": _facts("layernorm_kernel_0", "layernorm_kernel_0", 64),
+            "sm_90a:bank_conflict.cu:transpose_read": _facts("transpose_read", "_Z14transpose_readILi0EEvPKfPfi", 12),
+        },
+    )
     async with Client(build_server(workspace)) as client:
         nvidia = await client.call_tool("thread_trace_import", {"path": "bank.csv"})
         text = text_of(nvidia)

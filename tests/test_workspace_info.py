@@ -88,7 +88,7 @@ async def test_outside_any_repository(tmp_path):
 
 
 async def test_the_harness_settings_are_shown(workspace):
-    write_toml(workspace, BASIC_TOML.replace('timeout_s = 60', 'timeout_s = 60\nrepeats = 5') + HARNESS)
+    write_toml(workspace, BASIC_TOML.replace("timeout_s = 60", "timeout_s = 60\nrepeats = 5") + HARNESS)
     text, data = await info(workspace)
     assert "harness: editable src/*.hip, src/*.h; protected src/reference.h" in text
     assert "keep metric csv; plausibility factor 2.5x" in text and "pairs 4-8" in text

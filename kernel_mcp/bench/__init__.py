@@ -78,7 +78,9 @@ class BenchRun(BaseModel):
     failure: str | None = None  # the command failed or wrote no usable CSV
     impossible: list[str] = []  # rows below the roofline floor
     floor_of: str | None = None  # whose figures the floor used: "H200 (sm_90)"; None when no floor was drawn
-    floor_note: str | None = None  # why not (a GPU no product table describes), when the benchmark has FLOP and byte columns; or why this GPU's peaks were not measured
+    floor_note: str | None = (
+        None  # why not (a GPU no product table describes), when the benchmark has FLOP and byte columns; or why this GPU's peaks were not measured
+    )
     sealed: str | None = None  # the boundary every run had ("Landlock ABI 7"); None if any ran unsealed
     wall_s: list[float] = []  # each run's wall time, measured by the server: a witness the code cannot reach
 
@@ -157,9 +159,18 @@ def merge(tables: list[TableFigures]) -> list[ClassRun]:
 
 
 async def run_benchmark(
-    ws: Workspace, run: Run, label: str | None = None, repeats: int | None = None,
-    progress: ProgressFn | None = None, cwd: Path | None = None, extra_env: dict[str, str] | None = None,
-    lease: gate.Lease | None = None, file_prefix: str = "bench", boundary: sandbox.Boundary | None = None, *, vendors: Vendors,
+    ws: Workspace,
+    run: Run,
+    label: str | None = None,
+    repeats: int | None = None,
+    progress: ProgressFn | None = None,
+    cwd: Path | None = None,
+    extra_env: dict[str, str] | None = None,
+    lease: gate.Lease | None = None,
+    file_prefix: str = "bench",
+    boundary: sandbox.Boundary | None = None,
+    *,
+    vendors: Vendors,
 ) -> BenchRun:
     """Run the fixed command `repeats` times on one gated GPU; `cwd` lets the ledger run it in its
     worktree (or BEST's), `lease` run it on a GPU the caller already holds, and `file_prefix` keeps
@@ -198,8 +209,9 @@ async def run_benchmark(
                 if progress is not None:
                     await progress(index - 1, repeats, f"benchmark run {index}/{repeats} on {lease.describe()}")
                 started = time.time()
-                result = await runner.run(cfg.command, cwd=root, timeout_s=cfg.timeout_s, env=env, log_dir=run.folder, log_name=f"{file_prefix}-{index}",
-                                          boundary=boundary)
+                result = await runner.run(
+                    cfg.command, cwd=root, timeout_s=cfg.timeout_s, env=env, log_dir=run.folder, log_name=f"{file_prefix}-{index}", boundary=boundary
+                )
                 sealed.append(result.sealed)
                 walls.append(round(result.duration_s, 4))
                 if not result.ok:
@@ -218,11 +230,22 @@ async def run_benchmark(
     classes = merge(tables)
     first = tables[0] if tables else None
     return BenchRun(
-        label=label, metric=cfg.metric, correctness=f"{cfg.correctness.column} {cfg.correctness.rule}",
+        label=label,
+        metric=cfg.metric,
+        correctness=f"{cfg.correctness.column} {cfg.correctness.rule}",
         class_columns=first.class_columns if first else list(cfg.config_columns),
-        inferred_classes=first.inferred if first else False, classes=classes, seeds=seeds, repeats=len(tables),
-        gpu=lease.describe(), duration_s=time.monotonic() - started_all, failure=failure,
-        impossible=impossible, floor_of=floor_of, floor_note=floor_note, sealed=sealed[0] if sealed and None not in sealed else None, wall_s=walls,
+        inferred_classes=first.inferred if first else False,
+        classes=classes,
+        seeds=seeds,
+        repeats=len(tables),
+        gpu=lease.describe(),
+        duration_s=time.monotonic() - started_all,
+        failure=failure,
+        impossible=impossible,
+        floor_of=floor_of,
+        floor_note=floor_note,
+        sealed=sealed[0] if sealed and None not in sealed else None,
+        wall_s=walls,
     )
 
 
@@ -269,8 +292,10 @@ class BenchAnswer(ToolOutput):
         b = self.bench
         # the class columns and keys are the CSV's cells, the failure may quote the benchmark's output
         cls = ", ".join(map(inline, b.class_columns)) + (" (inferred from the CSV)" if b.inferred_classes else "")
-        lines = [f"benchmark{' ' + inline(b.label) if b.label else ''}: {b.repeats} run(s) on {b.gpu}, {b.duration_s:.1f} s; run {self.run_id}",
-                 f"correctness {b.correctness}; metric {b.metric} (lower is better); classes by {cls}"]
+        lines = [
+            f"benchmark{' ' + inline(b.label) if b.label else ''}: {b.repeats} run(s) on {b.gpu}, {b.duration_s:.1f} s; run {self.run_id}",
+            f"correctness {b.correctness}; metric {b.metric} (lower is better); classes by {cls}",
+        ]
         if b.failure:
             lines.append(f"FAILED: {inline(b.failure)}")
         if b.floor_of or b.floor_note:
@@ -298,8 +323,7 @@ class BenchmarkFailed(CommandFailed):
     @classmethod
     def of(cls, answer: BenchAnswer, files: list[str]) -> BenchmarkFailed:
         b = answer.bench
-        lines = [inline(b.failure),
-                 f"run {answer.run_id}: {b.repeats} repeat(s) completed before the failure, on {b.gpu}, {b.duration_s:.1f} s"]
+        lines = [inline(b.failure), f"run {answer.run_id}: {b.repeats} repeat(s) completed before the failure, on {b.gpu}, {b.duration_s:.1f} s"]
         shown = answer.render().splitlines()[2:]  # the class lines of the completed repeats
         shown = [line for line in shown if not line.startswith("FAILED: ")]
         lines += shown[: cls.CLASS_LINES] + ([f"  ... {len(shown) - cls.CLASS_LINES} more lines in the run"] if len(shown) > cls.CLASS_LINES else [])
@@ -309,6 +333,7 @@ class BenchmarkFailed(CommandFailed):
         # the failing repeat's logs first: the last ones written (bench-2 before bench-10 by number)
         number = lambda name: int("".join(ch for ch in name if ch.isdigit()) or 0)  # noqa: E731
         logs = sorted((name for name in files if name.endswith(".log")), key=number, reverse=True)[:2]
-        hint = (f'its output is kept: run_artifacts(run_id="{answer.run_id}")'
-                + (f", e.g. {', '.join(run_uri(answer.run_id, name) for name in logs)}" if logs else ""))
+        hint = f'its output is kept: run_artifacts(run_id="{answer.run_id}")' + (
+            f", e.g. {', '.join(run_uri(answer.run_id, name) for name in logs)}" if logs else ""
+        )
         return cls(message, hint=hint)

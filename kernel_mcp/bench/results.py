@@ -98,7 +98,9 @@ def read_csv(path: Path) -> pd.DataFrame:
         if not pd.api.types.is_numeric_dtype(frame[column]):  # text: object in pandas 2, str in pandas 3
             longest = frame[column].astype(str).str.len().max()
             if longest > limits.BENCH_MAX_CELL_CHARS:
-                raise CommandFailed(f"the benchmark CSV {path.name} has a value of {longest} characters in column {inline(str(column)[:60])}, over {limits.BENCH_MAX_CELL_CHARS}")
+                raise CommandFailed(
+                    f"the benchmark CSV {path.name} has a value of {longest} characters in column {inline(str(column)[:60])}, over {limits.BENCH_MAX_CELL_CHARS}"
+                )
     return frame
 
 
@@ -150,8 +152,10 @@ def below_floor(frame: pd.DataFrame, cfg: BenchmarkConfig, harness, floor: Floor
             least = floor(flops, nbytes)
         except (InvalidInput, ValueError) as exc:  # NaN, inf or text where a count should be: no floor to check against
             why = exc.message if isinstance(exc, InvalidInput) else str(exc)
-            raise CommandFailed(f"the benchmark CSV's {harness.flops_column} and {harness.bytes_column} of {_class_label(row, columns, 'a row')} "
-                                f"give no roofline floor: {inline(why)}") from None
+            raise CommandFailed(
+                f"the benchmark CSV's {harness.flops_column} and {harness.bytes_column} of {_class_label(row, columns, 'a row')} "
+                f"give no roofline floor: {inline(why)}"
+            ) from None
         if seconds < least:
             out.append(f"{_class_label(row, columns, 'a row')}: {floor.refusal(seconds, flops, nbytes)}")
     return out
@@ -183,9 +187,15 @@ def unusable_metric(frame: pd.DataFrame, metric: pd.Series, cfg: BenchmarkConfig
     raw = frame[cfg.metric].iloc[first]
     v = values[first]
     value = shown(raw) if not math.isfinite(v) or 0 < abs(v) < sys.float_info.min else shown(v)  # a subnormal as the CSV wrote it
-    kind = ("not a finite number" if not math.isfinite(v) else "not a positive time" if v <= 0
-            else "a subnormal number, no measured time" if v < sys.float_info.min
-            else f"outside {low:g} to {high:g}, no time in any unit (the ratios of such figures leave the floating-point range)")
+    kind = (
+        "not a finite number"
+        if not math.isfinite(v)
+        else "not a positive time"
+        if v <= 0
+        else "a subnormal number, no measured time"
+        if v < sys.float_info.min
+        else f"outside {low:g} to {high:g}, no time in any unit (the ratios of such figures leave the floating-point range)"
+    )
     where = f"{_class_label(frame.iloc[first], columns)} (row {first + 1} of {len(frame)})"
     text = f"the metric column {cfg.metric} holds {value} in {where}: {kind}, so no figure can be made of it"
     if not ok.iloc[first]:
@@ -219,15 +229,19 @@ def figures(frame: pd.DataFrame, cfg: BenchmarkConfig, harness=None, floor=None)
     ok = errors.apply(lambda v: math.isfinite(v) and _OPS[op](v, bound))
     problem = unusable_metric(frame, metric, cfg, columns, errors, ok)
     if problem:
-        raise CommandFailed(problem, hint="every row the benchmark writes must carry a measured time; a row it could not time is an error of the run, not a figure")
+        raise CommandFailed(
+            problem, hint="every row the benchmark writes must carry a measured time; a row it could not time is an error of the run, not a figure"
+        )
     classes = []
     light = floors(frame, cfg, harness, floor)
     groups = frame.groupby(columns, sort=False, dropna=False) if columns else [((), frame)]
     count = len(groups) if columns else 1
     if count > limits.BENCH_MAX_CLASSES:
         # 40,000 classes made a 4.9 MB answer and held the server for 24 s: refused before any is built.
-        raise CommandFailed(f"the benchmark CSV has {count} config classes over {inline(', '.join(columns)[:200])}, over the {limits.BENCH_MAX_CLASSES} accepted",
-                            hint="set [benchmark] config_columns to the columns that name a configuration" if not cfg.config_columns else None)
+        raise CommandFailed(
+            f"the benchmark CSV has {count} config classes over {inline(', '.join(columns)[:200])}, over the {limits.BENCH_MAX_CLASSES} accepted",
+            hint="set [benchmark] config_columns to the columns that name a configuration" if not cfg.config_columns else None,
+        )
     for key, group in groups:
         key = key if isinstance(key, tuple) else (key,)
         idx = group.index

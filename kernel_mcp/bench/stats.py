@@ -25,6 +25,7 @@ from pydantic import BaseModel
 
 from kernel_mcp.errors import CommandFailed
 
+
 class FiguresOutOfRange(CommandFailed):
     """Figures whose ratio no float holds (the benchmark CSV's reader refuses such figures; BEST's
     may be older than that check): a clear refusal instead of a domain error or an infinite change."""
@@ -34,8 +35,38 @@ BOOTSTRAP_DRAWS = 2000
 CONFIDENCE = 0.95
 
 # Student's t, two-sided 95% (the 0.975 quantile), for 1..30 degrees of freedom.
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+_T975 = (
+    12.706,
+    4.303,
+    3.182,
+    2.776,
+    2.571,
+    2.447,
+    2.365,
+    2.306,
+    2.262,
+    2.228,
+    2.201,
+    2.179,
+    2.160,
+    2.145,
+    2.131,
+    2.120,
+    2.110,
+    2.101,
+    2.093,
+    2.086,
+    2.080,
+    2.074,
+    2.069,
+    2.064,
+    2.060,
+    2.056,
+    2.052,
+    2.048,
+    2.045,
+    2.042,
+)
 
 
 def t975(df: int) -> float:
@@ -103,8 +134,17 @@ def paired(best: Sequence[float], candidate: Sequence[float]) -> Comparison:
         half = t975(n - 1) * sd / math.sqrt(n)
         low, high = _change(mean - half, best, candidate), _change(mean + half, best, candidate)
         significant = low > 0 or high < 0
-    return Comparison(change=_change(mean, best, candidate), low=low, high=high, significant=significant, best_median=median(best),
-                      candidate_median=median(candidate), best_runs=n, candidate_runs=n, pairs=n)
+    return Comparison(
+        change=_change(mean, best, candidate),
+        low=low,
+        high=high,
+        significant=significant,
+        best_median=median(best),
+        candidate_median=median(candidate),
+        best_runs=n,
+        candidate_runs=n,
+        pairs=n,
+    )
 
 
 def _change(log_ratio: float, best: Sequence[float], candidate: Sequence[float]) -> float:
@@ -115,8 +155,10 @@ def _change(log_ratio: float, best: Sequence[float], candidate: Sequence[float])
     except OverflowError:
         change = math.inf
     if not math.isfinite(change):
-        raise FiguresOutOfRange(f"the figures differ beyond the floating-point range (BEST {median(best):.4g}, candidate {median(candidate):.4g})",
-                                hint="the metric must be a time (or rate) in one unit on both sides")
+        raise FiguresOutOfRange(
+            f"the figures differ beyond the floating-point range (BEST {median(best):.4g}, candidate {median(candidate):.4g})",
+            hint="the metric must be a time (or rate) in one unit on both sides",
+        )
     return change
 
 
@@ -151,17 +193,34 @@ def compare(best: Sequence[float], candidate: Sequence[float], seed: int = 0) ->
     change = _change(math.log(cand_median) - math.log(best_median), best, candidate)  # not the quotient: it may under- or overflow
     if len(best) < 2 or len(candidate) < 2:
         # One run each: no spread to speak of, so nothing can be called significant.
-        return Comparison(change=change, low=None, high=None, significant=False, best_median=best_median,
-                          candidate_median=cand_median, best_runs=len(best), candidate_runs=len(candidate))
+        return Comparison(
+            change=change,
+            low=None,
+            high=None,
+            significant=False,
+            best_median=best_median,
+            candidate_median=cand_median,
+            best_runs=len(best),
+            candidate_runs=len(candidate),
+        )
     rng = random.Random(seed)
-    ratios = sorted(median(rng.choices(candidate, k=len(candidate))) / median(rng.choices(best, k=len(best))) - 1
-                    for _ in range(BOOTSTRAP_DRAWS))
+    ratios = sorted(median(rng.choices(candidate, k=len(candidate))) / median(rng.choices(best, k=len(best))) - 1 for _ in range(BOOTSTRAP_DRAWS))
     low, high = interval(ratios)
     if not (math.isfinite(low) and math.isfinite(high)):  # resampled medians of far-apart runs: their quotient may overflow
-        raise FiguresOutOfRange(f"the runs' figures spread beyond the floating-point range (BEST {best_median:.4g}, candidate {cand_median:.4g})",
-                                hint="the metric must be a time (or rate) in one unit on both sides")
-    return Comparison(change=change, low=low, high=high, significant=low > 0 or high < 0, best_median=best_median,
-                      candidate_median=cand_median, best_runs=len(best), candidate_runs=len(candidate))
+        raise FiguresOutOfRange(
+            f"the runs' figures spread beyond the floating-point range (BEST {best_median:.4g}, candidate {cand_median:.4g})",
+            hint="the metric must be a time (or rate) in one unit on both sides",
+        )
+    return Comparison(
+        change=change,
+        low=low,
+        high=high,
+        significant=low > 0 or high < 0,
+        best_median=best_median,
+        candidate_median=cand_median,
+        best_runs=len(best),
+        candidate_runs=len(candidate),
+    )
 
 
 def interval(draws: Sequence[float]) -> tuple[float, float]:

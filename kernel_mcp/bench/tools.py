@@ -19,8 +19,9 @@ class RunBenchmarkInput(ToolInput):
 async def _run_benchmark(args: RunBenchmarkInput, ctx: ToolContext) -> bench.BenchAnswer:
     ws = ctx.workspace()
     run = ctx.new_run(args.model_dump())
-    result = await bench.run_benchmark(ws, run, label=args.label, repeats=args.repeats, progress=ctx.progress,
-                                       cwd=workdir_for(ws, args.in_experiment), vendors=ctx.vendors)
+    result = await bench.run_benchmark(
+        ws, run, label=args.label, repeats=args.repeats, progress=ctx.progress, cwd=workdir_for(ws, args.in_experiment), vendors=ctx.vendors
+    )
     answer = compare_with_best(ws, result, run.id)
     if result.failure:
         # an error answer (isError), with the reason; the run keeps the logs, the CSVs of the
@@ -38,6 +39,10 @@ TOOLS: list[ToolSpec] = [
         "Run the workspace's fixed benchmark on the most idle GPU (gated, locked), repeated with fresh seeds; "
         "per config class: correctness, metric, and the change against the experiment's BEST with a confidence statement. "
         "A failed benchmark (crash, timeout, no usable CSV) is an error answer naming its run, whose logs and CSVs are kept.",
-        RunBenchmarkInput, bench.BenchAnswer, _run_benchmark, RUNS_COMMANDS, ("workspace", "benchmark"),
+        RunBenchmarkInput,
+        bench.BenchAnswer,
+        _run_benchmark,
+        RUNS_COMMANDS,
+        ("workspace", "benchmark"),
     ),
 ]

@@ -48,8 +48,15 @@ _INFO_KEYS = {
 _INFO_LINE = re.compile(r"^; (?P<key>[A-Za-z]+)\s*[:=]\s*(?P<value>\S+)")
 _SIZE = re.compile(r"^\s*\.size\s+(?P<symbol>[^,\s]+)\s*,")
 _LABELS = {
-    "sgprs": "SGPRs", "vgprs": "VGPRs", "agprs": "AGPRs", "total_vgprs": "VGPRs+AGPRs", "scratch_bytes": "scratch bytes",
-    "lds_bytes": "LDS bytes", "compiler_occupancy": "occupancy", "vgpr_spills": "VGPR spills", "sgpr_spills": "SGPR spills",
+    "sgprs": "SGPRs",
+    "vgprs": "VGPRs",
+    "agprs": "AGPRs",
+    "total_vgprs": "VGPRs+AGPRs",
+    "scratch_bytes": "scratch bytes",
+    "lds_bytes": "LDS bytes",
+    "compiler_occupancy": "occupancy",
+    "vgpr_spills": "VGPR spills",
+    "sgpr_spills": "SGPR spills",
 }
 
 
@@ -216,11 +223,15 @@ def read_kernels(asm: str, compiler_output: str | Iterable[str]) -> tuple[list[K
     bodies = kernel_bodies(asm) if asm else {}
     facts, notes = [], []
     for symbol in list(meta) or list(info) or list(remarks):
-        readings = [(where, figures) for where, figures in (
-            ("the .s kernel info", info.get(symbol, {})),
-            ("the code-object metadata", meta.get(symbol, {})),
-            ("the resource remarks", remarks.get(symbol, {})),
-        ) if figures]
+        readings = [
+            (where, figures)
+            for where, figures in (
+                ("the .s kernel info", info.get(symbol, {})),
+                ("the code-object metadata", meta.get(symbol, {})),
+                ("the resource remarks", remarks.get(symbol, {})),
+            )
+            if figures
+        ]
         figures: dict[str, int | str] = {}
         for _, reading in reversed(readings):  # earlier readings win
             figures.update({k: v for k, v in reading.items() if isinstance(v, int)})

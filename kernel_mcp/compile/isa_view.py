@@ -63,8 +63,18 @@ def _pick_kernel(bodies: dict[str, list[str]], kernel: str | None) -> str:
     return chosen[0]
 
 
-def view(ws: Workspace, budget: int, kernel: str | None, source_line: int | None, label: str | None,
-         pattern: str | None, context: int, full: bool, offset: int, run_id: str | None) -> IsaSlice:
+def view(
+    ws: Workspace,
+    budget: int,
+    kernel: str | None,
+    source_line: int | None,
+    label: str | None,
+    pattern: str | None,
+    context: int,
+    full: bool,
+    offset: int,
+    run_id: str | None,
+) -> IsaSlice:
     run = latest_compile(ws, run_id)
     meta = run.meta()
     isa_text = run.read_text(meta["isa"])  # a regular file of the run, never through a link
@@ -123,6 +133,14 @@ def view(ws: Workspace, budget: int, kernel: str | None, source_line: int | None
         out.append(piece)
         used += len(piece) + 1
         previous = i
-    return IsaSlice(run_id=run.id, kernel=amdgpu_asm.display_name(symbol), source=source, mode=mode,
-                    lines_in_kernel=len(numbered), shown=sum(1 for line in out if not line.startswith("  ...")),
-                    matches=matches, text="\n".join(out), next_offset=next_offset)
+    return IsaSlice(
+        run_id=run.id,
+        kernel=amdgpu_asm.display_name(symbol),
+        source=source,
+        mode=mode,
+        lines_in_kernel=len(numbered),
+        shown=sum(1 for line in out if not line.startswith("  ...")),
+        matches=matches,
+        text="\n".join(out),
+        next_offset=next_offset,
+    )

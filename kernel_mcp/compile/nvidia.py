@@ -127,9 +127,14 @@ def shared_memory_notes(ptxas_text: str, res_usage: str, reserved_per_block: int
         compiled = p.get("shared", 0)
         if dumped is None or dumped == compiled:
             continue
-        why = (f"the {dumped - compiled} B difference is the per-block system reservation, which this cuobjdump includes; "
-               "LDS shows ptxas's figure and occupancy adds the reservation once") if reserved_per_block and dumped - compiled == reserved_per_block \
+        why = (
+            (
+                f"the {dumped - compiled} B difference is the per-block system reservation, which this cuobjdump includes; "
+                "LDS shows ptxas's figure and occupancy adds the reservation once"
+            )
+            if reserved_per_block and dumped - compiled == reserved_per_block
             else "they disagree by an amount that is not the per-block reservation; LDS shows ptxas's figure"
+        )
         notes.append((display_name(symbol), f"cuobjdump -res-usage says SHARED {dumped} B, ptxas {compiled} B: {why}"))
     return merged_notes(notes)
 

@@ -49,8 +49,10 @@ def read_hardware_table(path: Path, page_id: str) -> list[Section]:
         blocks.append((2, f"{spec.label} {group}: {what}", "\n".join(pipe_table(HEADER, rows))))
     if product:
         title = f"{spec.product} ({spec.family}, {spec.arch}): sourced figures"
-        intro = (f"The {spec.product}'s own figures (counts, clocks, memory, peak rates), each with its primary source; the ISA-level "
-                 f"facts it shares with every {spec.arch} product are on the {spec.arch} page. hw_spec(product={spec.label!r}) gives both.")
+        intro = (
+            f"The {spec.product}'s own figures (counts, clocks, memory, peak rates), each with its primary source; the ISA-level "
+            f"facts it shares with every {spec.arch} product are on the {spec.arch} page. hw_spec(product={spec.label!r}) gives both."
+        )
         names = [str(n) for n in raw.get("names") or [] if isinstance(n, str)]
         ids = [str(i) for i in raw.get("device_ids") or [] if isinstance(i, str)]
         if names:  # how monitors and people name it, and the PCI ids that tell it apart (gpu_status matches both)
@@ -59,8 +61,10 @@ def read_hardware_table(path: Path, page_id: str) -> list[Section]:
     else:
         sold_as = ", ".join(p.label for p in products_of(spec.arch)) or spec.label
         title = f"{spec.arch} ({spec.family}; {sold_as}): ISA-level sourced figures"
-        intro = (f"The ISA-level figures kernel-mcp computes with for {spec.arch}, shared by its products, each with its primary source; "
-                 f"hw_spec(arch={spec.arch!r}) gives the same table by section or key.")
+        intro = (
+            f"The ISA-level figures kernel-mcp computes with for {spec.arch}, shared by its products, each with its primary source; "
+            f"hw_spec(arch={spec.arch!r}) gives the same table by section or key."
+        )
         origin = f"docs_index/hardware/{path.name}"
     sections = split_headed(page_id, title, blocks, origin, arch=[spec.arch], summary=intro, intro=intro)
     for child, group in zip(sections[1:], groups):

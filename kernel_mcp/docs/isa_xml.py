@@ -29,7 +29,8 @@ def _text(elem: ET.Element | None) -> str:
 
 def _operand(op: ET.Element) -> str:
     direction = {(True, True): "in/out", (True, False): "in", (False, True): "out"}.get(
-        (op.get("Input", "").lower() == "true", op.get("Output", "").lower() == "true"), "")
+        (op.get("Input", "").lower() == "true", op.get("Output", "").lower() == "true"), ""
+    )
     kind = (op.findtext("OperandType") or "?").removeprefix("OPR_")
     fmt = (op.findtext("DataFormatName") or "").removeprefix("FMT_")
     size = op.findtext("OperandSize") or "?"
@@ -55,9 +56,12 @@ def instruction_body(elem: ET.Element, arch_name: str) -> tuple[str, str, str]:
     for enc in encodings[:MAX_ENCODINGS_SHOWN]:
         condition = enc.findtext("EncodingCondition") or ""
         operands = sorted(enc.iter("Operand"), key=lambda o: int(o.get("Order", "0")) if o.get("Order", "0").isdigit() else 0)
-        lines.append(f"- {enc.findtext('EncodingName') or '?'} opcode {enc.findtext('Opcode') or '?'}"
-                     + (f" [{condition}]" if condition and condition != "default" else "")
-                     + ": " + "; ".join(_operand(o) for o in operands))
+        lines.append(
+            f"- {enc.findtext('EncodingName') or '?'} opcode {enc.findtext('Opcode') or '?'}"
+            + (f" [{condition}]" if condition and condition != "default" else "")
+            + ": "
+            + "; ".join(_operand(o) for o in operands)
+        )
     if len(encodings) > MAX_ENCODINGS_SHOWN:
         lines.append(f"- ... {len(encodings) - MAX_ENCODINGS_SHOWN} more encodings")
     return name, description, "\n".join(lines)
@@ -80,8 +84,18 @@ def read_isa_xml(path: Path, page_id: str) -> list[Section]:
                 name, description, body = instruction_body(elem, arch_name)
                 if name:
                     sid = unique_id(f"{page_id}/{name.lower()}", taken)
-                    entries.append(Section(id=sid, title=name, layer=2, body=body, parent=page_id, summary=first_sentence(description) or name,
-                                           citation=f"{path.name} (AMD machine-readable ISA), instruction {name}", mnemonic=name.lower()))
+                    entries.append(
+                        Section(
+                            id=sid,
+                            title=name,
+                            layer=2,
+                            body=body,
+                            parent=page_id,
+                            summary=first_sentence(description) or name,
+                            citation=f"{path.name} (AMD machine-readable ISA), instruction {name}",
+                            mnemonic=name.lower(),
+                        )
+                    )
                 elem.clear()
                 inside -= 1
             elif elem.tag in _DROPPED and not inside:
@@ -93,7 +107,14 @@ def read_isa_xml(path: Path, page_id: str) -> list[Section]:
     arch = guess_arch(arch_name + " " + path.name) or [arch_name.lower() or path.stem.lower()]
     for entry in entries:
         entry.arch = arch
-    page = Section(id=page_id, title=f"{arch_name or path.stem} instructions", layer=1,
-                   body=f"{len(entries)} instructions of {arch_name or 'this ISA'} ({', '.join(arch)}) from {path.name}: the complete instruction list of AMD's machine-readable ISA.",
-                   parent="map", arch=arch, summary=f"machine-readable ISA of {arch_name or path.stem}", citation=f"{path.name} (AMD machine-readable ISA)")
+    page = Section(
+        id=page_id,
+        title=f"{arch_name or path.stem} instructions",
+        layer=1,
+        body=f"{len(entries)} instructions of {arch_name or 'this ISA'} ({', '.join(arch)}) from {path.name}: the complete instruction list of AMD's machine-readable ISA.",
+        parent="map",
+        arch=arch,
+        summary=f"machine-readable ISA of {arch_name or path.stem}",
+        citation=f"{path.name} (AMD machine-readable ISA)",
+    )
     return [page] + entries

@@ -73,8 +73,9 @@ class Query:
 
     def __post_init__(self) -> None:
         # each term's matchers, its own spellings first, then the bridge's words, which count for less
-        self.matchers = [[(_matcher(a), 1.0) for a in (t, *self.alternatives.get(t, ()))]
-                         + [(_matcher(a), BRIDGED) for a in self.bridged.get(t, ())] for t in self.terms]
+        self.matchers = [
+            [(_matcher(a), 1.0) for a in (t, *self.alternatives.get(t, ()))] + [(_matcher(a), BRIDGED) for a in self.bridged.get(t, ())] for t in self.terms
+        ]
         pairs = [(a, b) for a, b in zip(self.terms, self.terms[1:]) if " " not in a + b][:12]
         self.pairs = [re.compile(r"\b" + re.escape(stem(a)) + r"\w*\W+(?:\w+\W+){0,2}?" + re.escape(stem(b))) for a, b in pairs]
         # the products it names by model number, stemmed as passage words are, and their families
@@ -90,7 +91,9 @@ class Query:
         self.weights = [1.0] * len(self.terms)
         self.stems = frozenset(stem(w) for t in self.terms for w in t.split())
         # what a count question counts, in its words and the documents' ("chiplets": xcd, gcd)
-        self.counted = self.stems | {stem(w) for t in self.terms for a in (*self.alternatives.get(t, ()), *self.bridged.get(t, ())) for w in WORD.findall(a.lower())}
+        self.counted = self.stems | {
+            stem(w) for t in self.terms for a in (*self.alternatives.get(t, ()), *self.bridged.get(t, ())) for w in WORD.findall(a.lower())
+        }
         self.own_words: set[str] = set()  # bridged terms the documents use themselves (settle_bridge)
 
     def weigh(self, found: dict[str, int], total: int) -> None:
@@ -188,8 +191,18 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
             spaced = " ".join(part for part in term.split("_") if part)
             alternatives[term] = (*alternatives.get(term, ()), spaced)
     bridged_words = {t: tuple(a for a in dict.fromkeys(added[t]) if a != t and a not in alternatives.get(t, ())) for t in terms if added.get(t)}
-    return Query(text, terms, keys, targets, [words[i] for i in sorted(used)], alternatives, {t: a for t, a in bridged_words.items() if a},
-                 asks, tuple(own_product), assumed)
+    return Query(
+        text,
+        terms,
+        keys,
+        targets,
+        [words[i] for i in sorted(used)],
+        alternatives,
+        {t: a for t, a in bridged_words.items() if a},
+        asks,
+        tuple(own_product),
+        assumed,
+    )
 
 
 # The quantities a question asks for, by its words, and how a table row shows that it gives one: the
@@ -204,8 +217,10 @@ _UNITS = {
 }
 _ASKED = {
     "bandwidth": re.compile(r"\bbandwidths?\b|\b(?:tb|gb)/s\b|\bbytes per (?:second|clock|cycle)\b"),
-    "size": re.compile(r"\bsizes?\b|\bcapacity\b|\bhow (?:big|large)\b|\bhow much (?:device |on-chip |shared |hbm |gpu )?"
-                       r"(?:memory|lds|cache|scratchpad|hbm|vram|l1|l2|l3|register)|\b[kmg]i?b of\b"),
+    "size": re.compile(
+        r"\bsizes?\b|\bcapacity\b|\bhow (?:big|large)\b|\bhow much (?:device |on-chip |shared |hbm |gpu )?"
+        r"(?:memory|lds|cache|scratchpad|hbm|vram|l1|l2|l3|register)|\b[kmg]i?b of\b"
+    ),
     "clock": re.compile(r"\bclocks?\b|\bfrequenc(?:y|ies)\b|\b[mg]hz\b"),
     "rate": re.compile(r"\b[tpg]?flops\b|\bflop/s\b|\btops\b|\bthroughput\b|\bpeak (?:fp|bf|int|tf|mxfp|dense|matrix|vector)"),
     "latency": re.compile(r"\blatency\b|\bhow long\b|\bcycles\b"),
@@ -407,8 +422,12 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
         places = cache.get(r["rowid"])
         if places is None:
             own = r["context"] + " " + r["text"]
-            places = cache[r["rowid"]] = ((passage_words(own), own.lower()), (passage_words(r["title"]), r["title"].lower()),
-                                          (passage_words(r["path"]), r["path"].lower()), given_quantities(r["kind"], r["text"]))
+            places = cache[r["rowid"]] = (
+                (passage_words(own), own.lower()),
+                (passage_words(r["title"]), r["title"].lower()),
+                (passage_words(r["path"]), r["path"].lower()),
+                given_quantities(r["kind"], r["text"]),
+            )
         factor = arch_factor(query.archs, set(filter(None, r["mentions"].split(","))), set(filter(None, r["arch"].split(","))), query.assumed)
         factor *= product_factor(query, places)
         factor *= quantity_factor(query, places[3])
@@ -417,8 +436,14 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
         elif r["id"].startswith(HARDWARE_PAGES):
             factor *= TABLES_FACTOR
         keys, defines = r["keys"].split(), r["defines"].split()
-        value = score(-r["bm25"] / best, coverage(query, places), proximity(query, places[1][1] + " " + places[0][1]),
-                      any(k in defines for k in query.keys), any(k in keys for k in query.keys), factor)
+        value = score(
+            -r["bm25"] / best,
+            coverage(query, places),
+            proximity(query, places[1][1] + " " + places[0][1]),
+            any(k in defines for k in query.keys),
+            any(k in keys for k in query.keys),
+            factor,
+        )
         scored.append((value, r))
     scored.sort(key=lambda pair: -pair[0])
     return scored

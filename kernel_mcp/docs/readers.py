@@ -65,7 +65,9 @@ def unique_id(base: str, taken: set[str]) -> str:
     return candidate
 
 
-def split_headed(page_id: str, title: str, blocks: list[tuple[int, str, str]], citation: str, arch: list[str] | None = None, summary: str | None = None, intro: str = "") -> list[Section]:
+def split_headed(
+    page_id: str, title: str, blocks: list[tuple[int, str, str]], citation: str, arch: list[str] | None = None, summary: str | None = None, intro: str = ""
+) -> list[Section]:
     """A page (L1) and one L2 section per heading, at every level: a `###` under a `##` is its
     own section whose parent is the `##` one, so that a search hit is the subsection that holds
     the answer, not the page-long section around it."""
@@ -78,11 +80,23 @@ def split_headed(page_id: str, title: str, blocks: list[tuple[int, str, str]], c
             open_levels.pop()
         parent = open_levels[-1][1] if open_levels else page_id
         sid = unique_id(f"{page_id}/{slug(heading)}", taken)
-        children.append(Section(id=sid, title=heading, layer=2, body=body.strip(), parent=parent, arch=arch,
-                                summary=first_sentence(body) or heading, citation=f"{citation}, section '{heading}'"))
+        children.append(
+            Section(
+                id=sid,
+                title=heading,
+                layer=2,
+                body=body.strip(),
+                parent=parent,
+                arch=arch,
+                summary=first_sentence(body) or heading,
+                citation=f"{citation}, section '{heading}'",
+            )
+        )
         open_levels.append((level, sid))
     overview = intro.strip() or "\n".join(f"- {c.title}: {c.summary}" for c in children if c.parent == page_id)
-    page = Section(id=page_id, title=title, layer=1, body=overview, parent="map", arch=arch, summary=summary or first_sentence(intro or overview), citation=citation)
+    page = Section(
+        id=page_id, title=title, layer=1, body=overview, parent="map", arch=arch, summary=summary or first_sentence(intro or overview), citation=citation
+    )
     return [page] + children
 
 

@@ -129,7 +129,9 @@ class DocsStore:
             return []
         stale = [(r["path"], r["kind"]) for r in self.db.execute("SELECT path, kind FROM sources WHERE kind != 'shipped'")]
         self.db.execute("PRAGMA foreign_keys = OFF")  # dropping, not deleting: no cascades, no triggers
-        objects = self.db.execute("SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE type IN ('trigger', 'table') AND name NOT LIKE 'sqlite%'").fetchall()
+        objects = self.db.execute(
+            "SELECT type, name, coalesce(sql, '') FROM sqlite_master WHERE type IN ('trigger', 'table') AND name NOT LIKE 'sqlite%'"
+        ).fetchall()
         # triggers first, then the FTS tables (which take their shadow tables along), then the rest
         order = sorted(objects, key=lambda o: (o[0] != "trigger", not o[2].upper().startswith("CREATE VIRTUAL")))
         with self.db:
@@ -155,7 +157,10 @@ class DocsStore:
         if size == 0:
             raise InvalidInput(f"{path.name} is empty")
         if size > MAX_DOCUMENT_BYTES:
-            raise InvalidInput(f"{path.name} is {size / 2**20:.0f} MiB, over the {MAX_DOCUMENT_BYTES // 2**20} MiB limit per document", hint="split it, or ingest the official files one by one")
+            raise InvalidInput(
+                f"{path.name} is {size / 2**20:.0f} MiB, over the {MAX_DOCUMENT_BYTES // 2**20} MiB limit per document",
+                hint="split it, or ingest the official files one by one",
+            )
         with safe_files.open_regular(path, str(path)) as handle:
             data = handle.read(MAX_DOCUMENT_BYTES + 1)
         digest = _hash(data)
@@ -221,7 +226,9 @@ class DocsStore:
             if s.id == "map" or not s.id.startswith("user/"):
                 row = self.db.execute("SELECT src.kind FROM sections s JOIN sources src ON src.id = s.source_id WHERE s.id = ?", (s.id,)).fetchone()
                 if s.id == "map" or (row is not None and row["kind"] == "shipped"):
-                    raise InvalidInput(f"{path.name}: the id {s.id!r} belongs to a shipped page", hint="give the front matter another id (ingested pages live under user/)")
+                    raise InvalidInput(
+                        f"{path.name}: the id {s.id!r} belongs to a shipped page", hint="give the front matter another id (ingested pages live under user/)"
+                    )
 
     def forget_missing(self, kind: str, present: set[str]) -> None:
         with self.db:
@@ -253,8 +260,17 @@ class DocsStore:
             if per_section.get(r["section"], 0) >= 2:
                 continue
             per_section[r["section"]] = per_section.get(r["section"], 0) + 1
-            hits.append({"id": r["id"], "section": r["section"], "title": r["title"], "layer": r["layer"], "arch": r["arch"],
-                         "snippet": ranking.snippet(r["text"], query), "score": round(value, 4)})
+            hits.append(
+                {
+                    "id": r["id"],
+                    "section": r["section"],
+                    "title": r["title"],
+                    "layer": r["layer"],
+                    "arch": r["arch"],
+                    "snippet": ranking.snippet(r["text"], query),
+                    "score": round(value, 4),
+                }
+            )
             if len(hits) >= limit:
                 break
         return hits
@@ -269,8 +285,13 @@ class DocsStore:
         total = self._passage_count()
         limit = max(COMMON, total // 10)
         count = "SELECT count(*) FROM (SELECT 1 FROM passages_fts WHERE passages_fts MATCH ? LIMIT ?)"
-        query.settle_bridge({term: self.db.execute(count, (query.term_fts(term, bridged=False), ranking.OWN_WORD)).fetchone()[0]
-                             for term in query.terms[:24] if term in query.bridged})
+        query.settle_bridge(
+            {
+                term: self.db.execute(count, (query.term_fts(term, bridged=False), ranking.OWN_WORD)).fetchone()[0]
+                for term in query.terms[:24]
+                if term in query.bridged
+            }
+        )
         found = {term: self.db.execute(count, (query.term_fts(term), limit + 1)).fetchone()[0] for term in query.terms[:24]}
         query.weigh(found, total)
         return {term for term, count in found.items() if count > limit}
@@ -284,7 +305,9 @@ class DocsStore:
     def get(self, section_id: str) -> sqlite3.Row:
         row = self.db.execute("SELECT * FROM sections WHERE id = ?", (section_id,)).fetchone()
         if row is None:
-            close = self.db.execute("SELECT id FROM sections WHERE id LIKE ? ORDER BY layer, id LIMIT 8", (f"%{section_id.split('/')[-1].split('#')[0][:40]}%",)).fetchall()
+            close = self.db.execute(
+                "SELECT id FROM sections WHERE id LIKE ? ORDER BY layer, id LIMIT 8", (f"%{section_id.split('/')[-1].split('#')[0][:40]}%",)
+            ).fetchall()
             raise InvalidInput(f"no section {section_id!r}", hint=("close: " + ", ".join(r["id"] for r in close)) if close else "docs_search finds ids")
         return row
 
@@ -318,7 +341,9 @@ class DocsStore:
         """The ingested machine-readable ISA file that lists every instruction of `arch`, if any."""
         row = self.db.execute(
             """SELECT src.path FROM sources src JOIN sections s ON s.source_id = src.id
-               WHERE src.format = 'isa-xml' AND s.layer = 1 AND (',' || s.arch || ',') LIKE ? LIMIT 1""", (f"%,{arch},%",)).fetchone()
+               WHERE src.format = 'isa-xml' AND s.layer = 1 AND (',' || s.arch || ',') LIKE ? LIMIT 1""",
+            (f"%,{arch},%",),
+        ).fetchone()
         return Path(row["path"]).name if row else None
 
     def mentioned_in(self, mnemonic: str, arch: str) -> tuple[str, str] | None:
@@ -328,7 +353,8 @@ class DocsStore:
         row = self.db.execute(
             """SELECT s.id, s.body FROM sections s WHERE s.mnemonic IS NULL AND (',' || s.arch || ',') LIKE ? AND instr(lower(s.body), ?) > 0
                ORDER BY EXISTS (SELECT 1 FROM sections e WHERE e.parent = s.parent AND e.mnemonic IS NOT NULL) DESC, s.layer DESC LIMIT 1""",
-            (f"%,{arch},%", mnemonic.lower())).fetchone()
+            (f"%,{arch},%", mnemonic.lower()),
+        ).fetchone()
         if row is None:
             return None
         paragraph = next(p for p in row["body"].split("\n\n") if mnemonic.lower() in p.lower())  # instr() found one
@@ -347,8 +373,12 @@ class DocsStore:
     def mnemonics(self, arch: str | None = None) -> list[str]:
         if arch is None:
             return [r[0] for r in self.db.execute("SELECT DISTINCT mnemonic FROM sections WHERE mnemonic IS NOT NULL")]
-        return [r[0] for r in self.db.execute("SELECT DISTINCT mnemonic FROM sections WHERE mnemonic IS NOT NULL AND (',' || arch || ',') LIKE ?", (f"%,{arch},%",))]
+        return [
+            r[0] for r in self.db.execute("SELECT DISTINCT mnemonic FROM sections WHERE mnemonic IS NOT NULL AND (',' || arch || ',') LIKE ?", (f"%,{arch},%",))
+        ]
 
     def stats(self) -> dict[str, int]:
-        row = self.db.execute("SELECT (SELECT count(*) FROM sources) AS sources, (SELECT count(*) FROM sections) AS sections, (SELECT count(*) FROM passages) AS passages").fetchone()
+        row = self.db.execute(
+            "SELECT (SELECT count(*) FROM sources) AS sources, (SELECT count(*) FROM sections) AS sections, (SELECT count(*) FROM passages) AS passages"
+        ).fetchone()
         return dict(row)

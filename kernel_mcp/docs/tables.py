@@ -99,14 +99,14 @@ def list_table(options: dict[str, str], content: list[str]) -> list[str]:
             outer = indent
         if bullet and indent == outer:
             rows.append([])
-            text = text[bullet.end():]
+            text = text[bullet.end() :]
             inner = _BULLET.match(text)
             if inner:
-                rows[-1].append(text[inner.end():])
+                rows[-1].append(text[inner.end() :])
             elif text:
                 rows[-1].append(text)
         elif bullet and rows:
-            rows[-1].append(text[bullet.end():])
+            rows[-1].append(text[bullet.end() :])
         elif rows and rows[-1]:
             rows[-1][-1] += " " + text  # a cell continued on the next line
     skip = _header_rows(options)

@@ -89,6 +89,7 @@ def cached(what: str, build):
 
 def arch_names() -> dict[str, tuple[tuple[str, ...], ...]]:
     """Per arch, its names as word tuples: the arch, its aliases, its family and its label."""
+
     def build():
         out = {}
         for arch, entry in registry().items():
@@ -97,6 +98,7 @@ def arch_names() -> dict[str, tuple[tuple[str, ...], ...]]:
                 names.add(entry.label.lower())
             out[arch] = tuple(tuple(n.split()) for n in sorted(names) if n.strip())
         return out
+
     return cached("arch names", build)
 
 

@@ -19,6 +19,10 @@ TOOLS: list[ToolSpec] = [
     ToolSpec(
         "gpu_status",
         "GPUs with utilization, memory in use and compute processes; which are idle, which locked by another run, and the most idle.",
-        GpuStatusInput, gate.GpuStatus, _gpu_status, READ_ONLY, ("workspace", "gpu-monitor"),
+        GpuStatusInput,
+        gate.GpuStatus,
+        _gpu_status,
+        READ_ONLY,
+        ("workspace", "gpu-monitor"),
     ),
 ]

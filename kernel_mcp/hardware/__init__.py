@@ -10,7 +10,15 @@ from kernel_mcp.hardware.occupancy import Occupancy, occupancy
 from kernel_mcp.hardware.roofline import Roofline, plot_png, roofline
 from kernel_mcp.hardware.spec_view import HwSpecAnswer, hw_spec_answer
 from kernel_mcp.hardware.specs import (
-    KNOWN_ARCHS, Figure, HardwareSpec, ProductEntry, arch_for_gpu, docs_index_dir, load_spec, product_for_gpu, product_named,
+    KNOWN_ARCHS,
+    Figure,
+    HardwareSpec,
+    ProductEntry,
+    arch_for_gpu,
+    docs_index_dir,
+    load_spec,
+    product_for_gpu,
+    product_named,
 )
 from kernel_mcp.tooling import ToolOutput
 
@@ -18,9 +26,27 @@ if TYPE_CHECKING:
     from kernel_mcp.models.platform import Vendors
 
 __all__ = [
-    "KNOWN_ARCHS", "Figure", "arch_for_gpu", "HardwareSpec", "ProductEntry", "product_for_gpu", "product_named", "spec_for", "HwSpecAnswer", "Occupancy", "OccupancyAnswer", "Roofline",
-    "RooflineAnswer", "docs_index_dir", "hw_spec", "load_spec", "occupancy", "occupancy_answer", "roofline",
-    "roofline_answer", "resource_notes",
+    "KNOWN_ARCHS",
+    "Figure",
+    "arch_for_gpu",
+    "HardwareSpec",
+    "ProductEntry",
+    "product_for_gpu",
+    "product_named",
+    "spec_for",
+    "HwSpecAnswer",
+    "Occupancy",
+    "OccupancyAnswer",
+    "Roofline",
+    "RooflineAnswer",
+    "docs_index_dir",
+    "hw_spec",
+    "load_spec",
+    "occupancy",
+    "occupancy_answer",
+    "roofline",
+    "roofline_answer",
+    "resource_notes",
 ]
 
 
@@ -41,8 +67,14 @@ def spec_for(arch: str | None, product: str | None, default_arch: str | None = N
     return load_spec(arch)
 
 
-def hw_spec(arch: str | None, section: str | None = None, keys: list[str] | None = None, product: str | None = None,
-            default_arch: str | None = None, default_product: str | None = None) -> HwSpecAnswer:
+def hw_spec(
+    arch: str | None,
+    section: str | None = None,
+    keys: list[str] | None = None,
+    product: str | None = None,
+    default_arch: str | None = None,
+    default_product: str | None = None,
+) -> HwSpecAnswer:
     return hw_spec_answer(spec_for(arch, product, default_arch, default_product), section=section, keys=keys)
 
 
@@ -68,8 +100,18 @@ def resource_notes(arch: str, *, vgprs: int, agprs: int = 0, sgprs: int = 0, lds
         return [f"not a possible kernel on {arch}: {exc.message}"]
 
 
-def occupancy_answer(arch: str | None, vgprs: int, agprs: int, sgprs: int, lds_bytes: int, block_size: int, vendors: Vendors, product: str | None = None,
-                     default_arch: str | None = None, default_product: str | None = None) -> OccupancyAnswer:
+def occupancy_answer(
+    arch: str | None,
+    vgprs: int,
+    agprs: int,
+    sgprs: int,
+    lds_bytes: int,
+    block_size: int,
+    vendors: Vendors,
+    product: str | None = None,
+    default_arch: str | None = None,
+    default_product: str | None = None,
+) -> OccupancyAnswer:
     spec = spec_for(arch, product, default_arch, default_product)
     return OccupancyAnswer(occupancy=occupancy(spec, vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds_bytes, block_size=block_size, vendors=vendors))
 
@@ -89,8 +131,19 @@ class RooflineAnswer(ToolOutput):
         return "\n".join(lines)
 
 
-def roofline_answer(arch: str | None, flops: float, bytes: float, dtype, engine, seconds, plot_path: Path | None, plot_name: str | None,
-                    product: str | None = None, default_arch: str | None = None, default_product: str | None = None) -> RooflineAnswer:
+def roofline_answer(
+    arch: str | None,
+    flops: float,
+    bytes: float,
+    dtype,
+    engine,
+    seconds,
+    plot_path: Path | None,
+    plot_name: str | None,
+    product: str | None = None,
+    default_arch: str | None = None,
+    default_product: str | None = None,
+) -> RooflineAnswer:
     result = roofline(spec_for(arch, product, default_arch, default_product), flops=flops, bytes=bytes, dtype=dtype, engine=engine, seconds=seconds)
     if plot_path is not None:
         plot_png([result], plot_path)

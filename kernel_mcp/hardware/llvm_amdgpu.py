@@ -59,8 +59,9 @@ def waves_per_simd_for_workgroup(block_size: int, wave_size: int, simds: int) ->
     return ceil_div(waves_per_workgroup(block_size, wave_size), simds)
 
 
-def workgroup_occupancy(lds_cu: int, lds_bytes: int, min_size: int, max_size: int, *, wave_size: int,
-                        max_waves: int, simds: int, max_barriers: int) -> tuple[int, int]:
+def workgroup_occupancy(
+    lds_cu: int, lds_bytes: int, min_size: int, max_size: int, *, wave_size: int, max_waves: int, simds: int, max_barriers: int
+) -> tuple[int, int]:
     """AMDGPUSubtarget::getOccupancyWithWorkGroupSizes: (fewest, most) waves per SIMD that
     workgroups of min_size..max_size threads reach, limited by workgroup slots, barriers and LDS.
     Waves of a CU spread over its SIMDs as evenly as possible, so the most is the ceiling and the

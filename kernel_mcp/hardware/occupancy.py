@@ -70,13 +70,17 @@ def _amd_inputs(spec: HardwareSpec, vgprs: int, agprs: int, sgprs: int, lds_byte
     if agprs and vgprs > arch_max:
         raise InvalidInput(f"{vgprs} arch VGPRs beside {agprs} AGPRs: a wave on {spec.arch} addresses at most {arch_max} arch VGPRs (v0-v{arch_max - 1})")
     if vgprs > arch_max:
-        notes.append(f"{vgprs} VGPRs is more than the {arch_max} arch VGPRs a wave addresses: read as the unified count "
-                     "(arch VGPRs + AGPRs), the way code-object metadata (.vgpr_count) reports it")
+        notes.append(
+            f"{vgprs} VGPRs is more than the {arch_max} arch VGPRs a wave addresses: read as the unified count "
+            "(arch VGPRs + AGPRs), the way code-object metadata (.vgpr_count) reports it"
+        )
     sgpr_max = spec.get("max_sgprs_per_wave")
     if sgpr_max and sgprs > sgpr_max:
         keys.append("max_sgprs_per_wave")
-        notes.append(f"{sgprs} SGPRs is more than the {int(sgpr_max)} a wave addresses (VCC and the other extras included): "
-                     f"perhaps a count rounded up to the {int(spec.get('sgpr_alloc_granule') or 16)}-register allocation granule, as profilers report it")
+        notes.append(
+            f"{sgprs} SGPRs is more than the {int(sgpr_max)} a wave addresses (VCC and the other extras included): "
+            f"perhaps a count rounded up to the {int(spec.get('sgpr_alloc_granule') or 16)}-register allocation granule, as profilers report it"
+        )
     per_group_max = spec.get("max_lds_per_workgroup_bytes")
     if per_group_max and lds_bytes > per_group_max:
         keys.append("max_lds_per_workgroup_bytes")
@@ -118,7 +122,9 @@ def amd_occupancy(spec: HardwareSpec, vgprs: int, agprs: int, sgprs: int, lds_by
     if sgprs and sgpr_file:
         keys.append("sgprs_per_simd")
         by_sgpr = llvm.waves_with_sgprs(sgprs, int(sgpr_file), max_waves)
-        limits.append(OccupancyLimit(resource="SGPRs", waves=by_sgpr, detail=f"{int(sgpr_file)} // {sgprs} (LLVM steps at 80/88/100 SGPRs, no granule rounding)"))
+        limits.append(
+            OccupancyLimit(resource="SGPRs", waves=by_sgpr, detail=f"{int(sgpr_file)} // {sgprs} (LLVM steps at 80/88/100 SGPRs, no granule rounding)")
+        )
     by_registers = min(by_vgpr, by_sgpr)
 
     per_wg = llvm.waves_per_workgroup(block_size, wave_size)
@@ -132,21 +138,37 @@ def amd_occupancy(spec: HardwareSpec, vgprs: int, agprs: int, sgprs: int, lds_by
     slot_groups = llvm.max_workgroups_per_cu(block_size, wave_size, max_waves, simds, barriers)
     why = "single-wave: wave slots only" if per_wg == 1 else f"min({max_waves * simds} wave slots // {per_wg}, {barriers} barriers)"
     hi = _spread(slot_groups * per_wg, simds, max_waves)[1]
-    limits.append(OccupancyLimit(resource="workgroup slots", waves=hi, detail=f"{slot_groups} workgroups of {per_wg} waves per CU ({why}) = {slot_groups * per_wg} waves over {simds} SIMDs"))
+    limits.append(
+        OccupancyLimit(
+            resource="workgroup slots",
+            waves=hi,
+            detail=f"{slot_groups} workgroups of {per_wg} waves per CU ({why}) = {slot_groups * per_wg} waves over {simds} SIMDs",
+        )
+    )
     groups = slot_groups
     if lds_bytes:
         keys.append("lds_per_cu_bytes")
         lds_groups = lds_cu // lds_bytes
         lds_hi = _spread(lds_groups * per_wg, simds, max_waves)[1]
-        limits.append(OccupancyLimit(resource="LDS", waves=lds_hi, detail=f"{lds_cu} B per CU // {lds_bytes} B = {lds_groups} workgroups x {per_wg} waves = {lds_groups * per_wg} waves over {simds} SIMDs"))
+        limits.append(
+            OccupancyLimit(
+                resource="LDS",
+                waves=lds_hi,
+                detail=f"{lds_cu} B per CU // {lds_bytes} B = {lds_groups} workgroups x {per_wg} waves = {lds_groups * per_wg} waves over {simds} SIMDs",
+            )
+        )
         groups = min(groups, lds_groups)
         lds_granule = spec.get("lds_alloc_granule_bytes")
         if lds_granule:
             # Sources disagree on whether LDS is rounded up to its allocation block for occupancy: say so.
             keys.append("lds_alloc_granule_bytes")
             rounded = llvm.round_up(lds_bytes, int(lds_granule))
-            alt = min(llvm.workgroup_occupancy(lds_cu, rounded, block_size, block_size, wave_size=wave_size, max_waves=max_waves,
-                                               simds=simds, max_barriers=barriers)[1], by_registers)
+            alt = min(
+                llvm.workgroup_occupancy(lds_cu, rounded, block_size, block_size, wave_size=wave_size, max_waves=max_waves, simds=simds, max_barriers=barriers)[
+                    1
+                ],
+                by_registers,
+            )
             mine = min(lds_hi, hi, by_registers)
             if alt != mine:
                 disagreements.append(
@@ -166,14 +188,19 @@ def amd_occupancy(spec: HardwareSpec, vgprs: int, agprs: int, sgprs: int, lds_by
     result = _finish(spec, "waves per SIMD", max_waves, limits, keys)
     result.waves_min = min(waves_lo, result.waves)
     if result.waves_min < result.waves:
-        result.explanation.append(f"waves do not divide evenly over the {simds} SIMDs: some hold {result.waves_min} (LLVM's range "
-                                  f"{result.waves_min}-{result.waves}; the compiler reports {result.waves})")
+        result.explanation.append(
+            f"waves do not divide evenly over the {simds} SIMDs: some hold {result.waves_min} (LLVM's range "
+            f"{result.waves_min}-{result.waves}; the compiler reports {result.waves})"
+        )
     if placed is not None and placed < min(waves_hi, by_registers):
-        result.explanation.append(f"LLVM takes the per-SIMD minimum ({result.waves}); placed as whole workgroups, the registers "
-                                  f"of a CU hold {whole} workgroup(s) = {whole * per_wg} waves, at most {placed} on a SIMD")
+        result.explanation.append(
+            f"LLVM takes the per-SIMD minimum ({result.waves}); placed as whole workgroups, the registers "
+            f"of a CU hold {whole} workgroup(s) = {whole * per_wg} waves, at most {placed} on a SIMD"
+        )
     if groups * per_wg < simds:
-        result.explanation.append(f"{groups * per_wg} waves per CU leave {simds - groups * per_wg} of its {simds} SIMDs empty; "
-                                  "LLVM counts such a CU as 1 wave per SIMD")
+        result.explanation.append(
+            f"{groups * per_wg} waves per CU leave {simds - groups * per_wg} of its {simds} SIMDs empty; LLVM counts such a CU as 1 wave per SIMD"
+        )
     result.disagreements = disagreements
     result.notes = notes
     return result
@@ -194,14 +221,20 @@ def nvidia_occupancy(spec: HardwareSpec, registers: int, shared_bytes: int, bloc
 
     def as_limit(resource: str, blocks: int, detail: str) -> OccupancyLimit:
         warps = min(max_warps, blocks * warps_per_block)
-        return OccupancyLimit(resource=resource, waves=warps // partitions, detail=f"{detail}: {blocks} blocks x {warps_per_block} warps = {warps} warps per SM")
+        return OccupancyLimit(
+            resource=resource, waves=warps // partitions, detail=f"{detail}: {blocks} blocks x {warps_per_block} warps = {warps} warps per SM"
+        )
 
     limits = [OccupancyLimit(resource="hardware maximum", waves=per_partition, detail=f"{max_warps} warps per SM / {partitions}")]
     limits.append(as_limit("block slots", max_blocks, f"{max_blocks} blocks per SM"))
     limits.append(as_limit("warp slots", max_warps // warps_per_block, f"{max_warps} warps per SM"))
     if registers:
         per_warp = _round_up(registers * warp, reg_granule)
-        limits.append(as_limit("registers", (regs_sm // per_warp) // warps_per_block, f"{registers} regs x {warp} rounded to {per_warp} per warp; {regs_sm}/{per_warp} warps"))
+        limits.append(
+            as_limit(
+                "registers", (regs_sm // per_warp) // warps_per_block, f"{registers} regs x {warp} rounded to {per_warp} per warp; {regs_sm}/{per_warp} warps"
+            )
+        )
     if shared_bytes:
         smem_sm = int(spec.value("shared_memory_per_sm_bytes"))
         reserved = int(spec.get("shared_memory_reserved_per_block_bytes") or 0)

@@ -53,7 +53,11 @@ class Roofline(BaseModel):
         if self.seconds is not None:
             text += f"; measured {self.seconds * 1e6:.2f} us = {self.times_floor:.2f}x the floor"
             # no FLOPs (a copy kernel) attain no FLOP rate to be a fraction of: the memory floor alone says it
-            text += f" ({self.fraction_of_attainable:.0%} of attainable)" if self.fraction_of_attainable is not None else " (no FLOPs: against the memory floor only)"
+            text += (
+                f" ({self.fraction_of_attainable:.0%} of attainable)"
+                if self.fraction_of_attainable is not None
+                else " (no FLOPs: against the memory floor only)"
+            )
         return text
 
 
@@ -83,8 +87,13 @@ def roofline(
     peak_flops_per_s: float | None = None,
     bandwidth_bytes_per_s: float | None = None,
 ) -> Roofline:
-    for name, value in (("flops", flops), ("bytes", bytes), ("seconds", seconds), ("peak_flops_per_s", peak_flops_per_s),
-                        ("bandwidth_bytes_per_s", bandwidth_bytes_per_s)):
+    for name, value in (
+        ("flops", flops),
+        ("bytes", bytes),
+        ("seconds", seconds),
+        ("peak_flops_per_s", peak_flops_per_s),
+        ("bandwidth_bytes_per_s", bandwidth_bytes_per_s),
+    ):
         _usable(name, value)
     if flops < 0 or bytes <= 0:
         raise InvalidInput("flops must be >= 0 and bytes > 0")
@@ -111,10 +120,21 @@ def roofline(
     attainable = min(peak, intensity * bw)
     floor = max(flops / peak, bytes / bw)
     result = Roofline(
-        arch=spec.arch, figures_of=spec.whose(), dtype=dtype, engine=engine, flops=flops, bytes=bytes,
-        peak_flops_per_s=peak, bandwidth_bytes_per_s=bw, peak_source=peak_source, bandwidth_source=bw_source,
-        arithmetic_intensity=intensity, ridge_point=ridge, bound="compute" if intensity >= ridge else "memory",
-        attainable_flops_per_s=attainable, floor_seconds=floor,
+        arch=spec.arch,
+        figures_of=spec.whose(),
+        dtype=dtype,
+        engine=engine,
+        flops=flops,
+        bytes=bytes,
+        peak_flops_per_s=peak,
+        bandwidth_bytes_per_s=bw,
+        peak_source=peak_source,
+        bandwidth_source=bw_source,
+        arithmetic_intensity=intensity,
+        ridge_point=ridge,
+        bound="compute" if intensity >= ridge else "memory",
+        attainable_flops_per_s=attainable,
+        floor_seconds=floor,
     )
     if seconds is not None:
         result.seconds = seconds
@@ -124,8 +144,10 @@ def roofline(
         result.times_floor = seconds / floor
     overflowed = [name for name, value in result.model_dump().items() if isinstance(value, float) and not math.isfinite(value)]
     if overflowed:  # each input is finite, but e.g. 1e300 FLOPs over 1e-300 bytes is not
-        raise InvalidInput(f"the roofline of these figures overflows: {', '.join(overflowed)} would be infinite",
-                           hint="flops, bytes and seconds are a kernel's: FLOPs and bytes in plain counts, seconds in seconds")
+        raise InvalidInput(
+            f"the roofline of these figures overflows: {', '.join(overflowed)} would be infinite",
+            hint="flops, bytes and seconds are a kernel's: FLOPs and bytes in plain counts, seconds in seconds",
+        )
     return result
 
 
@@ -148,7 +170,9 @@ def plot_png(points: list[Roofline], path: Path, title: str | None = None) -> Pa
     for p in points:
         if p.achieved_flops_per_s and p.arithmetic_intensity > 0:
             ax.scatter([p.arithmetic_intensity], [p.achieved_flops_per_s], zorder=3)
-            ax.annotate(f"{p.times_floor:.1f}x floor", (p.arithmetic_intensity, p.achieved_flops_per_s), textcoords="offset points", xytext=(5, -12), fontsize=8)
+            ax.annotate(
+                f"{p.times_floor:.1f}x floor", (p.arithmetic_intensity, p.achieved_flops_per_s), textcoords="offset points", xytext=(5, -12), fontsize=8
+            )
     ax.axvline(first.ridge_point, color="grey", linestyle=":", linewidth=1)
     ax.set_xlabel("arithmetic intensity (FLOP/byte)")
     ax.set_ylabel("FLOP/s")

@@ -22,8 +22,10 @@ from kernel_mcp.tooling import DEFAULT_BUDGET, ToolOutput
 
 # section -> (what it holds, the key patterns that belong to it); a key goes to the first match
 SECTIONS: dict[str, tuple[str, str]] = {
-    "compute": ("compute units, SIMDs, waves and workgroup limits",
-                r"^(compute_units|xcds|cus_per_xcd|gcds_per_package|simds_per_cu|wave_size|max_waves|max_warps|max_blocks|max_workgroup|tensor_cores)"),
+    "compute": (
+        "compute units, SIMDs, waves and workgroup limits",
+        r"^(compute_units|xcds|cus_per_xcd|gcds_per_package|simds_per_cu|wave_size|max_waves|max_warps|max_blocks|max_workgroup|tensor_cores)",
+    ),
     "registers": ("register files, per-wave limits and allocation granules", r"(gpr|register)"),
     "caches": ("L1, L2 and last-level caches", r"^(l1_|l2_|infinity_cache)"),
     "lds": ("LDS / shared memory: sizes, granule, banks, rate", r"(lds|shared_memory)"),
@@ -73,8 +75,10 @@ class HwSpecAnswer(ToolOutput):
 
     def _summary(self) -> str:
         disputed = [key for key, fig in self.figures.items() if fig.disagreement]
-        lines = [f"{self.figures_of}, {self.family}; {len(self.figures)} figures, each from a primary source. "
-                 "Sources, notes and exact values: hw_spec(..., section=...) or keys=[...]"]
+        lines = [
+            f"{self.figures_of}, {self.family}; {len(self.figures)} figures, each from a primary source. "
+            "Sources, notes and exact values: hw_spec(..., section=...) or keys=[...]"
+        ]
         if len(self.products) > 1:
             lines.append(f"{self.arch} is sold as {', '.join(self.products)}: product=... for another's figures")
         if disputed:
@@ -106,8 +110,7 @@ class HwSpecAnswer(ToolOutput):
             lines.append(entry)
             used += size
         if left_out:
-            lines.append(f"not shown, to fit the {self._budget}-byte answer: {', '.join(left_out)}; "
-                         f"ask for them with keys=[...]")
+            lines.append(f"not shown, to fit the {self._budget}-byte answer: {', '.join(left_out)}; ask for them with keys=[...]")
         return "\n".join(lines)
 
 
@@ -123,8 +126,9 @@ def _entry(key: str, fig: Figure) -> str:
 
 
 def hw_spec_answer(spec: HardwareSpec, section: str | None = None, keys: list[str] | None = None) -> HwSpecAnswer:
-    head: dict[str, Any] = dict(arch=spec.arch, product=spec.product, family=spec.family, figures_of=spec.whose(),
-                                products=[p.label for p in products_of(spec.arch)])
+    head: dict[str, Any] = dict(
+        arch=spec.arch, product=spec.product, family=spec.family, figures_of=spec.whose(), products=[p.label for p in products_of(spec.arch)]
+    )
     if section is not None and keys:
         raise InvalidInput("give a section or keys, not both")
     if section is not None:
@@ -137,7 +141,9 @@ def hw_spec_answer(spec: HardwareSpec, section: str | None = None, keys: list[st
         unknown = [k for k in keys if k not in spec.figures]
         if unknown:
             near = [k for k in spec.figures if any(part in k for u in unknown for part in u.split("_") if len(part) > 2)]
-            raise InvalidInput(f"{spec.arch} has no figure {', '.join(repr(k) for k in unknown)}",
-                               hint=("similar keys: " + ", ".join(near[:12])) if near else "hw_spec(arch) lists every key")
+            raise InvalidInput(
+                f"{spec.arch} has no figure {', '.join(repr(k) for k in unknown)}",
+                hint=("similar keys: " + ", ".join(near[:12])) if near else "hw_spec(arch) lists every key",
+            )
         return HwSpecAnswer(**head, keys=list(dict.fromkeys(keys)), figures={k: spec.figures[k] for k in dict.fromkeys(keys)})
     return HwSpecAnswer(**head, figures=dict(spec.figures))

@@ -18,9 +18,28 @@ from pydantic import BaseModel
 # The registry of targets (which tables exist, their vendors, aliases...) lives in
 # kernel_mcp.arch_registry, importable without this package; its names are offered here too.
 from kernel_mcp.arch_registry import (  # noqa: F401
-    DEFAULT_ARCH, DOCS_INDEX_ENV, KNOWN_ARCHS, ArchEntry, ArchName, ProductEntry, alias_words, arch_for_gpu, arch_literal, arch_names,
-    check_arch, default_arch, describe, docs_index_dir, product_for_gpu, product_named, products, products_of, read_table,
-    reference_product, registry, shipped_folder,
+    DEFAULT_ARCH,
+    DOCS_INDEX_ENV,
+    KNOWN_ARCHS,
+    ArchEntry,
+    ArchName,
+    ProductEntry,
+    alias_words,
+    arch_for_gpu,
+    arch_literal,
+    arch_names,
+    check_arch,
+    default_arch,
+    describe,
+    docs_index_dir,
+    product_for_gpu,
+    product_named,
+    products,
+    products_of,
+    read_table,
+    reference_product,
+    registry,
+    shipped_folder,
 )
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.errors import KernelMcpError
@@ -80,8 +99,9 @@ def _load(path: str, product_path: str | None, by: str | None) -> HardwareSpec:
         return spec
     product = read_table(Path(product_path))
     figures = {**spec.figures, **{k: Figure.model_validate(v) for k, v in (product.get("figures") or {}).items()}}
-    return spec.model_copy(update={"figures": figures, "product": product["product"], "label": product["label"],
-                                   "product_label": product["label"], "product_by": by})
+    return spec.model_copy(
+        update={"figures": figures, "product": product["product"], "label": product["label"], "product_label": product["label"], "product_by": by}
+    )
 
 
 def load_spec(arch: str, product: str | ProductEntry | None = None, *, reference: bool = True, by: str | None = None) -> HardwareSpec:
@@ -98,4 +118,3 @@ def load_spec(arch: str, product: str | ProductEntry | None = None, *, reference
     if entry is None:
         return _load(str(path), None, None)
     return _load(str(path), str(folder / "products" / f"{entry.slug}.toml"), by or "named")
-

@@ -116,9 +116,11 @@ def history_figure(experiment: Experiment, attempts: Sequence[Attempt], metric: 
         ax.text(0.5, 0.5, "no measured figures yet", transform=ax.transAxes, ha="center", va="center")
     else:
         # the markers' meaning once, in grey, after the classes' lines
-        markers = [ax.scatter([], [], color="grey", s=46, edgecolors="black", linewidths=0.6),
-                   ax.scatter([], [], facecolors="none", edgecolors="grey", s=26),
-                   ax.scatter([], [], color="grey", marker="x", s=30)]
+        markers = [
+            ax.scatter([], [], color="grey", s=46, edgecolors="black", linewidths=0.6),
+            ax.scatter([], [], facecolors="none", edgecolors="grey", s=26),
+            ax.scatter([], [], color="grey", marker="x", s=30),
+        ]
         legend = ax.legend([*lines, *markers], [*names, "kept", "not kept", "wrong results"], fontsize=7, loc="best", title="line: BEST", title_fontsize=7)
         for text in legend.get_texts():
             text.set(**PLAIN_TEXT)

@@ -92,16 +92,20 @@ class Ledger:
             rel = CONFIG_NAME if exp.subdir == "." else f"{exp.subdir.rstrip('/')}/{CONFIG_NAME}"
             frozen, source = gitops.file_at(repo, exp.base_commit, rel), f"{CONFIG_NAME} at {exp.base_commit[:10]}"
         if frozen is None:
-            raise WorkspaceError(f"experiment {exp.tag} has no frozen {CONFIG_NAME} (it started before the ledger kept one, and its start "
-                                 "commit has none): its rules would be whatever the checkout says now",
-                                 hint="end it, and start a new experiment (its config is kept in the ledger at the start)")
+            raise WorkspaceError(
+                f"experiment {exp.tag} has no frozen {CONFIG_NAME} (it started before the ledger kept one, and its start "
+                "commit has none): its rules would be whatever the checkout says now",
+                hint="end it, and start a new experiment (its config is kept in the ledger at the start)",
+            )
         try:
             current = self.ws.config_path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             current = None
         if current != frozen:
-            self.config_notes.append(f"{CONFIG_NAME} in the checkout differs from the one this experiment started with; "
-                                     "the experiment keeps its own: start a new experiment to use the new one")
+            self.config_notes.append(
+                f"{CONFIG_NAME} in the checkout differs from the one this experiment started with; "
+                "the experiment keeps its own: start a new experiment to use the new one"
+            )
         self.ws = PinnedWorkspace(self.ws.root, pinned=parse_config(frozen, source))
 
     def freeze_config(self) -> str:
@@ -174,8 +178,9 @@ class Ledger:
         def protected_now() -> dict[str, str]:
             return harness.protected_hashes(gitops.open_worktree(self.git_dir, cand_tree), exp.subdir, cand_dir, cfg, skip=outputs)
 
-        return TreeGuard({"best": best_dir, "candidate": cand_dir}, {"best": self.best_path(exp, slot), "candidate": cand_tree},
-                         self.git_dir, exp.protected, protected_now)
+        return TreeGuard(
+            {"best": best_dir, "candidate": cand_dir}, {"best": self.best_path(exp, slot), "candidate": cand_tree}, self.git_dir, exp.protected, protected_now
+        )
 
     def best_figures(self, exp: Experiment) -> dict[str, ClassRun]:
         attempt = self.store.existing_attempt(exp.best_attempt)
@@ -195,7 +200,12 @@ class Ledger:
                 recover.clear_stale_index_lock(wt)
                 with self.store.transaction():
                     for intent in intents:
-                        if intent.action == "keep" and intent.attempt_id is not None and intent.commit_sha and gitops.branch_head(wt, exp.branch) == intent.commit_sha:
+                        if (
+                            intent.action == "keep"
+                            and intent.attempt_id is not None
+                            and intent.commit_sha
+                            and gitops.branch_head(wt, exp.branch) == intent.commit_sha
+                        ):
                             self.record_keep(exp, intent.attempt_id, intent.commit_sha)
                     self.store.clear_intents(exp.tag)
                 gitops.sync_index(wt)
@@ -232,7 +242,7 @@ class Ledger:
             # performance.md is the ledger's own record: another server's keep may write it meanwhile
             written = gitops.written_between(before, gitops.dirty_state(wt)) - {prefix + performance.FILE_NAME}
             cfg = self.ws.config.harness
-            seen.edited = sorted(p for p in written if p.startswith(prefix) and not harness.is_protected(p[len(prefix):], cfg))
+            seen.edited = sorted(p for p in written if p.startswith(prefix) and not harness.is_protected(p[len(prefix) :], cfg))
             seen.outputs = sorted(set(written) - set(seen.edited))
             seen.tracked = sorted(gitops.tracked_in(wt, "HEAD", set(written)))
             known = self.outputs(self.store.experiment(exp.tag) or exp)
@@ -268,10 +278,19 @@ class Ledger:
         best = self.store.attempt(exp.best_attempt) if exp.best_attempt else None
         recent = [a for a in self.store.attempts(exp.tag, 50) if a.regression][:STOP_AFTER_REGRESSIONS]
         return ExperimentAnswer(
-            tag=exp.tag, status=exp.status, stop_reason=exp.stop_reason, branch=exp.branch, worktree=str(self.workdir(exp)),
-            best_commit=exp.best_commit, best=attempt_view(best) if best else None, consecutive_regressions=exp.consecutive_regressions,
-            recent_regressions=[attempt_view(a) for a in recent], attempt=attempt_view(attempt) if attempt else None,
-            max_repairs=MAX_REPAIRS, run_id=run_id, notes=list(self.config_notes),
+            tag=exp.tag,
+            status=exp.status,
+            stop_reason=exp.stop_reason,
+            branch=exp.branch,
+            worktree=str(self.workdir(exp)),
+            best_commit=exp.best_commit,
+            best=attempt_view(best) if best else None,
+            consecutive_regressions=exp.consecutive_regressions,
+            recent_regressions=[attempt_view(a) for a in recent],
+            attempt=attempt_view(attempt) if attempt else None,
+            max_repairs=MAX_REPAIRS,
+            run_id=run_id,
+            notes=list(self.config_notes),
         )
 
     def log(self, tag: str | None, limit: int, outcome: str | None) -> LogAnswer:

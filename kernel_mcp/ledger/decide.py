@@ -61,8 +61,10 @@ def outcome(cmp: Comparison, threshold: float) -> Outcome:
 
 
 def class_verdicts(comparisons: dict[str, Comparison], threshold: float, target: str | None) -> list[ClassVerdict]:
-    return [ClassVerdict(key=k, outcome=outcome(c, threshold), change=c.change, low=c.low, high=c.high, pairs=c.pairs, target=matches(k, target))
-            for k, c in comparisons.items()]
+    return [
+        ClassVerdict(key=k, outcome=outcome(c, threshold), change=c.change, low=c.low, high=c.high, pairs=c.pairs, target=matches(k, target))
+        for k, c in comparisons.items()
+    ]
 
 
 def not_shown_safe(comparisons: dict[str, Comparison], severe: float, keys: list[str]) -> list[str]:
@@ -103,15 +105,28 @@ def matches(key: str, target: str | None) -> bool:
     return all(part in have or part == key for part in wanted)
 
 
-def decide(cand: BenchRun, comparisons: dict[str, Comparison], script: Comparison | None, target: str | None, threshold: float,
-           previous_direction: int, repairs_done: int, gpu_time: Comparison | None = None, suspicious_factor: float = 3.0,
-           severe: float = 0.05) -> Verdict:
+def decide(
+    cand: BenchRun,
+    comparisons: dict[str, Comparison],
+    script: Comparison | None,
+    target: str | None,
+    threshold: float,
+    previous_direction: int,
+    repairs_done: int,
+    gpu_time: Comparison | None = None,
+    suspicious_factor: float = 3.0,
+    severe: float = 0.05,
+) -> Verdict:
     """`comparisons` (per class) and `script` (the target classes together) come from BEST and the
     candidate measured in pairs in the same evaluation. `gpu_time`, when a profiler measured it (in
     pairs too), is the keep metric for the target; the CSV metric then only guards the other classes."""
     if cand.failure:
         return Verdict(decision="failed", reasons=[cand.failure], comparisons={})
-    impossible = ["impossible: faster than the roofline floor allows on " + (cand.floor_of or "this GPU") + ": " + "; ".join(cand.impossible[:3])] if cand.impossible else []
+    impossible = (
+        ["impossible: faster than the roofline floor allows on " + (cand.floor_of or "this GPU") + ": " + "; ".join(cand.impossible[:3])]
+        if cand.impossible
+        else []
+    )
     wrong = [c for c in cand.classes if not c.correct]
     if wrong:
         # the correctness column may hold a count of wrong elements or an error: its worst value is named as the column's
@@ -119,7 +134,9 @@ def decide(cand: BenchRun, comparisons: dict[str, Comparison], script: Compariso
         listed = ", ".join(f"{c.key} ({c.failing_rows} rows fail {cand.correctness}, worst {column} {c.worst_error})" for c in wrong[:6])
         if repairs_done >= MAX_REPAIRS:
             return Verdict(decision="discard", reasons=[f"still wrong after {MAX_REPAIRS} repairs: {listed}"] + impossible, comparisons={})
-        return Verdict(decision="repair-needed", reasons=[f"wrong results in {listed}; repair {repairs_done + 1} of {MAX_REPAIRS}"] + impossible, comparisons={})
+        return Verdict(
+            decision="repair-needed", reasons=[f"wrong results in {listed}; repair {repairs_done + 1} of {MAX_REPAIRS}"] + impossible, comparisons={}
+        )
     if impossible:
         return Verdict(decision="refused", reasons=impossible, comparisons={})
     missing = sorted(set(comparisons) - {c.key for c in cand.classes}) if comparisons else []
@@ -127,7 +144,9 @@ def decide(cand: BenchRun, comparisons: dict[str, Comparison], script: Compariso
         return Verdict(decision="failed", reasons=[f"classes missing from the candidate's CSV: {', '.join(missing[:6])}"], comparisons={})
     targets = [k for k in comparisons if matches(k, target)]
     if not targets or script is None:
-        return Verdict(decision="failed", reasons=[f"no class matches the target {target!r}" if target else "no class of BEST to compare with"], comparisons=comparisons)
+        return Verdict(
+            decision="failed", reasons=[f"no class matches the target {target!r}" if target else "no class of BEST to compare with"], comparisons=comparisons
+        )
     overall = gpu_time or script
     verdicts = class_verdicts(comparisons, threshold, target)
     what = f"target {target}" if target else "all classes (global)"
@@ -140,8 +159,15 @@ def decide(cand: BenchRun, comparisons: dict[str, Comparison], script: Compariso
     direction = (-1 if overall.change < 0 else 1) if overall.significant else 0
 
     def verdict(decision: Decision, *more: str, regression: bool = False) -> Verdict:
-        return Verdict(decision=decision, reasons=reasons + list(more), comparisons=comparisons, overall=overall, regression=regression,
-                       direction=direction, classes=verdicts)
+        return Verdict(
+            decision=decision,
+            reasons=reasons + list(more),
+            comparisons=comparisons,
+            overall=overall,
+            regression=regression,
+            direction=direction,
+            classes=verdicts,
+        )
 
     winners = [v.key for v in verdicts if v.outcome == "faster"]
     losers = [v.key for v in verdicts if v.outcome == "slower"]
@@ -149,11 +175,12 @@ def decide(cand: BenchRun, comparisons: dict[str, Comparison], script: Compariso
         # the program's Kernel Split Rule: opposite moves are never averaged into a tie or a gain
         columns = separating_columns(winners, losers)
         by = f"; the config columns that separate them: {', '.join(columns)}" if columns else "; no config column separates them alone"
-        return verdict("split-suggested",
-                       "faster beyond noise: " + "; ".join(f"{k} {comparisons[k].statement()}" for k in winners[:5]),
-                       "slower beyond noise: " + "; ".join(f"{k} {comparisons[k].statement()}" for k in losers[:5]),
-                       "one group gains and another loses: keep the best kernel as the default and add a specialised kernel with "
-                       "dispatch for the winners" + by)
+        return verdict(
+            "split-suggested",
+            "faster beyond noise: " + "; ".join(f"{k} {comparisons[k].statement()}" for k in winners[:5]),
+            "slower beyond noise: " + "; ".join(f"{k} {comparisons[k].statement()}" for k in losers[:5]),
+            "one group gains and another loses: keep the best kernel as the default and add a specialised kernel with dispatch for the winners" + by,
+        )
     faster = overall.significant and overall.change <= -threshold
     # A move under the threshold counts only when the pairs call it significant, and twice in a row.
     small_faster = overall.significant and -threshold < overall.change < 0
@@ -167,12 +194,18 @@ def decide(cand: BenchRun, comparisons: dict[str, Comparison], script: Compariso
         unsafe = not_shown_safe(comparisons, severe, guarded)
         whose = "non-target classes" if target else "classes"
         if unsafe:
-            return verdict("undecided", f"{', '.join(unsafe[:6])} not shown safe: the upper end of the interval reaches the severe threshold "
-                           f"(+{severe:.0%}); more pairs, or a change that leaves them alone")
+            return verdict(
+                "undecided",
+                f"{', '.join(unsafe[:6])} not shown safe: the upper end of the interval reaches the severe threshold "
+                f"(+{severe:.0%}); more pairs, or a change that leaves them alone",
+            )
         reasons.append(f"every one of the {len(guarded)} {whose} shown not slower than +{severe:.0%} (the severe threshold)")
     if faster and overall.change <= 1 / suspicious_factor - 1:
-        return verdict("suspicious", f"a {1 / (1 + overall.change):.1f}x speedup in one step is beyond the {suspicious_factor:g}x plausibility limit: "
-                       "keeping it needs an independent re-measurement (done by experiment_keep)")
+        return verdict(
+            "suspicious",
+            f"a {1 / (1 + overall.change):.1f}x speedup in one step is beyond the {suspicious_factor:g}x plausibility limit: "
+            "keeping it needs an independent re-measurement (done by experiment_keep)",
+        )
     if faster:
         return verdict("keep")
     if overall.significant and overall.change >= threshold:

@@ -41,12 +41,26 @@ def judge(ledger: Ledger, together: Together, target: str | None, prev_dir: int,
         return Verdict(decision="refused", reasons=["the profiler's dispatch list: " + p for p in launch], comparisons={})
     cfg = ledger.ws.config
     bench_cfg = cfg.require_benchmark()
-    verdict = decide(cand, together.comparisons, together.script, target, bench_cfg.noise_threshold, prev_dir, repairs,
-                     together.gpu_time, cfg.harness.suspicious_factor, bench_cfg.severe_threshold)
+    verdict = decide(
+        cand,
+        together.comparisons,
+        together.script,
+        target,
+        bench_cfg.noise_threshold,
+        prev_dir,
+        repairs,
+        together.gpu_time,
+        cfg.harness.suspicious_factor,
+        bench_cfg.severe_threshold,
+    )
     if keep_metric == "profiler" and together.gpu_time is None and verdict.decision in KEEPABLE:
         # The profiler is the keep metric but measured nothing usable: never fall back silently.
-        return Verdict(decision="failed", reasons=verdict.reasons + ["the profiler is the keep metric but gave no target GPU time: " + together.stopped],
-                       comparisons=verdict.comparisons, overall=verdict.overall)
+        return Verdict(
+            decision="failed",
+            reasons=verdict.reasons + ["the profiler is the keep metric but gave no target GPU time: " + together.stopped],
+            comparisons=verdict.comparisons,
+            overall=verdict.overall,
+        )
     return sealed_and_witnessed(verdict, together, cfg.harness.allow_unsealed, cfg.harness.metric_seconds)
 
 
@@ -92,9 +106,11 @@ def unseen_saving(together: Together, metric_seconds: float) -> str | None:
         return None
     saw, low_saw, high_saw = mean_interval(seen)
     assert low_saw is not None and high_saw is not None  # seen holds as many values as shortfalls: two or more
-    return (f"its own figures claim at least {sum(claimed) / len(claimed) * 1e3:.3g} ms less timed work per run, but the runs' wall time as the "
-            f"server measured it shrank by {saw * 1e3:.3g} ms (95% interval {low_saw * 1e3:.3g} to {high_saw * 1e3:.3g} ms), "
-            f"significantly less than {CLAIMED_SHARE:.0%} of the claim")
+    return (
+        f"its own figures claim at least {sum(claimed) / len(claimed) * 1e3:.3g} ms less timed work per run, but the runs' wall time as the "
+        f"server measured it shrank by {saw * 1e3:.3g} ms (95% interval {low_saw * 1e3:.3g} to {high_saw * 1e3:.3g} ms), "
+        f"significantly less than {CLAIMED_SHARE:.0%} of the claim"
+    )
 
 
 def sealed_and_witnessed(verdict: Verdict, together: Together, allow_unsealed: bool, metric_seconds: float) -> Verdict:
@@ -105,9 +121,16 @@ def sealed_and_witnessed(verdict: Verdict, together: Together, allow_unsealed: b
         return verdict
     if together.sealed is None and not allow_unsealed:
         unsealed = sandbox.available() or "a run of this evaluation was not sealed"
-        return verdict.model_copy(update={"decision": "refused", "reasons": verdict.reasons + [
-            f"unsealed: {unsealed}; the candidate's processes could reach BEST and the ledger, so nothing is kept "
-            "(set [harness] allow_unsealed = true to keep unsealed measurements)"]})
+        return verdict.model_copy(
+            update={
+                "decision": "refused",
+                "reasons": verdict.reasons
+                + [
+                    f"unsealed: {unsealed}; the candidate's processes could reach BEST and the ledger, so nothing is kept "
+                    "(set [harness] allow_unsealed = true to keep unsealed measurements)"
+                ],
+            }
+        )
     if verdict.decision not in ("keep", "suspicious") or together.gpu_time is not None:
         # a split is not kept itself (its specialised kernel is evaluated, and witnessed, on its own);
         # the profiler's kernel time is measured outside the candidate's processes
@@ -116,42 +139,86 @@ def sealed_and_witnessed(verdict: Verdict, together: Together, allow_unsealed: b
     why: str | None
     if not witnessed(witness, verdict.overall.change if verdict.overall is not None else 0.0):
         seen = witness.statement() if witness is not None else "not measured"
-        why = (f"the runs' wall time as the server measured it: {seen}; the benchmark's own timer is the only evidence of the gain, and the "
-               "candidate's code can reach it. Not kept: use the profiler keep metric, or a benchmark whose timed work dominates its run")
+        why = (
+            f"the runs' wall time as the server measured it: {seen}; the benchmark's own timer is the only evidence of the gain, and the "
+            "candidate's code can reach it. Not kept: use the profiler keep metric, or a benchmark whose timed work dominates its run"
+        )
     else:
         impossible = unseen_saving(together, metric_seconds)
         why = f"{impossible}; the benchmark's own timer is the only evidence of the rest, and the candidate's code can reach it" if impossible else None
     if why:
         return verdict.model_copy(update={"decision": "not-corroborated", "regression": False, "reasons": verdict.reasons + ["not corroborated: " + why]})
     if witness is not None and not witness.significant:
-        return verdict.model_copy(update={"reasons": verdict.reasons + [
-            f"the witness (wall time per run, {witness.statement()}) cannot resolve a change this small; kept on the benchmark's timer"]})
+        return verdict.model_copy(
+            update={
+                "reasons": verdict.reasons
+                + [f"the witness (wall time per run, {witness.statement()}) cannot resolve a change this small; kept on the benchmark's timer"]
+            }
+        )
     return verdict
 
 
-def attempt_fields(exp: Experiment, together: Together, verdict: Verdict, hypothesis: str, target: str | None, files: list[str], digest: str,
-                   repairs: int, run_id: str, keep_metric: str, **extra_evidence: Any) -> dict[str, Any]:
+def attempt_fields(
+    exp: Experiment,
+    together: Together,
+    verdict: Verdict,
+    hypothesis: str,
+    target: str | None,
+    files: list[str],
+    digest: str,
+    repairs: int,
+    run_id: str,
+    keep_metric: str,
+    **extra_evidence: Any,
+) -> dict[str, Any]:
     """One attempt row, as evaluate and evaluate_many record it."""
     bench = together.candidate
     return dict(
-        tag=exp.tag, parent_commit=exp.best_commit, diff_hash=digest, files=files, hypothesis=hypothesis,
-        target_class=target, figures=figures_of(bench) if bench else {}, comparisons={k: v.model_dump() for k, v in verdict.comparisons.items()},
-        decision=verdict.decision, reasons=verdict.reasons, regression=int(verdict.regression),
-        repair_count=repairs if verdict.decision == "repair-needed" else 0, outcome="pending",
-        evidence={"seeds": bench.seeds if bench else [], "run": run_id, "direction": verdict.direction, "overall": verdict.overall.model_dump() if verdict.overall else None,
-                  "gpu_time": together.gpu_time.model_dump() if together.gpu_time else None, "impossible": bench.impossible if bench else [],
-                  "keep_metric": keep_metric, "source": together.source, "pairs": together.pairs, "profiler_pairs": together.profiler_pairs,
-                  "stopped": together.stopped, "wall_s": round(together.wall_s, 2), "clocks": together.clocks.model_dump() if together.clocks else None,
-                  "best_figures": figures_of(together.best) if together.best else {},
-                  "runs": [r.model_dump() for r in together.runs], "profile": together.candidate_profile.get("profile"),
-                  "sealed": together.sealed, "witness": together.witness.model_dump() if together.witness else None, "tampered": together.tampered,
-                  "gpu": bench.gpu if bench else None, "floor_of": bench.floor_of if bench else None, "floor_note": bench.floor_note if bench else None,
-                  "verdicts": {v.key: v.outcome for v in verdict.classes}, **extra_evidence},
+        tag=exp.tag,
+        parent_commit=exp.best_commit,
+        diff_hash=digest,
+        files=files,
+        hypothesis=hypothesis,
+        target_class=target,
+        figures=figures_of(bench) if bench else {},
+        comparisons={k: v.model_dump() for k, v in verdict.comparisons.items()},
+        decision=verdict.decision,
+        reasons=verdict.reasons,
+        regression=int(verdict.regression),
+        repair_count=repairs if verdict.decision == "repair-needed" else 0,
+        outcome="pending",
+        evidence={
+            "seeds": bench.seeds if bench else [],
+            "run": run_id,
+            "direction": verdict.direction,
+            "overall": verdict.overall.model_dump() if verdict.overall else None,
+            "gpu_time": together.gpu_time.model_dump() if together.gpu_time else None,
+            "impossible": bench.impossible if bench else [],
+            "keep_metric": keep_metric,
+            "source": together.source,
+            "pairs": together.pairs,
+            "profiler_pairs": together.profiler_pairs,
+            "stopped": together.stopped,
+            "wall_s": round(together.wall_s, 2),
+            "clocks": together.clocks.model_dump() if together.clocks else None,
+            "best_figures": figures_of(together.best) if together.best else {},
+            "runs": [r.model_dump() for r in together.runs],
+            "profile": together.candidate_profile.get("profile"),
+            "sealed": together.sealed,
+            "witness": together.witness.model_dump() if together.witness else None,
+            "tampered": together.tampered,
+            "gpu": bench.gpu if bench else None,
+            "floor_of": bench.floor_of if bench else None,
+            "floor_note": bench.floor_note if bench else None,
+            "verdicts": {v.key: v.outcome for v in verdict.classes},
+            **extra_evidence,
+        },
     )
 
 
-async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None, tag: str | None, progress: ProgressFn | None, *,
-                   vendors: Vendors) -> ExperimentAnswer:
+async def evaluate(
+    ledger: Ledger, run: Run, hypothesis: str, target: str | None, tag: str | None, progress: ProgressFn | None, *, vendors: Vendors
+) -> ExperimentAnswer:
     exp = ledger.running(tag)
     wt = ledger.worktree(exp)
     workdir = ledger.workdir(exp)
@@ -163,9 +230,25 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
     outputs = ledger.outputs(exp)
     problems = harness.violations(wt, exp.subdir, workdir, exp.protected, ledger.ws.config.harness, files, outputs)
     if problems:
-        return await _record(ledger, exp, run, snap, dict(tag=exp.tag, parent_commit=best, diff_hash=digest, files=files, hypothesis=hypothesis, target_class=target,
-                                                    decision="refused", reasons=["the harness is frozen: " + p for p in problems], outcome="pending",
-                                                    evidence={"candidate_commit": snap}), None)
+        return await _record(
+            ledger,
+            exp,
+            run,
+            snap,
+            dict(
+                tag=exp.tag,
+                parent_commit=best,
+                diff_hash=digest,
+                files=files,
+                hypothesis=hypothesis,
+                target_class=target,
+                decision="refused",
+                reasons=["the harness is frozen: " + p for p in problems],
+                outcome="pending",
+                evidence={"candidate_commit": snap},
+            ),
+            None,
+        )
     repairs = previous.repair_count + 1 if previous and previous.decision == "repair-needed" and previous.hypothesis == hypothesis else 0
     keep_metric = ledger.keep_metric(vendors)
     try:
@@ -175,8 +258,18 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
             async with ledger.watching(exp) as seen:
                 crash_point("evaluate-during-runs")
                 best_dir = ledger.best_tree(exp)
-                together = await measure_together(ledger.ws, run, best_dir, workdir, keep_metric, target, progress, label=hypothesis[:60], vendors=vendors,
-                                                  guard=ledger.guard(exp, best_dir, Path(exp.worktree), workdir))
+                together = await measure_together(
+                    ledger.ws,
+                    run,
+                    best_dir,
+                    workdir,
+                    keep_metric,
+                    target,
+                    progress,
+                    label=hypothesis[:60],
+                    vendors=vendors,
+                    guard=ledger.guard(exp, best_dir, Path(exp.worktree), workdir),
+                )
     except NoIdleGpu:
         await stop(ledger, exp, "no idle GPU for the whole waiting limit")
         raise
@@ -185,15 +278,34 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
     prev_dir = previous.evidence.direction if previous is not None and in_line else 0
     verdict = judge(ledger, together, target, prev_dir, repairs, keep_metric)
     if seen.edited:
-        verdict = Verdict(decision="refused", comparisons=verdict.comparisons, overall=verdict.overall,
-                          reasons=[f"kernel sources changed while they were measured: {', '.join(seen.edited[:6])} "
-                                   "(the benchmark writes them, or they were edited during the runs): what ran is not what would be kept"])
+        verdict = Verdict(
+            decision="refused",
+            comparisons=verdict.comparisons,
+            overall=verdict.overall,
+            reasons=[
+                f"kernel sources changed while they were measured: {', '.join(seen.edited[:6])} "
+                "(the benchmark writes them, or they were edited during the runs): what ran is not what would be kept"
+            ],
+        )
     timing = reach.timing_symbols(gitops.diff_between(wt, best, snap))
     if timing:
         named = ", ".join(sorted({f"{t.symbol} ({t.file}:{t.line})" for t in timing}))[:400]
         verdict = verdict.model_copy(update={"reasons": verdict.reasons + [f"the change defines or wraps timing functions: {named}"]})
-    fields = attempt_fields(exp, together, verdict, hypothesis, target, files, digest, repairs, run.id, keep_metric, candidate_commit=snap,
-                            timing_symbols=sorted({t.symbol for t in timing}), removed_before_runs=removed[:200])
+    fields = attempt_fields(
+        exp,
+        together,
+        verdict,
+        hypothesis,
+        target,
+        files,
+        digest,
+        repairs,
+        run.id,
+        keep_metric,
+        candidate_commit=snap,
+        timing_symbols=sorted({t.symbol for t in timing}),
+        removed_before_runs=removed[:200],
+    )
     answer = await _record(ledger, exp, run, snap, fields, verdict)
     answer.notes.append(measured_as_committed(snap, removed))
     return answer
@@ -202,9 +314,9 @@ async def evaluate(ledger: Ledger, run: Run, hypothesis: str, target: str | None
 def measured_as_committed(snap: str, removed: list[str]) -> str:
     """The answer's word on what ran: the candidate's commit, and what was removed to make it so."""
     shown = ", ".join(removed[:8]) + (f" (and {len(removed) - 8} more)" if len(removed) > 8 else "")
-    return (f"measured exactly the candidate's commit {snap[:10]}: " +
-            (f"files it does not hold (ignored or uncommitted) were removed from the worktree first: {shown}" if removed
-             else "the worktree held no file outside it"))
+    return f"measured exactly the candidate's commit {snap[:10]}: " + (
+        f"files it does not hold (ignored or uncommitted) were removed from the worktree first: {shown}" if removed else "the worktree held no file outside it"
+    )
 
 
 async def _record(ledger: Ledger, exp: Experiment, run: Run, snap: str, fields: dict[str, Any], verdict: Verdict | None) -> ExperimentAnswer:

@@ -49,18 +49,33 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
         if existing is not None and existing.status == "starting" and not recover.owner_alive(existing.owner):
             _discard_half_made(ledger, existing)
         elif existing is not None:
-            raise InvalidInput(f"an experiment tagged {tag!r} exists" + (" and is still starting" if existing.status == "starting" else ""),
-                               hint="choose another tag, or continue it with experiment_status")
+            raise InvalidInput(
+                f"an experiment tagged {tag!r} exists" + (" and is still starting" if existing.status == "starting" else ""),
+                hint="choose another tag, or continue it with experiment_status",
+            )
         gitops.ignore_state_folder(repo, subdir)
         dirty = gitops.dirty_paths(repo)
         if dirty and not carry:
-            raise WorkspaceError(f"the workspace has uncommitted changes: {', '.join(dirty[:8])}", hint="commit or stash them, or pass carry_changes=true to bring them into the experiment")
+            raise WorkspaceError(
+                f"the workspace has uncommitted changes: {', '.join(dirty[:8])}",
+                hint="commit or stash them, or pass carry_changes=true to bring them into the experiment",
+            )
         head = gitops.head_sha(repo)
         if head is None:  # repo_of saw a commit; HEAD has been moved off it since
             raise WorkspaceError("the workspace's repository has no commit at HEAD", hint="commit the kernel and its benchmark first")
         with ledger.store.transaction():
-            ledger.store.add_experiment(tag=tag, branch=branch, worktree=str(path), subdir=subdir, base_commit=head, best_commit=head, status="starting",
-                                         protected={}, owner=recover.owner_token(), config=config)
+            ledger.store.add_experiment(
+                tag=tag,
+                branch=branch,
+                worktree=str(path),
+                subdir=subdir,
+                base_commit=head,
+                best_commit=head,
+                status="starting",
+                protected={},
+                owner=recover.owner_token(),
+                config=config,
+            )
         exp = ledger.store.existing_experiment(tag)
         try:
             wt = gitops.add_worktree(repo, path, branch, head)
@@ -83,21 +98,49 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
                 crash_point("start-during-baseline")
                 bench = await run_benchmark(ws, run, "baseline", progress=progress, cwd=workdir, vendors=vendors)
         if not bench.all_correct or bench.impossible:
-            raise KernelMcpError("the baseline is not correct (or not plausible), so nothing can be compared with it: "
-                                 + bench.trouble(), hint=f"see run {run.id}")
+            raise KernelMcpError(
+                "the baseline is not correct (or not plausible), so nothing can be compared with it: " + bench.trouble(), hint=f"see run {run.id}"
+            )
         exp = ledger.store.existing_experiment(tag)
         ledger.best_tree(exp)  # BEST's own worktree, ready before the first evaluation
         async with ledger.lock():
             with ledger.store.transaction():
                 attempt_id = ledger.store.add_attempt(
-                    tag=tag, parent_commit=base, commit_sha=base, hypothesis="baseline", figures=figures_of(bench), decision="baseline", outcome="kept",
-                    evidence={"seeds": bench.seeds, "run": run.id, "carried": carried, "protected_digest": harness.hashes_digest(protected),
-                              "keep_metric": ledger.keep_metric(vendors), "candidate_commit": base,
-                              "gpu": bench.gpu, "floor_of": bench.floor_of, "floor_note": bench.floor_note}, closed=now())
+                    tag=tag,
+                    parent_commit=base,
+                    commit_sha=base,
+                    hypothesis="baseline",
+                    figures=figures_of(bench),
+                    decision="baseline",
+                    outcome="kept",
+                    evidence={
+                        "seeds": bench.seeds,
+                        "run": run.id,
+                        "carried": carried,
+                        "protected_digest": harness.hashes_digest(protected),
+                        "keep_metric": ledger.keep_metric(vendors),
+                        "candidate_commit": base,
+                        "gpu": bench.gpu,
+                        "floor_of": bench.floor_of,
+                        "floor_note": bench.floor_note,
+                    },
+                    closed=now(),
+                )
             cfg = ws.config.require_benchmark()
-            performance.append_row(workdir, performance.Row(
-                commit=base[:10], status="baseline", command=" ".join(cfg.command), target="all", kernel=cfg.target_kernel,
-                metric=figures_summary(bench.by_key(), bench.metric), gpu_time="-", change="-", why="unmodified code"))
+            performance.append_row(
+                workdir,
+                performance.Row(
+                    commit=base[:10],
+                    status="baseline",
+                    command=" ".join(cfg.command),
+                    target="all",
+                    kernel=cfg.target_kernel,
+                    metric=figures_summary(bench.by_key(), bench.metric),
+                    gpu_time="-",
+                    change="-",
+                    why="unmodified code",
+                ),
+            )
             sha = ledger.candidate(exp, f"Baseline of experiment {tag}\n\n{gitops.LEDGER_MARK}: {attempt_id}\n")
             ledger.advance(exp, sha)
             with ledger.store.transaction():
@@ -109,8 +152,11 @@ async def start(ledger: Ledger, run: Run, tag: str, carry: bool, progress: Progr
         raise
     answer = ledger.status_answer(ledger.store.existing_experiment(tag), run_id=run.id)
     answer.notes += reach.describe(reach.reaching_files(workdir, harness.workspace_files(wt, subdir), ws.config.harness))
-    answer.notes.append(f"every run is sealed: {sandbox.mechanism()}" if sandbox.available() is None else
-                        f"runs are UNSEALED here ({sandbox.available()}): nothing is kept unless [harness] allow_unsealed = true")
+    answer.notes.append(
+        f"every run is sealed: {sandbox.mechanism()}"
+        if sandbox.available() is None
+        else f"runs are UNSEALED here ({sandbox.available()}): nothing is kept unless [harness] allow_unsealed = true"
+    )
     return answer
 
 
@@ -142,7 +188,9 @@ async def end(ledger: Ledger, tag: str | None, reason: str) -> ExperimentAnswer:
     measured = latest.evidence.candidate_commit if latest else None
     # the same test as keep's: nothing differs from the code the latest attempt measured
     if files and not (measured and not gitops.files_between(wt, measured, snap)):
-        raise InvalidInput(f"the worktree holds changes that were never evaluated: {', '.join(files[:8])}",
-                           hint="experiment_evaluate them, or experiment_revert to discard them, then end the experiment")
+        raise InvalidInput(
+            f"the worktree holds changes that were never evaluated: {', '.join(files[:8])}",
+            hint="experiment_evaluate them, or experiment_revert to discard them, then end the experiment",
+        )
     await stop(ledger, exp, reason, status="ended")
     return ledger.status_answer(ledger.store.existing_experiment(exp.tag))

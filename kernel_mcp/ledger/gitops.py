@@ -42,10 +42,25 @@ GIT_TIMEOUT_S = 120.0  # one git call; a repository that needs longer is refused
 GIT_OUTPUT_CAP = 256 * 2**20  # bytes of one call's output kept; more is an error, never a silent cut
 # What the server's own git calls never run, whatever a config (the user's, or one a worktree's
 # pointer leads to) says: hooks, the file-system monitor, and programs named for diffs.
-HARDENED = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false",
-            "-c", "core.sshCommand=false", "-c", "protocol.allow=never",
-            # a repository nested in a worktree is never entered (its own config could name a filter)
-            "-c", "submodule.recurse=false", "-c", "diff.ignoreSubmodules=all", "-c", "status.submoduleSummary=false")
+HARDENED = (
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    "core.untrackedCache=false",
+    "-c",
+    "core.sshCommand=false",
+    "-c",
+    "protocol.allow=never",
+    # a repository nested in a worktree is never entered (its own config could name a filter)
+    "-c",
+    "submodule.recurse=false",
+    "-c",
+    "diff.ignoreSubmodules=all",
+    "-c",
+    "status.submoduleSummary=false",
+)
 NO_DIFF_PROGRAMS = ("--no-ext-diff", "--no-textconv")  # for the commands that show diffs: no external diff, no textconv
 SHOWS_DIFFS = ("diff", "log", "show")
 NO_SUBMODULES = ("--ignore-submodules=all",)  # for diff and status, whatever a config says
@@ -80,10 +95,24 @@ class RunnerGit(git.Git):
             self._filter_names = {line.split(" ", 1)[0].split(".")[1] for line in listed.stdout.tail.splitlines() if line.count(".") >= 2}
         return _filter_overrides(self._filter_names)
 
-    def execute(self, command: Any, istream: Any = None, with_extended_output: bool = False, with_exceptions: bool = True,
-                as_process: bool = False, output_stream: Any = None, stdout_as_string: bool = True, kill_after_timeout: Any = None,
-                with_stdout: bool = True, universal_newlines: bool = False, shell: Any = None, env: Any = None,
-                max_chunk_size: int = 8192, strip_newline_in_stdout: bool = True, **subprocess_kwargs: Any) -> Any:
+    def execute(
+        self,
+        command: Any,
+        istream: Any = None,
+        with_extended_output: bool = False,
+        with_exceptions: bool = True,
+        as_process: bool = False,
+        output_stream: Any = None,
+        stdout_as_string: bool = True,
+        kill_after_timeout: Any = None,
+        with_stdout: bool = True,
+        universal_newlines: bool = False,
+        shell: Any = None,
+        env: Any = None,
+        max_chunk_size: int = 8192,
+        strip_newline_in_stdout: bool = True,
+        **subprocess_kwargs: Any,
+    ) -> Any:
         if as_process or output_stream is not None or shell:
             raise CommandFailed("internal: a git call asked for a live process; the ledger runs git to completion only")
         argv = [str(a) for a in ([command] if isinstance(command, str) else command)]
@@ -91,8 +120,15 @@ class RunnerGit(git.Git):
         name = argv[1] if len(argv) > 1 else ""
         environment = {**_NO_FILTERS, **{k: v for k, v in self._environment.items() if v is not None}, **(env or {})}
         filters = self._filters(argv[0], cwd, environment) if name in RUNS_FILTERS else []
-        argv = [argv[0], *HARDENED, *filters, *argv[1:2], *(NO_DIFF_PROGRAMS if name in SHOWS_DIFFS else ()),
-                *(NO_SUBMODULES if name in COMPARES_SUBMODULES else ()), *argv[2:]]
+        argv = [
+            argv[0],
+            *HARDENED,
+            *filters,
+            *argv[1:2],
+            *(NO_DIFF_PROGRAMS if name in SHOWS_DIFFS else ()),
+            *(NO_SUBMODULES if name in COMPARES_SUBMODULES else ()),
+            *argv[2:],
+        ]
         stdin = None
         if istream is not None:
             stdin = istream.read() if hasattr(istream, "read") else os.read(istream, 1 << 30)
@@ -112,6 +148,7 @@ class RunnerGit(git.Git):
 
 def _run_git(name: str, argv: list[str], cwd: str, env: dict[str, str], stdin: bytes | None, timeout_s: float) -> runner.RunResult:
     """One git call through the runner, on a worker thread (the ledger's steps are synchronous)."""
+
     def call() -> runner.RunResult:
         return asyncio.run(runner.run(argv, cwd=cwd, timeout_s=timeout_s, env=env, stdin_data=stdin, tail_bytes=GIT_OUTPUT_CAP, sweep=False))
 
@@ -157,8 +194,8 @@ def pointer_problem(tree: Path, git_dir: Path) -> str | None:
         return "its .git pointer cannot be read"
     if not text.startswith("gitdir: "):
         return "its .git pointer is not a gitdir line"
-    target = Path(text[len("gitdir: "):].strip())
-    target = (tree / target if not target.is_absolute() else target)
+    target = Path(text[len("gitdir: ") :].strip())
+    target = tree / target if not target.is_absolute() else target
     expected_parent = (git_dir / "worktrees").resolve()
     try:
         resolved = target.resolve()
@@ -197,8 +234,10 @@ def open_worktree(git_dir: Path, tree: Path) -> Repo:
     calls of one step)."""
     record = worktree_record(git_dir, tree)
     if record is None:
-        raise WorkspaceError(f"the workspace's repository has no record of the ledger's worktree {tree.name}; no git command was run in it",
-                             hint="experiment_revert, or start a new experiment")
+        raise WorkspaceError(
+            f"the workspace's repository has no record of the ledger's worktree {tree.name}; no git command was run in it",
+            hint="experiment_revert, or start a new experiment",
+        )
     wt = Repo(record)  # the record's own gitdir names the folder: GitPython reads nothing in it
     wt.git.update_environment(GIT_DIR=str(record), GIT_WORK_TREE=str(tree))
     return wt
@@ -209,8 +248,10 @@ def checked_worktree(tree: Path, git_dir: Path) -> Repo:
     (a redirected pointer is tampering, named); its git calls never read the pointer (`open_worktree`)."""
     why = pointer_problem(tree, git_dir)
     if why:
-        raise WorkspaceError(f"the ledger's worktree {tree.name}: {why}; no git command was run in it",
-                             hint="experiment_revert writes the pointer again from the repository's record and resets the worktree to BEST")
+        raise WorkspaceError(
+            f"the ledger's worktree {tree.name}: {why}; no git command was run in it",
+            hint="experiment_revert writes the pointer again from the repository's record and resets the worktree to BEST",
+        )
     return open_worktree(git_dir, tree)
 
 
@@ -268,9 +309,10 @@ def require_identity(repo: git.Repo) -> None:
         why = next((line.removeprefix("stderr: ").strip("'").strip() for line in reversed(lines) if "fatal:" in line), "")
         raise WorkspaceError(
             "git has no committer identity for the workspace's repository"
-            + (f" ({why.removeprefix('fatal: ')})" if why else "") + ", and the ledger commits every kept change",
+            + (f" ({why.removeprefix('fatal: ')})" if why else "")
+            + ", and the ledger commits every kept change",
             hint='git config user.name "Your Name" && git config user.email you@example.com '
-                 "(in the workspace's repository, or with --global), or set GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL",
+            "(in the workspace's repository, or with --global), or set GIT_COMMITTER_NAME and GIT_COMMITTER_EMAIL",
         ) from None
 
 
@@ -310,13 +352,17 @@ def carry_changes(repo: git.Repo, worktree: git.Repo) -> list[str]:
         src = work_tree(repo) / rel
         dst = work_tree(worktree) / rel
         if rel.endswith("/"):  # git lists a folder holding a repository of its own as the folder
-            raise InvalidInput(f"the workspace holds an untracked git repository of its own at {rel.rstrip('/')}: carry_changes does not "
-                               "bring it into the experiment (git would take it for a submodule, whose own config names programs)",
-                               hint="commit it, add it to .gitignore (or .git/info/exclude), or move it out of the repository")
+            raise InvalidInput(
+                f"the workspace holds an untracked git repository of its own at {rel.rstrip('/')}: carry_changes does not "
+                "bring it into the experiment (git would take it for a submodule, whose own config names programs)",
+                hint="commit it, add it to .gitignore (or .git/info/exclude), or move it out of the repository",
+            )
         mode = src.lstat().st_mode
         if not (stat.S_ISLNK(mode) or stat.S_ISREG(mode)):
-            raise InvalidInput(f"the workspace's untracked {rel} is not a file or a symbolic link: carry_changes brings only those",
-                               hint="add it to .gitignore (or .git/info/exclude), or move it away")
+            raise InvalidInput(
+                f"the workspace's untracked {rel} is not a file or a symbolic link: carry_changes brings only those",
+                hint="add it to .gitignore (or .git/info/exclude), or move it away",
+            )
         dst.parent.mkdir(parents=True, exist_ok=True)
         if stat.S_ISLNK(mode):
             os.symlink(os.readlink(src), dst)  # as git commits a link: its target's name, never the content behind it
@@ -407,8 +453,10 @@ def nested_problem(nested: list[str], links: list[str]) -> str | None:
     if not nested and not links:
         return None
     where = ", ".join((nested + [f"{p} (a submodule entry)" for p in links])[:6])
-    return (f"the candidate's tree holds a git repository of its own: {where}; git would take it for a submodule and run "
-            "what its config names, and its files are not part of any commit, so it can be neither measured nor kept")
+    return (
+        f"the candidate's tree holds a git repository of its own: {where}; git would take it for a submodule and run "
+        "what its config names, and its files are not part of any commit, so it can be neither measured nor kept"
+    )
 
 
 # ---- candidates of experiment_evaluate_many ----------------------------------------------------
@@ -546,7 +594,7 @@ def match_commit(wt: git.Repo, commit: str) -> list[str]:
         with wt.git.custom_environment(GIT_INDEX_FILE=str(Path(tmp) / "index")):
             wt.git.read_tree(commit)  # an index of exactly the commit: all else is untracked to clean
             out = wt.git.clean("-ffdx", "--", ".", SERVERS_OWN)
-    return [line[len("Removing "):] for line in out.splitlines() if line.startswith("Removing ")]
+    return [line[len("Removing ") :] for line in out.splitlines() if line.startswith("Removing ")]
 
 
 def file_at(repo: git.Repo, commit: str, rel: str) -> str | None:

@@ -53,8 +53,9 @@ def named(paths: list[str]) -> str:
 class TreeGuard:
     """Checks around each run of one evaluation; `problems` lists what voids it."""
 
-    def __init__(self, folders: dict[Side, Path], trees: dict[Side, Path], git_dir: Path | None,
-                 protected: dict[str, str] | None = None, protected_now=None) -> None:
+    def __init__(
+        self, folders: dict[Side, Path], trees: dict[Side, Path], git_dir: Path | None, protected: dict[str, str] | None = None, protected_now=None
+    ) -> None:
         self.folders = folders  # where each side runs (the workspace folder inside its tree)
         self.trees = trees  # each side's worktree (its .git pointer)
         self.git_dir = git_dir  # the workspace's repository, where every pointer must lead

@@ -37,7 +37,7 @@ def workspace_files(wt: git.Repo, subdir: str) -> list[str]:
     spec = "." if subdir == "." else subdir
     listed = wt.git.ls_files("--cached", "--others", "--exclude-standard", "--", spec).splitlines()
     prefix = "" if subdir == "." else subdir.rstrip("/") + "/"
-    return sorted({p[len(prefix):] for p in listed if p.startswith(prefix)})
+    return sorted({p[len(prefix) :] for p in listed if p.startswith(prefix)})
 
 
 def is_protected(rel: str, harness: HarnessConfig) -> bool:
@@ -49,8 +49,7 @@ def is_protected(rel: str, harness: HarnessConfig) -> bool:
 def editable_files(wt: git.Repo, subdir: str, workdir: Path, harness: HarnessConfig) -> list[str]:
     """The workspace files an attempt may change: matching the editable globs, not protected, and
     present in the worktree (tracked, or untracked but not ignored). Never the ledger's own record."""
-    return [rel for rel in workspace_files(wt, subdir)
-            if rel != PERFORMANCE and not is_protected(rel, harness) and (workdir / rel).is_file()]
+    return [rel for rel in workspace_files(wt, subdir) if rel != PERFORMANCE and not is_protected(rel, harness) and (workdir / rel).is_file()]
 
 
 def require_editable(wt: git.Repo, subdir: str, workdir: Path, harness: HarnessConfig) -> list[str]:
@@ -68,11 +67,10 @@ def require_editable(wt: git.Repo, subdir: str, workdir: Path, harness: HarnessC
     listing = ", ".join(shown) + (f" (and {len(present) - len(shown)} more)" if len(present) > len(shown) else "") if shown else "none"
     suggestion = editable_globs(sources)[0]
     hint = "set [harness] editable in kernel-mcp.toml to the kernel's sources"
-    hint += f", e.g. editable = {json.dumps(suggestion)}" if suggestion else " (globs relative to the workspace, e.g. \"src/*.cu\")"
+    hint += f", e.g. editable = {json.dumps(suggestion)}" if suggestion else ' (globs relative to the workspace, e.g. "src/*.cu")'
     hint += ", and commit it"
     protected = f" (protected: {json.dumps(harness.protected)})" if harness.protected else ""
-    raise InvalidInput(f"[harness] editable {json.dumps(harness.editable)}{protected} matches no file in the workspace; "
-                       f"files there: {listing}", hint=hint)
+    raise InvalidInput(f"[harness] editable {json.dumps(harness.editable)}{protected} matches no file in the workspace; files there: {listing}", hint=hint)
 
 
 def protected_hashes(wt: git.Repo, subdir: str, workdir: Path, harness: HarnessConfig, skip: set[str] | None = None) -> dict[str, str]:
@@ -88,8 +86,9 @@ def protected_hashes(wt: git.Repo, subdir: str, workdir: Path, harness: HarnessC
     return hashes
 
 
-def violations(wt: git.Repo, subdir: str, workdir: Path, recorded: dict[str, str], harness: HarnessConfig, changed: list[str],
-               skip: set[str] | None = None) -> list[str]:
+def violations(
+    wt: git.Repo, subdir: str, workdir: Path, recorded: dict[str, str], harness: HarnessConfig, changed: list[str], skip: set[str] | None = None
+) -> list[str]:
     """Each protected file that differs from when the experiment started, and each change (`changed`:
     repo-relative paths that differ from BEST) outside the editable set. `skip`: the runs' outputs."""
     problems = []
@@ -108,7 +107,7 @@ def violations(wt: git.Repo, subdir: str, workdir: Path, recorded: dict[str, str
         if not path.startswith(prefix):
             problems.append(f"file outside the workspace changed: {path}")
             continue
-        rel = path[len(prefix):]
+        rel = path[len(prefix) :]
         if rel != PERFORMANCE and not matches(rel, harness.editable) and not any(rel in p for p in problems):
             problems.append(f"file changed outside the editable set: {rel}")
         elif os.path.islink(workdir / rel):

@@ -50,8 +50,9 @@ def _close(ledger: Ledger, attempt: Attempt, evidence: Evidence, reason: str) ->
             ledger.store.update_attempt(attempt.id, evidence=evidence, reasons=attempt.reasons + [reason], decision="refused", outcome="refused", closed=now())
 
 
-async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progress: ProgressFn | None, attempt_id: int | None = None, *,
-               vendors: Vendors) -> ExperimentAnswer:
+async def keep(
+    ledger: Ledger, run: Run, tag: str | None, why: str | None, progress: ProgressFn | None, attempt_id: int | None = None, *, vendors: Vendors
+) -> ExperimentAnswer:
     exp = ledger.running(tag)
     attempt = ledger.store.latest_attempt(exp.tag) if attempt_id is None else ledger.store.attempt(attempt_id)
     if attempt_id is not None and (attempt is None or attempt.tag != exp.tag):
@@ -76,21 +77,27 @@ async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progr
     rewritten = sorted(set(seen.edited) | set(seen.tracked))
     if rewritten:
         _close(ledger, attempt, evidence, f"refused at keep: the verification changed files of the candidate: {', '.join(rewritten[:6])}")
-        raise InvalidInput(f"keep refused: the verification changed files of the candidate ({', '.join(rewritten[:6])}); nothing was kept",
-                           hint="the verification must only read the kernel and the harness; experiment_revert, then evaluate the change again")
+        raise InvalidInput(
+            f"keep refused: the verification changed files of the candidate ({', '.join(rewritten[:6])}); nothing was kept",
+            hint="the verification must only read the kernel and the harness; experiment_revert, then evaluate the change again",
+        )
     if verification.failed:
         _close(ledger, attempt, evidence, "refused at keep: " + verification.failed)
         raise InvalidInput("keep refused: the verification set failed: " + verification.failed, hint=f"see run {run.id}")
     remeasured = evidence.remeasured
     if remeasured and not remeasured.agrees:
         _close(ledger, attempt, evidence, "refused at keep: the independent re-measurement disagrees: " + remeasured.statement)
-        raise InvalidInput("keep refused: the independent re-measurement (fresh processes, side by side with BEST, both orders) disagrees: " + remeasured.statement)
+        raise InvalidInput(
+            "keep refused: the independent re-measurement (fresh processes, side by side with BEST, both orders) disagrees: " + remeasured.statement
+        )
     async with ledger.lock():
         exp = ledger.store.existing_experiment(exp.tag)
         attempt = _keepable(ledger.store.attempt(attempt.id))  # another server may have kept or closed it meanwhile
         if attempt.parent_commit != exp.best_commit:
-            raise InvalidInput(f"attempt #{attempt.id} was measured against {attempt.parent_commit[:10]}, but BEST is now {exp.best_commit[:10]}",
-                               hint="evaluate it again against the new BEST")
+            raise InvalidInput(
+                f"attempt #{attempt.id} was measured against {attempt.parent_commit[:10]}, but BEST is now {exp.best_commit[:10]}",
+                hint="evaluate it again against the new BEST",
+            )
         wt = ledger.worktree(exp)
         recover.clear_stale_index_lock(wt)
         snap = _still_evaluated(ledger, exp, attempt, "during the verification")
@@ -116,15 +123,18 @@ async def keep(ledger: Ledger, run: Run, tag: str | None, why: str | None, progr
     measured = evidence.candidate_commit or ""
     if measured and measured != sha:
         # two ids for one keep: the code measured, and the commit BEST moves to (that code, the message and performance.md's row)
-        answer.notes.append(f"kept as commit {sha[:10]}: the measured code (commit {measured[:10]}, named in performance.md) with "
-                            "this keep's message and performance.md row")
+        answer.notes.append(
+            f"kept as commit {sha[:10]}: the measured code (commit {measured[:10]}, named in performance.md) with this keep's message and performance.md row"
+        )
     return answer
 
 
 def _keepable(attempt: Attempt | None) -> Attempt:
     if attempt is None or attempt.outcome != "pending":
-        raise InvalidInput("nothing evaluated to keep" if attempt is None else f"attempt #{attempt.id} is already {attempt.outcome}",
-                           hint="call experiment_evaluate (or experiment_evaluate_many) first")
+        raise InvalidInput(
+            "nothing evaluated to keep" if attempt is None else f"attempt #{attempt.id} is already {attempt.outcome}",
+            hint="call experiment_evaluate (or experiment_evaluate_many) first",
+        )
     if attempt.decision not in ("keep", "suspicious"):
         raise InvalidInput(f"attempt #{attempt.id} was decided {attempt.decision}, not keep: " + "; ".join(attempt.reasons[:4]))
     return attempt
@@ -134,10 +144,17 @@ def _message(ledger: Ledger, exp: Experiment, attempt: Attempt, best: Attempt, e
     change = evidence.overall.change if evidence.overall else 0.0
     verification = evidence.verification or Verification()
     hashes = exp.protected
-    lines = [attempt.hypothesis, "", why or "", "",
-             f"Kept by kernel-mcp: {attempt.target_class or 'all classes'} {change:+.2%} against {(best.commit_sha or exp.best_commit)[:10]}.",
-             *attempt.reasons, f"Measured: {measured_statement(evidence) or '-'}",
-             f"Seeds: {', '.join(map(str, evidence.seeds))}", f"Verification: {verification.summary or 'none configured'}"]
+    lines = [
+        attempt.hypothesis,
+        "",
+        why or "",
+        "",
+        f"Kept by kernel-mcp: {attempt.target_class or 'all classes'} {change:+.2%} against {(best.commit_sha or exp.best_commit)[:10]}.",
+        *attempt.reasons,
+        f"Measured: {measured_statement(evidence) or '-'}",
+        f"Seeds: {', '.join(map(str, evidence.seeds))}",
+        f"Verification: {verification.summary or 'none configured'}",
+    ]
     if evidence.remeasured:
         lines.append(f"Re-measured (suspicious speedup): {evidence.remeasured.statement}")
     lines.append(f"Protected files (sha256, digest {harness.hashes_digest(hashes)[:16]}):")
@@ -151,11 +168,16 @@ def _row(ledger: Ledger, attempt: Attempt, evidence: Evidence, why: str | None) 
     gpu = evidence.gpu_time
     remeasured = evidence.remeasured
     return performance.Row(
-        commit=(evidence.candidate_commit or "")[:10], status="keep", command=" ".join(cfg.require_benchmark().command), target=attempt.target_class or "all",
-        kernel=cfg.require_benchmark().target_kernel, metric=figures_summary(attempt.figures, cfg.require_benchmark().metric),
+        commit=(evidence.candidate_commit or "")[:10],
+        status="keep",
+        command=" ".join(cfg.require_benchmark().command),
+        target=attempt.target_class or "all",
+        kernel=cfg.require_benchmark().target_kernel,
+        metric=figures_summary(attempt.figures, cfg.require_benchmark().metric),
         gpu_time=f"{gpu.change:+.2%}" if gpu else "not measured (keep metric: the benchmark's timer)",
         change=f"{change:+.2%}" + (" (GPU time)" if gpu else " (benchmark timer)"),
-        why=(why or attempt.hypothesis) + (f"; re-measured: {remeasured.statement}" if remeasured else ""))
+        why=(why or attempt.hypothesis) + (f"; re-measured: {remeasured.statement}" if remeasured else ""),
+    )
 
 
 async def revert(ledger: Ledger, tag: str | None) -> ExperimentAnswer:

@@ -95,8 +95,9 @@ def engine_for(ledger: Ledger, exp: Experiment, batch: str, keep_metric: str, ta
     return LocalEngine(ledger, exp, batch, keep_metric, target, vendors)
 
 
-async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], target: str | None, tag: str | None,
-                        progress: ProgressFn | None, *, vendors: Vendors) -> ManyAnswer:
+async def evaluate_many(
+    ledger: Ledger, run: Run, candidates: list[Candidate], target: str | None, tag: str | None, progress: ProgressFn | None, *, vendors: Vendors
+) -> ManyAnswer:
     exp = ledger.running(tag)  # the candidates' count and form were checked by the tool's input model
     batch = time.strftime("b%Y%m%d-%H%M%S-") + secrets.token_hex(2)
     keep_metric = ledger.keep_metric(vendors)
@@ -112,19 +113,42 @@ async def evaluate_many(ledger: Ledger, run: Run, candidates: list[Candidate], t
     async def record(job: Job, m: Measurement, refused: list[str] | None = None) -> None:
         verdict = Verdict(decision="refused", reasons=refused, comparisons={}) if refused else _verdict(ledger, exp, m, target, keep_metric)
         placement = {"index": job.index, "ref": job.ref, "where": m.where, "started": m.started, "ended": m.ended, "run": m.run_id}
-        fields = attempt_fields(exp, m.together or Together(), verdict, job.hypothesis, target,
-                                       job.files, job.digest, 0, m.run_id or run.id, keep_metric, batch=batch, candidate=placement,
-                                candidate_commit=job.commit or None)
+        fields = attempt_fields(
+            exp,
+            m.together or Together(),
+            verdict,
+            job.hypothesis,
+            target,
+            job.files,
+            job.digest,
+            0,
+            m.run_id or run.id,
+            keep_metric,
+            batch=batch,
+            candidate=placement,
+            candidate_commit=job.commit or None,
+        )
         fields["commit_sha"] = job.commit or None  # none when the candidate could not be prepared
         with ledger.store.transaction():
             attempt_id = ledger.store.add_attempt(**fields)
         crash_point("many-after-first-record")
         overall = verdict.overall.statement() if verdict.overall else None
-        rows.append(CandidateRow(
-            attempt=attempt_id, index=job.index, commit=job.commit[:10] or "-", hypothesis=job.hypothesis[:120], decision=verdict.decision,
-            regression=verdict.regression, change=overall, sort_change=verdict.overall.change if verdict.overall else 0.0, where=m.where,
-            started_s=round(m.started - batch_start, 2) if m.started else None, ended_s=round(m.ended - batch_start, 2) if m.ended else None,
-            reason=(verdict.reasons or [""])[0][:240]))
+        rows.append(
+            CandidateRow(
+                attempt=attempt_id,
+                index=job.index,
+                commit=job.commit[:10] or "-",
+                hypothesis=job.hypothesis[:120],
+                decision=verdict.decision,
+                regression=verdict.regression,
+                change=overall,
+                sort_change=verdict.overall.change if verdict.overall else 0.0,
+                where=m.where,
+                started_s=round(m.started - batch_start, 2) if m.started else None,
+                ended_s=round(m.ended - batch_start, 2) if m.ended else None,
+                reason=(verdict.reasons or [""])[0][:240],
+            )
+        )
         if progress is not None:
             await progress(len(rows), len(candidates), f"candidate {job.index} ({job.hypothesis[:48]}): {verdict.decision}")
 
@@ -180,9 +204,19 @@ async def _answer(ledger: Ledger, tag: str, run: Run, batch: str, engine: str, s
     winners = [r for r in rows if r.decision in ("keep", "suspicious")]
     if winners:
         notes.append(f"to keep the best: experiment_keep(attempt={winners[0].attempt})")
-    return ManyAnswer(tag=tag, status=exp.status, best_commit=exp.best_commit, batch=batch, engine=engine, slots=slots,
-                      started=time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(batch_start)), rows=rows,
-                      consecutive_regressions=exp.consecutive_regressions, run_id=run.id, notes=notes)
+    return ManyAnswer(
+        tag=tag,
+        status=exp.status,
+        best_commit=exp.best_commit,
+        batch=batch,
+        engine=engine,
+        slots=slots,
+        started=time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(batch_start)),
+        rows=rows,
+        consecutive_regressions=exp.consecutive_regressions,
+        run_id=run.id,
+        notes=notes,
+    )
 
 
 def check_out_candidate(ledger: Ledger, exp: Experiment, attempt: Attempt) -> None:
@@ -191,8 +225,10 @@ def check_out_candidate(ledger: Ledger, exp: Experiment, attempt: Attempt) -> No
     Refused when BEST moved since it was measured, or when the worktree holds other changes that
     were not evaluated (they are the agent's work, and only the ledger's own changes are reset)."""
     if attempt.parent_commit != exp.best_commit:
-        raise InvalidInput(f"attempt #{attempt.id} was measured against {attempt.parent_commit[:10]}, but BEST is now {exp.best_commit[:10]}",
-                           hint="evaluate it again against the new BEST")
+        raise InvalidInput(
+            f"attempt #{attempt.id} was measured against {attempt.parent_commit[:10]}, but BEST is now {exp.best_commit[:10]}",
+            hint="evaluate it again against the new BEST",
+        )
     if attempt.commit_sha is None:  # recorded so only for a candidate that could not be prepared (never a keep)
         raise InvalidInput(f"attempt #{attempt.id} has no commit of its candidate", hint="evaluate the change again")
     wt = ledger.worktree(exp)
@@ -200,7 +236,9 @@ def check_out_candidate(ledger: Ledger, exp: Experiment, attempt: Attempt) -> No
     if not gitops.files_between(wt, attempt.commit_sha, current):
         return
     if gitops.files_between(wt, exp.best_commit, current):
-        raise InvalidInput("the experiment worktree has changes that were not evaluated", hint="experiment_revert them (or evaluate them) before keeping a batch candidate")
+        raise InvalidInput(
+            "the experiment worktree has changes that were not evaluated", hint="experiment_revert them (or evaluate them) before keeping a batch candidate"
+        )
     patch = gitops.diff_between(wt, exp.best_commit, attempt.commit_sha)
     if patch:
         gitops.apply_patch(wt, patch)

@@ -33,8 +33,9 @@ class AttemptView(BaseModel):
     def line(self) -> str:
         commit = f" -> {self.commit[:10]}" if self.commit else ""
         scope = f"target {inline(self.target_class)}" if self.target_class else "global"
-        line = (f"#{self.id} {self.parent[:10]}{commit} [{self.decision}/{self.outcome}, {scope}] {inline(self.hypothesis)[:90]}"
-                + (f" ({self.change})" if self.change else ""))
+        line = f"#{self.id} {self.parent[:10]}{commit} [{self.decision}/{self.outcome}, {scope}] {inline(self.hypothesis)[:90]}" + (
+            f" ({self.change})" if self.change else ""
+        )
         if self.remeasured:
             line += f"\n    re-measured at keep: {inline(self.remeasured)}"
         if self.speed_of_light:
@@ -52,14 +53,25 @@ def attempt_view(a: Attempt) -> AttemptView:
     classes = {k: v.median for k, v in a.figures.items() if v.samples}
     verification = ev.verification or Verification()
     return AttemptView(
-        id=a.id, parent=a.parent_commit, commit=a.commit_sha, hypothesis=a.hypothesis, target_class=a.target_class,
-        files=a.files, decision=a.decision, outcome=a.outcome, reasons=a.reasons,
-        classes=dict(list(classes.items())[:12]), correct=all(v.correct for v in a.figures.values()),
-        speed_of_light={k: v.speed_of_light for k, v in list(a.figures.items())[:12] if v.speed_of_light is not None}, floor_of=ev.floor_of,
+        id=a.id,
+        parent=a.parent_commit,
+        commit=a.commit_sha,
+        hypothesis=a.hypothesis,
+        target_class=a.target_class,
+        files=a.files,
+        decision=a.decision,
+        outcome=a.outcome,
+        reasons=a.reasons,
+        classes=dict(list(classes.items())[:12]),
+        correct=all(v.correct for v in a.figures.values()),
+        speed_of_light={k: v.speed_of_light for k, v in list(a.figures.items())[:12] if v.speed_of_light is not None},
+        floor_of=ev.floor_of,
         change=ev.overall.statement() if ev.overall else None,
         per_class={k: (f"{ev.verdicts[k]}: " if k in ev.verdicts else "") + v.statement() for k, v in list(a.comparisons.items())[:12]},
-        measured=measured_statement(ev), created=a.created,
-        remeasured=ev.remeasured.statement if ev.remeasured else None, verification=verification.summary or verification.failed,
+        measured=measured_statement(ev),
+        created=a.created,
+        remeasured=ev.remeasured.statement if ev.remeasured else None,
+        verification=verification.summary or verification.failed,
     )
 
 
@@ -104,8 +116,11 @@ class ExperimentAnswer(ToolOutput):
     def render(self) -> str:
         # Class keys are the benchmark CSV's cells, reasons quote failures (the benchmark's output),
         # file names are the workspace's: each stays on its own line.
-        lines = [f"experiment {self.tag} [{self.status}{': ' + inline(self.stop_reason) if self.stop_reason else ''}] branch {self.branch}",
-                 f"edit here: {self.worktree}", f"BEST {self.best_commit[:10]}; consecutive regressions {self.consecutive_regressions}/5"]
+        lines = [
+            f"experiment {self.tag} [{self.status}{': ' + inline(self.stop_reason) if self.stop_reason else ''}] branch {self.branch}",
+            f"edit here: {self.worktree}",
+            f"BEST {self.best_commit[:10]}; consecutive regressions {self.consecutive_regressions}/5",
+        ]
         if self.attempt:
             a = self.attempt
             lines.append(f"attempt #{a.id}: {a.decision.upper()} ({a.outcome}) - {inline(a.hypothesis)}")
@@ -173,9 +188,11 @@ class ManyAnswer(ToolOutput):
 
     def render(self) -> str:
         # a reason may quote a failure (the benchmark's output): it stays on its own line
-        lines = [f"experiment {self.tag} [{self.status}]: batch {self.batch} of {len(self.rows)} candidate(s) on the {self.engine} engine, "
-                 f"{self.slots} slot(s), started {self.started}; BEST {self.best_commit[:10]}",
-                 "rank attempt decision | change vs BEST | where | start-end (s) | hypothesis"]
+        lines = [
+            f"experiment {self.tag} [{self.status}]: batch {self.batch} of {len(self.rows)} candidate(s) on the {self.engine} engine, "
+            f"{self.slots} slot(s), started {self.started}; BEST {self.best_commit[:10]}",
+            "rank attempt decision | change vs BEST | where | start-end (s) | hypothesis",
+        ]
         for r in self.rows:
             span = f"{r.started_s:.1f}-{r.ended_s:.1f}" if r.started_s is not None and r.ended_s is not None else "-"
             lines.append(f"{r.rank}. #{r.attempt} {r.decision.upper()} | {r.change or '-'} | {r.where or '-'} | {span} | {inline(r.hypothesis)[:70]}")

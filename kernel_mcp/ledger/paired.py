@@ -170,8 +170,9 @@ async def _build(ws: Workspace, run: Run, folder: Path, side: Side, lease: gate.
     cfg = ws.config.require_benchmark()
     if not cfg.build_command:
         return None
-    return await runner.run(cfg.build_command, cwd=folder, timeout_s=cfg.timeout_s, env=lease.env, log_dir=run.folder, log_name=f"build-{side}",
-                            boundary=boundary)
+    return await runner.run(
+        cfg.build_command, cwd=folder, timeout_s=cfg.timeout_s, env=lease.env, log_dir=run.folder, log_name=f"build-{side}", boundary=boundary
+    )
 
 
 class Guarded:
@@ -194,9 +195,22 @@ class Guarded:
         return fine
 
 
-async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Path, keep_metric: str, target: str | None,
-                           progress: ProgressFn | None = None, lease: gate.Lease | None = None, label: str = "candidate",
-                           slot_env: dict[str, str] | None = None, sampler: Sampler | None = None, guard=None, *, vendors: Vendors) -> Together:
+async def measure_together(
+    ws: Workspace,
+    run: Run,
+    best_dir: Path,
+    cand_dir: Path,
+    keep_metric: str,
+    target: str | None,
+    progress: ProgressFn | None = None,
+    lease: gate.Lease | None = None,
+    label: str = "candidate",
+    slot_env: dict[str, str] | None = None,
+    sampler: Sampler | None = None,
+    guard=None,
+    *,
+    vendors: Vendors,
+) -> Together:
     """Measure BEST (in `best_dir`) and the candidate (in `cand_dir`) in alternating pairs on one GPU,
     each side sealed to its own tree and private folder; `guard` (guard.TreeGuard) checks the trees
     around every run; `vendors` says what gates, samples, pins and profiles here."""
@@ -230,8 +244,26 @@ async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Pa
                     return _finish(ws, out, started_all, keep_metric, held, vendors)
             lock_note = await _lock_clocks(ws, held, vendors)
             try:
-                await _bench_pairs(ws, run, folders, held, out, label, target, threshold, severe, lo_pairs, hi_pairs, progress, slot_env, sample, sides, checks,
-                                   vendors, needs_witness=keep_metric != "profiler")
+                await _bench_pairs(
+                    ws,
+                    run,
+                    folders,
+                    held,
+                    out,
+                    label,
+                    target,
+                    threshold,
+                    severe,
+                    lo_pairs,
+                    hi_pairs,
+                    progress,
+                    slot_env,
+                    sample,
+                    sides,
+                    checks,
+                    vendors,
+                    needs_witness=keep_metric != "profiler",
+                )
                 cand = out.candidate
                 if keep_metric == "profiler" and cand is not None and not unusable(cand) and not out.tampered:
                     await _profile_pairs(ws, run, folders, held, out, threshold, lo_pairs, hi_pairs, progress, sample, sides, checks, vendors)
@@ -242,8 +274,26 @@ async def measure_together(ws: Workspace, run: Run, best_dir: Path, cand_dir: Pa
             return _finish(ws, out, started_all, keep_metric, held, vendors, lock_note)
 
 
-async def _bench_pairs(ws, run, folders, held, out: Together, label, target, threshold, severe, lo_pairs, hi_pairs, progress, slot_env, sample,
-                       boundaries: dict[str, sandbox.Boundary], checks: Guarded, vendors: Vendors, needs_witness: bool = True) -> None:
+async def _bench_pairs(
+    ws,
+    run,
+    folders,
+    held,
+    out: Together,
+    label,
+    target,
+    threshold,
+    severe,
+    lo_pairs,
+    hi_pairs,
+    progress,
+    slot_env,
+    sample,
+    boundaries: dict[str, sandbox.Boundary],
+    checks: Guarded,
+    vendors: Vendors,
+    needs_witness: bool = True,
+) -> None:
     """Pairs of benchmark runs until the outcome is clear; a gain on the benchmark's own timer (the
     keep metric) is clear only once the witness has seen it too, or the pairs run out."""
     sides: dict[str, list[BenchRun]] = {"best": [], "candidate": []}
@@ -256,23 +306,45 @@ async def _bench_pairs(ws, run, folders, held, out: Together, label, target, thr
                 return
             before = await sample(held.gpu)
             started = time.time()
-            bench = await run_benchmark(ws, run, f"{label} {side} pair {pair + 1}", repeats=1, cwd=folders[side], extra_env=slot_env,
-                                        lease=held, file_prefix=f"{side}-{pair + 1}", boundary=boundaries[side], vendors=vendors)
-            rec = RunRecord(side=side, pair=pair + 1, kind="benchmark", started=started, ended=time.time(), before=before, after=await sample(held.gpu),
-                            wall_s=bench.wall_s[0] if bench.wall_s else None)
+            bench = await run_benchmark(
+                ws,
+                run,
+                f"{label} {side} pair {pair + 1}",
+                repeats=1,
+                cwd=folders[side],
+                extra_env=slot_env,
+                lease=held,
+                file_prefix=f"{side}-{pair + 1}",
+                boundary=boundaries[side],
+                vendors=vendors,
+            )
+            rec = RunRecord(
+                side=side,
+                pair=pair + 1,
+                kind="benchmark",
+                started=started,
+                ended=time.time(),
+                before=before,
+                after=await sample(held.gpu),
+                wall_s=bench.wall_s[0] if bench.wall_s else None,
+            )
             out.runs.append(rec)
             sides[side].append(bench)
             if not checks.after(side):
                 out.best, out.candidate = merge_runs(sides["best"], "BEST"), merge_runs(sides["candidate"], label)
                 return
             if side == "best" and unusable(bench):
-                raise KernelMcpError(f"BEST itself failed in this evaluation (pair {pair + 1}): " + bench.trouble(),
-                                     hint=f"the GPU or the harness changed since the experiment started; see run {run.id}")
+                raise KernelMcpError(
+                    f"BEST itself failed in this evaluation (pair {pair + 1}): " + bench.trouble(),
+                    hint=f"the GPU or the harness changed since the experiment started; see run {run.id}",
+                )
             if side == "candidate" and unusable(bench):
                 out.candidate = merge_runs(sides["candidate"], label)
                 out.best = merge_runs(sides["best"], "BEST")
                 out.pairs = pair
-                out.stopped = f"the candidate's run in pair {pair + 1} " + ("failed" if bench.failure else "was wrong" if not bench.all_correct else "was impossible")
+                out.stopped = f"the candidate's run in pair {pair + 1} " + (
+                    "failed" if bench.failure else "was wrong" if not bench.all_correct else "was impossible"
+                )
                 return
         out.best = merge_runs(sides["best"], "BEST")
         out.candidate = merge_runs(sides["candidate"], label)
@@ -297,7 +369,8 @@ async def _bench_pairs(ws, run, folders, held, out: Together, label, target, thr
             break
     else:
         out.stopped = f"the cap of {hi_pairs} pairs was reached (close to the threshold" + (
-            f"; {', '.join(unsettled[:4])} not shown safe)" if unsettled else ")")
+            f"; {', '.join(unsettled[:4])} not shown safe)" if unsettled else ")"
+        )
     assert out.best is not None and out.candidate is not None  # max_pairs >= 2: every pair that ran set both
     # out.comparisons: set in the last pair that ran, over all its pairs (the loop leaves only after that)
 
@@ -305,8 +378,9 @@ async def _bench_pairs(ws, run, folders, held, out: Together, label, target, thr
 def class_comparisons(best: BenchRun, candidate: BenchRun) -> dict[str, Comparison]:
     """Each class's paired comparison, over the pairs where both sides measured it."""
     best_figs, cand_figs = best.by_key(), candidate.by_key()
-    return {k: paired(best_figs[k].samples, cand_figs[k].samples) for k in cand_figs if k in best_figs
-            and len(best_figs[k].samples) == len(cand_figs[k].samples)}
+    return {
+        k: paired(best_figs[k].samples, cand_figs[k].samples) for k in cand_figs if k in best_figs and len(best_figs[k].samples) == len(cand_figs[k].samples)
+    }
 
 
 def pair_walls(runs: list[RunRecord]) -> list[tuple[int, dict[str, float]]]:
@@ -324,8 +398,21 @@ def witness_of(runs: list[RunRecord]) -> Comparison | None:
     return paired([w["best"] for w in both], [w["candidate"] for w in both]) if both else None
 
 
-async def _profile_pairs(ws, run, folders, held, out: Together, threshold, lo_pairs, hi_pairs, progress, sample,
-                         boundaries: dict[str, sandbox.Boundary], checks: Guarded, vendors: Vendors) -> None:
+async def _profile_pairs(
+    ws,
+    run,
+    folders,
+    held,
+    out: Together,
+    threshold,
+    lo_pairs,
+    hi_pairs,
+    progress,
+    sample,
+    boundaries: dict[str, sandbox.Boundary],
+    checks: Guarded,
+    vendors: Vendors,
+) -> None:
     totals: dict[str, list[float]] = {"best": [], "candidate": []}
     for pair in range(hi_pairs):
         order: tuple[Side, Side] = ("best", "candidate") if pair % 2 == 0 else ("candidate", "best")
@@ -338,7 +425,9 @@ async def _profile_pairs(ws, run, folders, held, out: Together, threshold, lo_pa
             before = await sample(held.gpu)
             started = time.time()
             profiles[side] = await keep_profile(ws, "profiler", run, folders[side], None, held, locked=True, boundary=boundaries[side], vendors=vendors)
-            out.runs.append(RunRecord(side=side, pair=pair + 1, kind="profiler", started=started, ended=time.time(), before=before, after=await sample(held.gpu)))
+            out.runs.append(
+                RunRecord(side=side, pair=pair + 1, kind="profiler", started=started, ended=time.time(), before=before, after=await sample(held.gpu))
+            )
             if not checks.after(side):
                 return
         out.best_profile, out.candidate_profile = profiles["best"], profiles["candidate"]
@@ -362,8 +451,9 @@ async def _profile_pairs(ws, run, folders, held, out: Together, threshold, lo_pa
     out.stopped += f"; profiler: the cap of {hi_pairs} pairs was reached"
 
 
-async def keep_profile(ws: Workspace, keep_metric: str, run: Run, workdir: Path, progress: ProgressFn | None, lease=None, locked: bool = True,
-                       boundary=None, *, vendors: Vendors) -> dict[str, Any]:
+async def keep_profile(
+    ws: Workspace, keep_metric: str, run: Run, workdir: Path, progress: ProgressFn | None, lease=None, locked: bool = True, boundary=None, *, vendors: Vendors
+) -> dict[str, Any]:
     """The profiler's view of one benchmark run (GPU times, launches), when it is the keep metric.
     `locked`: let the profiler hold the clocks steady (ncu's base-clock control) for a keep measurement."""
     if keep_metric != "profiler":
@@ -372,13 +462,18 @@ async def keep_profile(ws: Workspace, keep_metric: str, run: Run, workdir: Path,
 
     prof_run = ws.runs.create("profile_kernels", {"for": run.id})
     try:
-        summary = await profile.profile_kernels(ws, prof_run, None, [], None, progress, cwd=workdir, lease=lease, lock_clocks=locked, boundary=boundary,
-                                                vendors=vendors)
+        summary = await profile.profile_kernels(
+            ws, prof_run, None, [], None, progress, cwd=workdir, lease=lease, lock_clocks=locked, boundary=boundary, vendors=vendors
+        )
     except BaseException as exc:  # the run says it failed, never that it is still running
         prof_run.fail(exc)
         raise
-    return {"keep_metric": "profiler", "profile": summary.model_dump(mode="json", include={"kernels", "source", "dispatches", "run_id"}),
-            "dispatches": summary.target_dispatches, "dispatch_counts": summary.target_calls}
+    return {
+        "keep_metric": "profiler",
+        "profile": summary.model_dump(mode="json", include={"kernels", "source", "dispatches", "run_id"}),
+        "dispatches": summary.target_dispatches,
+        "dispatch_counts": summary.target_calls,
+    }
 
 
 def from_launch_checks(out: Together) -> bool:
@@ -391,8 +486,19 @@ def from_launch_checks(out: Together) -> bool:
 
 def _failed_bench(ws: Workspace, label: str, failure: str, held: gate.Lease) -> BenchRun:
     cfg = ws.config.require_benchmark()
-    return BenchRun(label=label, metric=cfg.metric, correctness=f"{cfg.correctness.column} {cfg.correctness.rule}", class_columns=list(cfg.config_columns),
-                    inferred_classes=False, classes=[], seeds=[], repeats=0, gpu=held.describe(), duration_s=0.0, failure=failure)
+    return BenchRun(
+        label=label,
+        metric=cfg.metric,
+        correctness=f"{cfg.correctness.column} {cfg.correctness.rule}",
+        class_columns=list(cfg.config_columns),
+        inferred_classes=False,
+        classes=[],
+        seeds=[],
+        repeats=0,
+        gpu=held.describe(),
+        duration_s=0.0,
+        failure=failure,
+    )
 
 
 def _finish(ws: Workspace, out: Together, started: float, keep_metric: str, held: gate.Lease, vendors: Vendors, lock_note: str | None = None) -> Together:
@@ -411,8 +517,9 @@ def _finish(ws: Workspace, out: Together, started: float, keep_metric: str, held
     else:
         locked = "unknown (no GPU monitor)"
     moved = bool(clocks) and (max(clocks) - min(clocks)) > CLOCK_MOVED * max(clocks)
-    out.clocks = Clocks(locked=locked, sm_clock_mhz=(min(clocks), max(clocks)) if clocks else None,
-                        temperature_c=(min(temps), max(temps)) if temps else None, moved=moved)
+    out.clocks = Clocks(
+        locked=locked, sm_clock_mhz=(min(clocks), max(clocks)) if clocks else None, temperature_c=(min(temps), max(temps)) if temps else None, moved=moved
+    )
     return out
 
 
@@ -422,6 +529,7 @@ def gpu_sampler(ws: Workspace, vendors: Vendors) -> Sampler:
 
     async def sample(gpu) -> GpuSample | None:
         return await monitor.sample(gpu, str(ws.root), vendors=vendors)
+
     return sample
 
 

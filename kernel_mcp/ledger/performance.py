@@ -44,7 +44,18 @@ class Row:
     why: str
 
     def markdown(self) -> str:
-        cells = [time.strftime("%Y-%m-%d %H:%M"), self.commit, self.status, f"`{self.command}`", self.target, self.kernel, self.metric, self.gpu_time, self.change, self.why]
+        cells = [
+            time.strftime("%Y-%m-%d %H:%M"),
+            self.commit,
+            self.status,
+            f"`{self.command}`",
+            self.target,
+            self.kernel,
+            self.metric,
+            self.gpu_time,
+            self.change,
+            self.why,
+        ]
         return "| " + " | ".join(map(cell, cells)) + " |\n"
 
 
@@ -63,8 +74,10 @@ def regular_or_absent(path: Path) -> bool:
 
 def _refuse_unless_regular(path: Path) -> None:
     if not regular_or_absent(path):
-        raise WorkspaceError(f"{FILE_NAME} in {path.parent} is not a regular file (a link?): it is the ledger's own record, never written through",
-                             hint="experiment_revert restores BEST's copy")
+        raise WorkspaceError(
+            f"{FILE_NAME} in {path.parent} is not a regular file (a link?): it is the ledger's own record, never written through",
+            hint="experiment_revert restores BEST's copy",
+        )
 
 
 def _read(path: Path) -> str:

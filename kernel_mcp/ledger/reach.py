@@ -197,9 +197,21 @@ def reaching_files(workdir: Path, files: list[str], harness: HarnessConfig) -> l
     return sorted(found, key=lambda r: (r.protected, r.editable))
 
 
-_C_CLOCKS = ("clock_gettime", "gettimeofday", "clock", "timespec_get", "cudaEventElapsedTime", "hipEventElapsedTime",
-             "cudaEventRecord", "hipEventRecord", "cudaEventSynchronize", "hipEventSynchronize",
-             "steady_clock", "high_resolution_clock", "system_clock")
+_C_CLOCKS = (
+    "clock_gettime",
+    "gettimeofday",
+    "clock",
+    "timespec_get",
+    "cudaEventElapsedTime",
+    "hipEventElapsedTime",
+    "cudaEventRecord",
+    "hipEventRecord",
+    "cudaEventSynchronize",
+    "hipEventSynchronize",
+    "steady_clock",
+    "high_resolution_clock",
+    "system_clock",
+)
 _C_NAME = "|".join(_C_CLOCKS)
 _CHRONO = "steady_clock|high_resolution_clock|system_clock"
 # Every pattern runs in time linear in the diff: a stretch that may cross lines is bounded, or
@@ -214,8 +226,11 @@ _C_RULES = [  # each names the clock in group 1
 # type words at the start of a line (the last may end it), then the name and its '(': a
 # definition or a declaration
 _C_WORD = r"(?!(?:return|else|case|throw|new|delete|goto|co_return)\b)(?:__attribute__[ \t]*\(\([^;{\n]{0,200}?\)\)|[A-Za-z_][\w:<>]*)"
-_C_FUNCTION = re.compile(rf"^[ \t]*(?:extern[ \t]+\"C\"[ \t]+)?(?:{_C_WORD}[ \t*&]+)*{_C_WORD}(?:[ \t*&]+|[ \t*&]*\n[ \t]*)"
-                         rf"(?:::)?({_C_NAME})[ \t]*\(", re.MULTILINE)
+_C_FUNCTION = re.compile(
+    rf"^[ \t]*(?:extern[ \t]+\"C\"[ \t]+)?(?:{_C_WORD}[ \t*&]+)*{_C_WORD}(?:[ \t*&]+|[ \t*&]*\n[ \t]*)"
+    rf"(?:::)?({_C_NAME})[ \t]*\(",
+    re.MULTILINE,
+)
 _PAREN = re.compile(r"[()]")
 _DECLARATION_END = re.compile(r"[^;{]{0,1000}[;{]?")
 # in any file: a -D compiler flag, or an inline source's #define (no space after '#', unlike a Python comment)
@@ -229,8 +244,7 @@ _PY_RULES = [  # (pattern, symbol from its groups, whether that is a dotted name
     (re.compile(r"^[ \t]*(perf_counter|perf_counter_ns)[ \t]*=(?!=)", re.MULTILINE), "{0}", False),
     (re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\([^)\n]*\b(cuda\.Event)\b", re.MULTILINE), "torch.cuda.Event", False),
     (re.compile(r"\b__builtins__[ \t]*\[[ \t]*[\"'](\w+)[\"'][ \t]*\][ \t]*=(?!=)"), "builtins.{0}", False),
-    (re.compile(r"\bsys\.modules[ \t]*\[[ \t]*[\"'](time|torch|torch\.cuda|triton|triton\.testing)[\"'][ \t]*\][ \t]*=(?!=)"),
-     "sys.modules['{0}']", False),
+    (re.compile(r"\bsys\.modules[ \t]*\[[ \t]*[\"'](time|torch|torch\.cuda|triton|triton\.testing)[\"'][ \t]*\][ \t]*=(?!=)"), "sys.modules['{0}']", False),
 ]
 
 
@@ -293,10 +307,9 @@ def _c_findings(blob: str) -> list[tuple[str, int]]:
             continue
         tail = decl.group() if (decl := _DECLARATION_END.match(blob, end)) else ""  # it always matches, if only the empty string
         # a body follows, or the declaration interposes (weak, alias): a prototype alone is harmless
-        if tail.endswith("{") or re.search(r"__attribute__|\bweak\b|\balias\b", blob[match.start():end] + tail):
+        if tail.endswith("{") or re.search(r"__attribute__|\bweak\b|\balias\b", blob[match.start() : end] + tail):
             found.append((match.group(1), match.start(1)))
-    return [(f"std::chrono::{name}" if name.endswith("_clock") else "std::chrono" if name == "chrono" else name, at)
-            for name, at in found]
+    return [(f"std::chrono::{name}" if name.endswith("_clock") else "std::chrono" if name == "chrono" else name, at) for name, at in found]
 
 
 def timing_symbols(diff_text: str) -> list[TimingSymbol]:

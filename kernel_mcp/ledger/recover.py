@@ -43,8 +43,10 @@ async def workspace_lock(state_dir: Path, wait_s: float = LOCK_WAIT_S):
                 break
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise WorkspaceError(f"another kernel-mcp process held the ledger of this workspace for {wait_s:.0f} s",
-                                         hint="wait for its step to finish, or stop the other server") from None
+                    raise WorkspaceError(
+                        f"another kernel-mcp process held the ledger of this workspace for {wait_s:.0f} s",
+                        hint="wait for its step to finish, or stop the other server",
+                    ) from None
                 await anyio.sleep(0.05)
         yield
     finally:
@@ -84,8 +86,10 @@ def judging(state_dir: Path, what: str):
         except BlockingIOError:
             handle.seek(0)
             holder = handle.read(300).strip() or "another process"
-            raise WorkspaceError(f"another kernel-mcp judge is measuring in this workspace: {holder}",
-                                 hint="wait for its step to answer; two judges on one workspace would share BEST's tree and its outputs") from None
+            raise WorkspaceError(
+                f"another kernel-mcp judge is measuring in this workspace: {holder}",
+                hint="wait for its step to answer; two judges on one workspace would share BEST's tree and its outputs",
+            ) from None
         handle.seek(0)
         handle.truncate()
         handle.write(f"process {owner_token().split(':')[0]} ({what}, since {time.strftime('%H:%M:%S')})")

@@ -35,8 +35,16 @@ async def verify(ws: Workspace, run: Run, workdir: Path, progress: ProgressFn | 
     async with gate.acquire(ws.config.gate, str(workdir), progress, require_gpu=vendors.needs_gpu(ws), vendors=vendors) as lease:
         started = time.time()
         with ws.sealed_side(workdir, f"{run.id}-verify") as boundary:
-            result = await runner.run(h.verify_command, cwd=workdir, timeout_s=cfg.timeout_s, env={cfg.seed_env: str(seed), **lease.env},
-                                      log_dir=run.folder, log_name="verify", progress=progress, boundary=boundary)
+            result = await runner.run(
+                h.verify_command,
+                cwd=workdir,
+                timeout_s=cfg.timeout_s,
+                env={cfg.seed_env: str(seed), **lease.env},
+                log_dir=run.folder,
+                log_name="verify",
+                progress=progress,
+                boundary=boundary,
+            )
     failed = None if result.ok else f"the verification command {result.status()}" + (f": {tail}" if (tail := result.stderr.tail.strip()[-300:]) else "")
     if not h.verify_csv:
         return Verification(failed=failed, seed=seed) if failed else Verification(summary=f"verification command passed (exit 0, seed {seed})", seed=seed)
@@ -73,13 +81,24 @@ async def remeasure(ledger, exp: Experiment, run: Run, workdir: Path, attempt: A
     from kernel_mcp.ledger.paired import measure_together
 
     best_dir = ledger.best_tree(exp)
-    again = await measure_together(ledger.ws, run, best_dir, workdir, "csv", attempt.target_class, progress, label="re-measure",
-                                   guard=ledger.guard(exp, best_dir, Path(exp.worktree), workdir), vendors=vendors)
+    again = await measure_together(
+        ledger.ws,
+        run,
+        best_dir,
+        workdir,
+        "csv",
+        attempt.target_class,
+        progress,
+        label="re-measure",
+        guard=ledger.guard(exp, best_dir, Path(exp.worktree), workdir),
+        vendors=vendors,
+    )
     if again.candidate is None or again.script is None or again.candidate.failure or not again.candidate.all_correct:
         raise CommandFailed("the re-measurement failed: " + (again.stopped or "no figures"))
     evaluated = attempt.evidence.overall.change if attempt.evidence.overall else 0.0
     ratio_then, ratio_now = 1 + evaluated, 1 + again.script.change
     agrees = again.script.change < 0 and abs(ratio_now / ratio_then - 1) <= AGREEMENT
     statement = f"evaluated {1 / ratio_then:.2f}x faster, re-measured {1 / ratio_now:.2f}x ({again.pairs} pairs of fresh runs, both orders)"
-    return Remeasured(agrees=agrees, statement=statement, change=again.script.change, comparison=again.script,
-                      clocks=again.clocks.model_dump() if again.clocks else None)
+    return Remeasured(
+        agrees=agrees, statement=statement, change=again.script.change, comparison=again.script, clocks=again.clocks.model_dump() if again.clocks else None
+    )

@@ -71,7 +71,11 @@ class GpuSample(BaseModel):
     throttle: str | None = None  # active clock-limit reasons ("none" when the monitor says none is active)
 
     def describe(self) -> str:
-        parts = [f"{self.sm_clock_mhz:.0f}" + (f"/{self.sm_clock_max_mhz:.0f}" if self.sm_clock_max_mhz else "") + " MHz" if self.sm_clock_mhz is not None else "clock ?"]
+        parts = [
+            f"{self.sm_clock_mhz:.0f}" + (f"/{self.sm_clock_max_mhz:.0f}" if self.sm_clock_max_mhz else "") + " MHz"
+            if self.sm_clock_mhz is not None
+            else "clock ?"
+        ]
         parts.append(f"{self.temperature_c:.0f} C" if self.temperature_c is not None else "temp ?")
         if self.power_w is not None:
             parts.append(f"{self.power_w:.0f} W")

@@ -75,12 +75,24 @@ class ProfileSummary(ToolOutput):
 
     def render(self) -> str:
         # kernel and counter names are the profiler's cells, paths the workspace's: each on its line
-        lines = [f"profile ({self.source}): {self.dispatches} dispatches of {self.kernels_total} kernels, {self.total_gpu_us:.1f} us GPU time" + (f"; run {self.run_id}" if self.run_id else "")]
+        lines = [
+            f"profile ({self.source}): {self.dispatches} dispatches of {self.kernels_total} kernels, {self.total_gpu_us:.1f} us GPU time"
+            + (f"; run {self.run_id}" if self.run_id else "")
+        ]
         lines.append(f"{'':2}{'kernel':<44} {'calls':>6} {'total us':>10} {'avg us':>9} {'median':>9} {'share':>6}  grid / block  regs")
         for k in self.kernels:
-            regs = "" if k.vgprs is None else f"v{k.vgprs:.0f}" + (f" a{k.agprs:.0f}" if k.agprs else "") + (f" s{k.sgprs:.0f}" if k.sgprs is not None else "") + (f" lds{k.lds_bytes:.0f}" if k.lds_bytes else "")
+            regs = (
+                ""
+                if k.vgprs is None
+                else f"v{k.vgprs:.0f}"
+                + (f" a{k.agprs:.0f}" if k.agprs else "")
+                + (f" s{k.sgprs:.0f}" if k.sgprs is not None else "")
+                + (f" lds{k.lds_bytes:.0f}" if k.lds_bytes else "")
+            )
             median = f"{k.median_us:>9.2f}" if k.median_us is not None else f"{'-':>9}"
-            lines.append(f"{'* ' if k.target else '  '}{inline(k.name)[:44]:<44} {k.calls:>6} {k.total_us:>10.1f} {k.avg_us:>9.2f} {median} {k.share:>6.1%}  {k.grid} / {k.block}  {regs}")
+            lines.append(
+                f"{'* ' if k.target else '  '}{inline(k.name)[:44]:<44} {k.calls:>6} {k.total_us:>10.1f} {k.avg_us:>9.2f} {median} {k.share:>6.1%}  {k.grid} / {k.block}  {regs}"
+            )
         if self.kernels_total > len(self.kernels):
             lines.append(f"  ... {self.kernels_total - len(self.kernels)} more kernels")
         if self.target_regex:
@@ -95,8 +107,11 @@ class ProfileSummary(ToolOutput):
             derived = "; ".join(f"{d.name} {d.value:.3g}{d.unit if d.unit.startswith((' ', '%')) else ' ' + d.unit}" for d in shown)
             more = len(valued) - len(shown)
             tail = (f"; +{more} more derived" if more else "") + (f"; {len(lacking)} without a value (why: in their definitions)" if lacking else "")
-            lines.append(f"counters {inline(row.kernel)[:40]}: " + ", ".join(f"{inline(k)} {v:.4g}" for k, v in list(row.counters.items())[:8])
-                         + (f" | {derived}{tail}" if derived or tail else ""))
+            lines.append(
+                f"counters {inline(row.kernel)[:40]}: "
+                + ", ".join(f"{inline(k)} {v:.4g}" for k, v in list(row.counters.items())[:8])
+                + (f" | {derived}{tail}" if derived or tail else "")
+            )
             shown_defs += shown[:4] + lacking[:1]
         defs = {d.name: d.definition for d in shown_defs}
         lines += [f"  {name} = {definition[:DEFINITION_CHARS]}" for name, definition in list(defs.items())[:8]]

@@ -25,6 +25,7 @@ class Platform(Compiler, OccupancyRules, Runtime, GpuControl, InstructionSet, Pr
     name: str  # "rocm", "cuda" or "offline": the value kernel-mcp.toml's [target] platform takes
     toolkit: str  # how a person names what to install ("ROCm", "CUDA", "the offline clang")
     maker: str  # who makes its GPUs, as a person writes it ("AMD", "NVIDIA")
+
     # read-only (a property here), so that a vendor may declare it as a plain class attribute of a narrower type
     @property
     def profiler(self) -> str | None: ...  # the profiler executable it runs

@@ -73,9 +73,20 @@ def rows_from_sums(sums: pd.DataFrame, durations: dict[str, float], derive) -> l
     return rows
 
 
-async def profile_kernels(ws: Workspace, run: Run, kernel_regex: str | None, counters: list[str], preset: str | None, progress: ProgressFn | None, cwd: Path | None = None,
-                          lease: gate.Lease | None = None, lock_clocks: bool = False, boundary: sandbox.Boundary | None = None, *,
-                          vendors: Vendors) -> ProfileSummary:
+async def profile_kernels(
+    ws: Workspace,
+    run: Run,
+    kernel_regex: str | None,
+    counters: list[str],
+    preset: str | None,
+    progress: ProgressFn | None,
+    cwd: Path | None = None,
+    lease: gate.Lease | None = None,
+    lock_clocks: bool = False,
+    boundary: sandbox.Boundary | None = None,
+    *,
+    vendors: Vendors,
+) -> ProfileSummary:
     """The benchmark run once under the workspace platform's profiler, on a gated GPU, sealed:
     `boundary` (the ledger's side) or its own folder and a private one; the profiler may also write
     this run's folder, where it leaves its output."""
@@ -89,8 +100,16 @@ async def profile_kernels(ws: Workspace, run: Run, kernel_regex: str | None, cou
             boundary = stack.enter_context(ws.sealed_side(root, run.id))
         async with gate.use(ws.config.gate, str(root), progress, require_gpu=True, lease=lease, vendors=vendors) as lease:
             env = {cfg.seed_env: str(secrets.randbits(62)), **lease.env}
-            request = ProfileRequest(root=root, env=env, kernel_regex=kernel_regex, counters=counters, preset=preset, lock_clocks=lock_clocks,
-                                     boundary=boundary.with_writable(run.folder), gpu=lease.gpu)
+            request = ProfileRequest(
+                root=root,
+                env=env,
+                kernel_regex=kernel_regex,
+                counters=counters,
+                preset=preset,
+                lock_clocks=lock_clocks,
+                boundary=boundary.with_writable(run.folder),
+                gpu=lease.gpu,
+            )
             summary, notes = await platform.profile(ws, run, request, progress)
     summary.notes = notes + [f"on {lease.describe()}"] + impossible_resources(ws, summary, vendors)
     return _keep(run, summary)
@@ -148,9 +167,11 @@ def profile_import(ws: Workspace, run: Run, paths: list[str], *, vendors: Vendor
     elif g.stats is not None:
         summary = summarise_stats(g.stats, "+".join(g.sources) + " (imported)", target, g.origins)
     else:
-        raise InvalidInput("no kernel GPU times among the inputs: " + _found(g),
-                           hint="counter files without Start_Timestamp/End_Timestamp (rocprofv3 before ROCm 7) carry no GPU times: import the "
-                                "kernel_trace.csv of the same run with them")
+        raise InvalidInput(
+            "no kernel GPU times among the inputs: " + _found(g),
+            hint="counter files without Start_Timestamp/End_Timestamp (rocprofv3 before ROCm 7) carry no GPU times: import the "
+            "kernel_trace.csv of the same run with them",
+        )
     summary.inputs = g.inputs
     summary.notes = g.notes + summary.notes
     if g.counter_sums is not None and not g.rocpd:
@@ -158,11 +179,15 @@ def profile_import(ws: Workspace, run: Run, paths: list[str], *, vendors: Vendor
         peak = peak_bandwidth(ws)
         arch, machine = g.arch, vendor_metrics.machine_vars(g.machine)
         if arch:
-            summary.notes.append(f"derived metrics: {vendor_metrics.compute_version()} definitions for {arch}, the target {', '.join(g.arches[arch][:2])} names"
-                                 + ("" if arch in vendor_metrics.arches() else f" (none shipped for {arch}: only the project's own figures)"))
+            summary.notes.append(
+                f"derived metrics: {vendor_metrics.compute_version()} definitions for {arch}, the target {', '.join(g.arches[arch][:2])} names"
+                + ("" if arch in vendor_metrics.arches() else f" (none shipped for {arch}: only the project's own figures)")
+            )
         else:
-            summary.notes.append(f"derived metrics: no input names the GPU target (sysinfo.csv, agent_info.csv): only the {vendor_metrics.compute_version()} "
-                                 f"metrics defined alike for {', '.join(vendor_metrics.arches())}")
+            summary.notes.append(
+                f"derived metrics: no input names the GPU target (sysinfo.csv, agent_info.csv): only the {vendor_metrics.compute_version()} "
+                f"metrics defined alike for {', '.join(vendor_metrics.arches())}"
+            )
         summary.counters = rows_from_sums(g.counter_sums, durations, lambda c, t: ctr.derived_amd(c, t, peak, {}, arch, machine))
     summary.notes += impossible_resources(ws, summary, vendors)
     return _keep(run, summary)

@@ -17,8 +17,10 @@ from kernel_mcp.errors import InvalidInput
 from kernel_mcp.models.profile import DerivedMetric
 import kernel_mcp.profile.vendor_metrics as vendor_metrics
 
-def choose(presets: dict[str, list[str]], base_name: Callable[[str], str], preset: str | None, names: list[str],
-           available: set[str] | None) -> tuple[list[str], list[str]]:
+
+def choose(
+    presets: dict[str, list[str]], base_name: Callable[[str], str], preset: str | None, names: list[str], available: set[str] | None
+) -> tuple[list[str], list[str]]:
     """The counters to collect, from a platform's `presets` and the names asked for, and notes about
     any dropped; unknown explicit names are an error. `base_name` is the name the profiler's listing
     uses for a counter (Platform.counter_base_name)."""
@@ -66,8 +68,14 @@ async def collect_in_passes(counters: list[str], per_pass: int, run_pass: Callab
     return results, notes
 
 
-def derived_amd(c: dict[str, float], duration_s: float | None, peak_bw: float | None, listing: dict[str, dict[str, str]], arch: str | None = None,
-                machine: dict[str, float] | None = None) -> list[DerivedMetric]:
+def derived_amd(
+    c: dict[str, float],
+    duration_s: float | None,
+    peak_bw: float | None,
+    listing: dict[str, dict[str, str]],
+    arch: str | None = None,
+    machine: dict[str, float] | None = None,
+) -> list[DerivedMetric]:
     """A kernel's derived metrics: rocprofv3's own derived counters as it wrote them, rocprof-compute's
     metrics for `arch` (vendor_metrics.py; `machine`: its sysinfo figures), and the few figures the
     vendor defines nowhere, labelled as this project's own."""
@@ -80,14 +88,32 @@ def derived_amd(c: dict[str, float], duration_s: float | None, peak_bw: float | 
         out.append(DerivedMetric(name=name, value=value, unit="", definition=f"rocprofv3 --list-avail: {listed}" if listed else definition))
     out += vendor_metrics.vendor_derived(c, arch, machine, duration_s)
     if "SQ_LDS_BANK_CONFLICT" in c and c.get("SQ_INSTS_LDS"):
-        out.append(DerivedMetric(name="LDS bank-conflict cycles per LDS instruction", value=c["SQ_LDS_BANK_CONFLICT"] / c["SQ_INSTS_LDS"], unit="",
-                                 definition="kernel-mcp's own (rocprof-compute has no per-instruction figure; its Bank Conflicts/Access needs "
-                                            "SQ_LDS_IDX_ACTIVE): SQ_LDS_BANK_CONFLICT / SQ_INSTS_LDS, 0 when no LDS access conflicts"))
+        out.append(
+            DerivedMetric(
+                name="LDS bank-conflict cycles per LDS instruction",
+                value=c["SQ_LDS_BANK_CONFLICT"] / c["SQ_INSTS_LDS"],
+                unit="",
+                definition="kernel-mcp's own (rocprof-compute has no per-instruction figure; its Bank Conflicts/Access needs "
+                "SQ_LDS_IDX_ACTIVE): SQ_LDS_BANK_CONFLICT / SQ_INSTS_LDS, 0 when no LDS access conflicts",
+            )
+        )
     if "FETCH_SIZE" in c and "WRITE_SIZE" in c and duration_s:
         bw = (c["FETCH_SIZE"] + c["WRITE_SIZE"]) * 1024 / duration_s
-        out.append(DerivedMetric(name="HBM bandwidth", value=bw / 1e9, unit=" GB/s",
-                                 definition="kernel-mcp's own, from rocprofv3's derived counters: (FETCH_SIZE + WRITE_SIZE) KiB * 1024 / kernel time"))
+        out.append(
+            DerivedMetric(
+                name="HBM bandwidth",
+                value=bw / 1e9,
+                unit=" GB/s",
+                definition="kernel-mcp's own, from rocprofv3's derived counters: (FETCH_SIZE + WRITE_SIZE) KiB * 1024 / kernel time",
+            )
+        )
         if peak_bw:
-            out.append(DerivedMetric(name="HBM share of peak", value=100 * bw / peak_bw, unit="%",
-                                     definition="kernel-mcp's own: HBM bandwidth / hw_spec hbm_bandwidth_bytes_per_s"))
+            out.append(
+                DerivedMetric(
+                    name="HBM share of peak",
+                    value=100 * bw / peak_bw,
+                    unit="%",
+                    definition="kernel-mcp's own: HBM bandwidth / hw_spec hbm_bandwidth_bytes_per_s",
+                )
+            )
     return out

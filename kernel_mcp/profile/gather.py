@@ -43,9 +43,16 @@ NO_KERNEL_FIGURES = {
     fmt.COMPUTE_DISPATCH_INFO: "kernel names without times",
     fmt.THREAD_TRACE_STATS: "a thread trace (thread_trace_import reads it)",
 }
-SOURCES = {fmt.TRACE: "rocprofv3", fmt.LEGACY_DISPATCHES: "rocprof results.csv", fmt.COMPUTE_TIMES: "rocprof-compute timestamps", fmt.NCU: "ncu",
-           fmt.KERNEL_STATS: "rocprofv3 kernel stats", fmt.LEGACY_STATS: "rocprof results.stats.csv", fmt.COUNTERS: "rocprofv3 counter collection",
-           fmt.COMPUTE_LONG: "rocprof-compute counters"}
+SOURCES = {
+    fmt.TRACE: "rocprofv3",
+    fmt.LEGACY_DISPATCHES: "rocprof results.csv",
+    fmt.COMPUTE_TIMES: "rocprof-compute timestamps",
+    fmt.NCU: "ncu",
+    fmt.KERNEL_STATS: "rocprofv3 kernel stats",
+    fmt.LEGACY_STATS: "rocprof results.stats.csv",
+    fmt.COUNTERS: "rocprofv3 counter collection",
+    fmt.COMPUTE_LONG: "rocprof-compute counters",
+}
 
 
 @dataclass
@@ -110,12 +117,18 @@ def gather(targets: list[tuple[str, Path]], root: Path) -> Gathered:
                 raise
             raise type(exc)(f"{s.label}: {exc.message}", exc.hint) from None
         if record.skipped is not None and explicit:
-            raise InvalidInput(f"{s.label}: {record.skipped}", hint="profile_import reads rocprofv3 output (folders, kernel_trace/counter_collection/"
-                               "kernel_stats CSVs, rocpd .db), rocprof-compute workloads, legacy rocprof results.csv/results.stats.csv and ncu --csv files")
+            raise InvalidInput(
+                f"{s.label}: {record.skipped}",
+                hint="profile_import reads rocprofv3 output (folders, kernel_trace/counter_collection/"
+                "kernel_stats CSVs, rocpd .db), rocprof-compute workloads, legacy rocprof results.csv/results.stats.csv and ncu --csv files",
+            )
     _choose(g, timed, counter_timed, stats, rocpd_files)
     if len(g.arches) > 1:
-        g.notes.append("the inputs name several GPU targets (" + "; ".join(f"{a} in {', '.join(f[:2])}" for a, f in g.arches.items())
-                       + "): derived metrics use only the definitions rocprof-compute gives alike for every target")
+        g.notes.append(
+            "the inputs name several GPU targets ("
+            + "; ".join(f"{a} in {', '.join(f[:2])}" for a, f in g.arches.items())
+            + "): derived metrics use only the definitions rocprof-compute gives alike for every target"
+        )
     g.counter_sums = pd.concat([x for x in sums if len(x)], ignore_index=True) if any(len(x) for x in sums) else None
     return g
 
@@ -135,8 +148,9 @@ def _agents(s: fmt.Sniffed, record: InputFile, g: Gathered) -> None:
         record.skipped = "agent info naming no GPU agent"
         return
     product = sorted({str(p).strip() for p in gpus[cols["product_name"]]}) if "product_name" in cols else []
-    record.used_for = (f"the GPU agents ({len(gpus)}): {', '.join(names)}" + (f", {', '.join(product)}" if product else "")
-                       + " (which agent ran a dispatch is its Agent_Id)")
+    record.used_for = (
+        f"the GPU agents ({len(gpus)}): {', '.join(names)}" + (f", {', '.join(product)}" if product else "") + " (which agent ran a dispatch is its Agent_Id)"
+    )
     for name in names:
         g.arches.setdefault(name, []).append(s.label)
 

@@ -51,13 +51,19 @@ def parse_list_avail(text: str) -> dict[str, dict[str, str]]:
 # ---------------------------------------------------------------- ncu -------------------------
 # the metrics every ncu run asks for: a launch's GPU time and its shape (ncu_dispatches reads them)
 NCU_TIME = "gpu__time_duration.sum"
-NCU_LAUNCH = ["launch__grid_size", "launch__block_size", "launch__registers_per_thread", "launch__shared_mem_per_block_static", "launch__shared_mem_per_block_dynamic"]
+NCU_LAUNCH = [
+    "launch__grid_size",
+    "launch__block_size",
+    "launch__registers_per_thread",
+    "launch__shared_mem_per_block_static",
+    "launch__shared_mem_per_block_dynamic",
+]
 
 
 def _ncu_table(text: str, what: str) -> pd.DataFrame:
     start = text.find('"ID"')
     if start < 0:
-        raise InvalidInput(f"{what}: no ncu CSV table (no header line starting with \"ID\")", hint=text.strip()[-300:] or None)
+        raise InvalidInput(f'{what}: no ncu CSV table (no header line starting with "ID")', hint=text.strip()[-300:] or None)
     try:
         table = pd.read_csv(io.StringIO(text[start:]), dtype=str, keep_default_na=False, nrows=limits.PROFILE_CSV_MAX_ROWS + 1)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
@@ -97,7 +103,17 @@ def read_ncu_metrics(text: str) -> pd.DataFrame:
         raise InvalidInput("ncu metrics: not the --metrics long format", hint="columns: " + ", ".join(map(str, table.columns[:15])))
     rows: dict[Any, dict[str, Any]] = {}
     for _, r in table.iterrows():
-        row = rows.setdefault(r["ID"], {"launch": _launch(r["ID"], "ncu metrics"), "kernel": r["Kernel Name"], "block": _dims(r.get("Block Size", "")), "grid": _dims(r.get("Grid Size", "")), "metrics": {}, "units": {}})
+        row = rows.setdefault(
+            r["ID"],
+            {
+                "launch": _launch(r["ID"], "ncu metrics"),
+                "kernel": r["Kernel Name"],
+                "block": _dims(r.get("Block Size", "")),
+                "grid": _dims(r.get("Grid Size", "")),
+                "metrics": {},
+                "units": {},
+            },
+        )
         row["metrics"][r["Metric Name"]] = ncu_number(r["Metric Value"])
         row["units"][r["Metric Name"]] = r.get("Metric Unit", "")
     return pd.DataFrame(rows.values())
@@ -119,8 +135,16 @@ def read_ncu_raw(text: str) -> pd.DataFrame:
     rows = []
     for _, r in body.iterrows():
         metrics = {c: ncu_number(r[c]) for c in table.columns if c not in fixed}
-        rows.append({"launch": _launch(r["ID"], "ncu raw"), "kernel": r["Kernel Name"], "block": _dims(r.get("Block Size", "")), "grid": _dims(r.get("Grid Size", "")),
-                     "metrics": metrics, "units": {c: (units[c] if units is not None else "") for c in metrics}})
+        rows.append(
+            {
+                "launch": _launch(r["ID"], "ncu raw"),
+                "kernel": r["Kernel Name"],
+                "block": _dims(r.get("Block Size", "")),
+                "grid": _dims(r.get("Grid Size", "")),
+                "metrics": metrics,
+                "units": {c: (units[c] if units is not None else "") for c in metrics},
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -134,11 +158,20 @@ def ncu_dispatches(text: str) -> tuple[pd.DataFrame, dict[int, dict[str, float]]
         if duration is None:
             raise CommandFailed(f"ncu reported no {NCU_TIME} for launch {r['launch']}")
         shared = (m.get("launch__shared_mem_per_block_static") or 0) + (m.get("launch__shared_mem_per_block_dynamic") or 0)
-        rows.append({
-            "kernel": r["kernel"], "duration_ns": duration, "dispatch": r["launch"],
-            "grid_x": r["grid"][0], "grid_y": r["grid"][1], "grid_z": r["grid"][2],
-            "wg_x": r["block"][0], "wg_y": r["block"][1], "wg_z": r["block"][2],
-            "vgprs": m.get("launch__registers_per_thread"), "lds_bytes": shared if shared else None,
-        })
+        rows.append(
+            {
+                "kernel": r["kernel"],
+                "duration_ns": duration,
+                "dispatch": r["launch"],
+                "grid_x": r["grid"][0],
+                "grid_y": r["grid"][1],
+                "grid_z": r["grid"][2],
+                "wg_x": r["block"][0],
+                "wg_y": r["block"][1],
+                "wg_z": r["block"][2],
+                "vgprs": m.get("launch__registers_per_thread"),
+                "lds_bytes": shared if shared else None,
+            }
+        )
         metrics[int(r["launch"])] = {k: v for k, v in m.items() if v is not None}
     return pd.DataFrame(rows), metrics

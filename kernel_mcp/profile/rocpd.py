@@ -22,7 +22,24 @@ from kernel_mcp.profile.summary import MAX_GROUP_SAMPLES, MAX_KERNELS, target_pa
 
 KNOWN_SCHEMA_VERSIONS = {"3"}
 NEEDED = {
-    "kernels": {"name", "duration", "start", "dispatch_id", "grid_x", "grid_y", "grid_z", "workgroup_x", "workgroup_y", "workgroup_z", "vgpr_count", "accum_vgpr_count", "sgpr_count", "lds_size", "scratch_size", "pid"},
+    "kernels": {
+        "name",
+        "duration",
+        "start",
+        "dispatch_id",
+        "grid_x",
+        "grid_y",
+        "grid_z",
+        "workgroup_x",
+        "workgroup_y",
+        "workgroup_z",
+        "vgpr_count",
+        "accum_vgpr_count",
+        "sgpr_count",
+        "lds_size",
+        "scratch_size",
+        "pid",
+    },
     "rocpd_metadata": {"tag", "value"},
     "rocpd_info_agent": {"name", "product_name", "type"},
     "rocpd_info_process": {"pid", "command"},
@@ -85,8 +102,10 @@ def check_schema(con: sqlite3.Connection, schema: str, name: str) -> tuple[str |
             raise InvalidInput(f"{name}: rocpd_metadata cannot be read: {exc}") from None
     if missing:
         known = f"schema version {version}" if version else "no schema version"
-        raise InvalidInput(f"{name} is not a rocpd database this reader understands ({known}): missing {', '.join(missing[:12])}",
-                           hint=f"known schema versions: {', '.join(sorted(KNOWN_SCHEMA_VERSIONS))}")
+        raise InvalidInput(
+            f"{name} is not a rocpd database this reader understands ({known}): missing {', '.join(missing[:12])}",
+            hint=f"known schema versions: {', '.join(sorted(KNOWN_SCHEMA_VERSIONS))}",
+        )
     has_counters = COUNTER_VIEW[1] <= _columns(con, schema, COUNTER_VIEW[0])
     return version, has_counters
 
@@ -155,7 +174,7 @@ def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> 
     # kernel id, which sorts far faster than the name); a few rows per kernel come back.
     stats: dict[str, dict] = {}
     for schema, label in zip(schemas, labels):
-        for (name, calls, total, mn, mx, gmin, gmax, bmin, bmax, vgprs, agprs, sgprs, lds, scratch, bad) in con.execute(
+        for name, calls, total, mn, mx, gmin, gmax, bmin, bmax, vgprs, agprs, sgprs, lds, scratch, bad in con.execute(
             f"""SELECT MIN(name), COUNT(*), SUM(duration), MIN(duration), MAX(duration),
                        MIN(grid_x) || 'x' || MIN(grid_y) || 'x' || MIN(grid_z), MAX(grid_x) || 'x' || MAX(grid_y) || 'x' || MAX(grid_z),
                        MIN(workgroup_x) || 'x' || MIN(workgroup_y) || 'x' || MIN(workgroup_z), MAX(workgroup_x) || 'x' || MAX(workgroup_y) || 'x' || MAX(workgroup_z),
@@ -165,8 +184,13 @@ def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> 
         ):
             # Counted in the same scan: SQLite adds text as 0, so a text duration would be a silent lie.
             if bad:
-                raise InvalidInput(f"{label}: {bad} dispatch(es) of the kernels view have a start or duration that is not a number or a name that is not text; not what rocprofv3 writes")
-            k = stats.setdefault(name, {"calls": 0, "total": 0, "min": mn, "max": mx, "grids": set(), "blocks": set(), "origins": set(), "regs": (vgprs, agprs, sgprs, lds, scratch)})
+                raise InvalidInput(
+                    f"{label}: {bad} dispatch(es) of the kernels view have a start or duration that is not a number or a name that is not text; not what rocprofv3 writes"
+                )
+            k = stats.setdefault(
+                name,
+                {"calls": 0, "total": 0, "min": mn, "max": mx, "grids": set(), "blocks": set(), "origins": set(), "regs": (vgprs, agprs, sgprs, lds, scratch)},
+            )
             k["calls"] += calls
             k["total"] += total
             k["min"], k["max"] = min(k["min"], mn), max(k["max"], mx)
@@ -191,16 +215,38 @@ def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> 
     kernels = []
     for name, k in sorted(stats.items(), key=lambda item: -item[1]["total"]):
         vgprs, agprs, sgprs, lds, scratch = k["regs"]
-        kernels.append(KernelRow(
-            name=name, calls=k["calls"], total_us=k["total"] / 1e3, avg_us=k["total"] / k["calls"] / 1e3, median_us=medians[name] / 1e3,
-            min_us=k["min"] / 1e3, max_us=k["max"] / 1e3, share=k["total"] / grand if grand else 0.0,
-            grid=next(iter(k["grids"])) if len(k["grids"]) == 1 else "varies",
-            block=next(iter(k["blocks"])) if len(k["blocks"]) == 1 else "varies",
-            vgprs=vgprs, agprs=agprs, sgprs=sgprs, lds_bytes=lds, scratch_bytes=scratch,
-            target=pattern.search(name) if pattern else False, sources=sorted(k["origins"]),
-        ))
+        kernels.append(
+            KernelRow(
+                name=name,
+                calls=k["calls"],
+                total_us=k["total"] / 1e3,
+                avg_us=k["total"] / k["calls"] / 1e3,
+                median_us=medians[name] / 1e3,
+                min_us=k["min"] / 1e3,
+                max_us=k["max"] / 1e3,
+                share=k["total"] / grand if grand else 0.0,
+                grid=next(iter(k["grids"])) if len(k["grids"]) == 1 else "varies",
+                block=next(iter(k["blocks"])) if len(k["blocks"]) == 1 else "varies",
+                vgprs=vgprs,
+                agprs=agprs,
+                sgprs=sgprs,
+                lds_bytes=lds,
+                scratch_bytes=scratch,
+                target=pattern.search(name) if pattern else False,
+                sources=sorted(k["origins"]),
+            )
+        )
     shown = kernels[:MAX_KERNELS] + [k for k in kernels[MAX_KERNELS:] if k.target][:3]
-    result = ProfileSummary(source="rocpd", kernels=shown, kernels_total=len(kernels), dispatches=sum(k["calls"] for k in stats.values()), total_gpu_us=grand / 1e3, target_regex=target_regex, origins=origins, notes=notes)
+    result = ProfileSummary(
+        source="rocpd",
+        kernels=shown,
+        kernels_total=len(kernels),
+        dispatches=sum(k["calls"] for k in stats.values()),
+        total_gpu_us=grand / 1e3,
+        target_regex=target_regex,
+        origins=origins,
+        notes=notes,
+    )
     if pattern is not None:
         result.target_dispatches, result.target_calls = _target_dispatches(con, schemas, [k.name for k in kernels if k.target])
     if counter_schemas:
@@ -215,10 +261,15 @@ def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> 
         durations = {k.name: k.avg_us / 1e6 for k in kernels}
         # the vendor's definitions for the one GPU target the databases' agents name (several, or none: those alike on every target)
         arch = next(iter(targets)) if len(targets) == 1 else None
-        result.notes.append(f"derived metrics: rocprof-compute definitions for {arch}, the target rocpd_info_agent of {', '.join(targets[arch][:2])} names" if arch
-                            else "derived metrics: the databases' agents name " + (", ".join(sorted(targets)) or "no GPU target")
-                            + ": only the rocprof-compute metrics defined alike on every shipped target")
-        result.counters = [CounterRow(kernel=k, dispatches=dispatches[k], counters=c, derived=ctr.derived_amd(c, durations.get(k), None, {}, arch))
-                           for k, c in found.items()][:MAX_KERNELS]
+        result.notes.append(
+            f"derived metrics: rocprof-compute definitions for {arch}, the target rocpd_info_agent of {', '.join(targets[arch][:2])} names"
+            if arch
+            else "derived metrics: the databases' agents name "
+            + (", ".join(sorted(targets)) or "no GPU target")
+            + ": only the rocprof-compute metrics defined alike on every shipped target"
+        )
+        result.counters = [
+            CounterRow(kernel=k, dispatches=dispatches[k], counters=c, derived=ctr.derived_amd(c, durations.get(k), None, {}, arch)) for k, c in found.items()
+        ][:MAX_KERNELS]
     con.close()
     return result

@@ -57,15 +57,64 @@ KNOWN = {
 # rocprof-compute's per-dispatch columns that are not counters (rocprofv1 spellings included);
 # a merge of passes repeats some as NAME_1, NAME_2 ...
 COMPUTE_FIXED = {
-    "dispatch_id", "gpu_id", "queue_id", "queue-id", "queue-index", "pid", "tid", "grid_size", "workgroup_size", "lds_per_workgroup",
-    "scratch_per_workitem", "arch_vgpr", "accum_vgpr", "sgpr", "wave_size", "kernel_name", "correlation_id", "kernel_id", "xcc_index",
-    "start_timestamp", "end_timestamp", "dispatchns", "completens", "sig", "obj", "node", "guid", "fbar",
+    "dispatch_id",
+    "gpu_id",
+    "queue_id",
+    "queue-id",
+    "queue-index",
+    "pid",
+    "tid",
+    "grid_size",
+    "workgroup_size",
+    "lds_per_workgroup",
+    "scratch_per_workitem",
+    "arch_vgpr",
+    "accum_vgpr",
+    "sgpr",
+    "wave_size",
+    "kernel_name",
+    "correlation_id",
+    "kernel_id",
+    "xcc_index",
+    "start_timestamp",
+    "end_timestamp",
+    "dispatchns",
+    "completens",
+    "sig",
+    "obj",
+    "node",
+    "guid",
+    "fbar",
 }
 LEGACY_FIXED = {
-    "index", "kernelname", "gpu-id", "queue-id", "queue-index", "pid", "tid", "grd", "wgr", "lds", "scr", "vgpr", "arch_vgpr", "accum_vgpr",
-    "sgpr", "wave_size", "sig", "obj", "fbar", "dispatchns", "beginns", "endns", "completens", "durationns",
+    "index",
+    "kernelname",
+    "gpu-id",
+    "queue-id",
+    "queue-index",
+    "pid",
+    "tid",
+    "grd",
+    "wgr",
+    "lds",
+    "scr",
+    "vgpr",
+    "arch_vgpr",
+    "accum_vgpr",
+    "sgpr",
+    "wave_size",
+    "sig",
+    "obj",
+    "fbar",
+    "dispatchns",
+    "beginns",
+    "endns",
+    "completens",
+    "durationns",
 }
-NON_KERNEL_STATS = re.compile(r"(hip|hsa|copy|hip_api|hsa_api|memory_copy|domain|marker_api|rccl_api|scratch_memory|memory_allocation|ompt|kokkos|rocdecode_api|rocjpeg_api)_stats\.csv$")
+NON_KERNEL_STATS = re.compile(
+    r"(hip|hsa|copy|hip_api|hsa_api|memory_copy|domain|marker_api|rccl_api|scratch_memory|memory_allocation|ompt|kokkos|rocdecode_api|rocjpeg_api)_stats\.csv$"
+)
 TEXT_SUFFIXES = {".csv", ".txt", ".log", ".out", ""}
 JSON_START = re.compile(r'\s*(\{\s*("|\})|\[\s*[\[{"\d\]-])')  # "[profiling] ..." (a log line) is no JSON
 
@@ -145,7 +194,7 @@ def _ncu_header_further(path: Path, label: str) -> list[str] | None:
             block = tail + chunk
             at = block.find(b'\n"ID",')
             if at >= 0:
-                line = (block[at + 1:] + handle.read(HEADER_MAX_BYTES)).split(b"\n", 1)[0]
+                line = (block[at + 1 :] + handle.read(HEADER_MAX_BYTES)).split(b"\n", 1)[0]
                 return _ncu_header(line.decode("utf-8", errors="replace"))
             tail = block[-16:]
     return None
@@ -229,6 +278,15 @@ def describe_columns(columns: list[str]) -> str:
 
 def describe_other(path: Path) -> str:
     suffix = path.suffix.lower()
-    return {".db": "an SQLite database", ".json": "JSON", ".pftrace": "a Perfetto trace (for a trace viewer)", ".otf2": "an OTF2 trace",
-            ".att": "raw thread-trace data", ".out": "raw thread-trace data", ".yaml": "YAML (a configuration or counter request)",
-            ".txt": "text", ".md": "text", ".log": "a log"}.get(suffix, "a file of another kind")
+    return {
+        ".db": "an SQLite database",
+        ".json": "JSON",
+        ".pftrace": "a Perfetto trace (for a trace viewer)",
+        ".otf2": "an OTF2 trace",
+        ".att": "raw thread-trace data",
+        ".out": "raw thread-trace data",
+        ".yaml": "YAML (a configuration or counter request)",
+        ".txt": "text",
+        ".md": "text",
+        ".log": "a log",
+    }.get(suffix, "a file of another kind")

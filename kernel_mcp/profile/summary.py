@@ -38,22 +38,44 @@ def target_pattern(target_regex: str | None) -> AgentPattern | None:
 def summarise(dispatches: pd.DataFrame, source: str, target_regex: str | None, origins: list[str] | None = None) -> ProfileSummary:
     """dispatches: kernel, duration_ns, and optional grid/wg/register columns (one row per dispatch)."""
     if dispatches.empty:
-        return ProfileSummary(source=source, kernels=[], kernels_total=0, dispatches=0, total_gpu_us=0.0, target_regex=target_regex, origins=origins or [],
-                              inputs=dispatches.attrs.get("inputs", []), notes=["no kernel dispatches recorded"])
+        return ProfileSummary(
+            source=source,
+            kernels=[],
+            kernels_total=0,
+            dispatches=0,
+            total_gpu_us=0.0,
+            target_regex=target_regex,
+            origins=origins or [],
+            inputs=dispatches.attrs.get("inputs", []),
+            notes=["no kernel dispatches recorded"],
+        )
     total = float(dispatches["duration_ns"].sum())
     pattern = target_pattern(target_regex)
     rows = []
     for name, group in dispatches.groupby("kernel", sort=False, observed=True):
         d = group["duration_ns"].astype(float)
         first = group.iloc[0]
-        rows.append(KernelRow(
-            name=str(name), calls=len(group), total_us=d.sum() / 1e3, avg_us=d.mean() / 1e3, median_us=d.median() / 1e3,
-            min_us=d.min() / 1e3, max_us=d.max() / 1e3, share=d.sum() / total if total else 0.0,
-            grid=_dims(group, "grid"), block=_dims(group, "wg"),
-            vgprs=_opt(first, "vgprs"), agprs=_opt(first, "agprs"), sgprs=_opt(first, "sgprs"), lds_bytes=_opt(first, "lds_bytes"), scratch_bytes=_opt(first, "scratch_bytes"),
-            target=pattern.search(str(name)) if pattern else False,
-            sources=sorted(set(group["origin"].astype(str))) if "origin" in group.columns else [],
-        ))
+        rows.append(
+            KernelRow(
+                name=str(name),
+                calls=len(group),
+                total_us=d.sum() / 1e3,
+                avg_us=d.mean() / 1e3,
+                median_us=d.median() / 1e3,
+                min_us=d.min() / 1e3,
+                max_us=d.max() / 1e3,
+                share=d.sum() / total if total else 0.0,
+                grid=_dims(group, "grid"),
+                block=_dims(group, "wg"),
+                vgprs=_opt(first, "vgprs"),
+                agprs=_opt(first, "agprs"),
+                sgprs=_opt(first, "sgprs"),
+                lds_bytes=_opt(first, "lds_bytes"),
+                scratch_bytes=_opt(first, "scratch_bytes"),
+                target=pattern.search(str(name)) if pattern else False,
+                sources=sorted(set(group["origin"].astype(str))) if "origin" in group.columns else [],
+            )
+        )
     rows.sort(key=lambda r: r.total_us, reverse=True)
     shown = rows[:MAX_KERNELS] + [r for r in rows[MAX_KERNELS:] if r.target][:3]
     groups: dict[str, list[float]] = {}
@@ -73,8 +95,18 @@ def summarise(dispatches: pd.DataFrame, source: str, target_regex: str | None, o
             counts[key] = counts.get(key, 0) + 1
             if len(kept) < MAX_GROUP_SAMPLES:
                 kept.append(float(d["duration_ns"]))
-    return ProfileSummary(source=source, kernels=shown, kernels_total=len(rows), dispatches=len(dispatches), total_gpu_us=total / 1e3, target_regex=target_regex,
-                          origins=origins or [], inputs=dispatches.attrs.get("inputs", []), target_dispatches=groups, target_calls=counts)
+    return ProfileSummary(
+        source=source,
+        kernels=shown,
+        kernels_total=len(rows),
+        dispatches=len(dispatches),
+        total_gpu_us=total / 1e3,
+        target_regex=target_regex,
+        origins=origins or [],
+        inputs=dispatches.attrs.get("inputs", []),
+        target_dispatches=groups,
+        target_calls=counts,
+    )
 
 
 def summarise_stats(stats: pd.DataFrame, source: str, target_regex: str | None, origins: list[str] | None = None) -> ProfileSummary:
@@ -91,15 +123,36 @@ def summarise_stats(stats: pd.DataFrame, source: str, target_regex: str | None, 
         target = pattern.search(str(name)) if pattern else False
         if target:
             counts[f"{name}|"] = calls
-        rows.append(KernelRow(name=str(name), calls=calls, total_us=ns / 1e3, avg_us=ns / calls / 1e3 if calls else 0.0, median_us=None,
-                              min_us=float(lows.min()) / 1e3 if len(lows) == len(group) and len(group) else None,
-                              max_us=float(highs.max()) / 1e3 if len(highs) == len(group) and len(group) else None,
-                              share=ns / total if total else 0.0, grid="?", block="?", target=target, sources=sorted(set(group["origin"].astype(str)))))
+        rows.append(
+            KernelRow(
+                name=str(name),
+                calls=calls,
+                total_us=ns / 1e3,
+                avg_us=ns / calls / 1e3 if calls else 0.0,
+                median_us=None,
+                min_us=float(lows.min()) / 1e3 if len(lows) == len(group) and len(group) else None,
+                max_us=float(highs.max()) / 1e3 if len(highs) == len(group) and len(group) else None,
+                share=ns / total if total else 0.0,
+                grid="?",
+                block="?",
+                target=target,
+                sources=sorted(set(group["origin"].astype(str))),
+            )
+        )
     rows.sort(key=lambda r: r.total_us, reverse=True)
     shown = rows[:MAX_KERNELS] + [r for r in rows[MAX_KERNELS:] if r.target][:3]
     notes = ["a stats table holds calls and totals only: no median, grid or registers, and no per-dispatch GPU times for a keep decision"]
-    return ProfileSummary(source=source, kernels=shown, kernels_total=len(rows), dispatches=int(stats["calls"].sum()), total_gpu_us=total / 1e3,
-                          target_regex=target_regex, origins=origins or [], notes=notes, target_calls=counts)
+    return ProfileSummary(
+        source=source,
+        kernels=shown,
+        kernels_total=len(rows),
+        dispatches=int(stats["calls"].sum()),
+        total_gpu_us=total / 1e3,
+        target_regex=target_regex,
+        origins=origins or [],
+        notes=notes,
+        target_calls=counts,
+    )
 
 
 def _whole(value) -> str:
@@ -132,7 +185,11 @@ class ProfileComparison(ToolOutput):
     notes: list[str] = []
 
     def render(self) -> str:
-        lines = [f"{self.a} -> {self.b}: total GPU time {self.total_a_us:.1f} -> {self.total_b_us:.1f} us ({self.total_b_us / self.total_a_us - 1:+.1%})" if self.total_a_us else f"{self.a} -> {self.b}"]
+        lines = [
+            f"{self.a} -> {self.b}: total GPU time {self.total_a_us:.1f} -> {self.total_b_us:.1f} us ({self.total_b_us / self.total_a_us - 1:+.1%})"
+            if self.total_a_us
+            else f"{self.a} -> {self.b}"
+        ]
         for k in self.kernels:
             a = f"{k.a_avg_us:.2f}" if k.a_avg_us is not None else "-"
             b = f"{k.b_avg_us:.2f}" if k.b_avg_us is not None else "-"
@@ -151,7 +208,16 @@ def compare_summaries(a: ProfileSummary, b: ProfileSummary, label_a: str, label_
     for name in names:
         ka, kb = by_a.get(name), by_b.get(name)
         change = (kb.avg_us / ka.avg_us - 1) if ka and kb and ka.avg_us else None
-        deltas.append(KernelDelta(name=name, a_avg_us=ka.avg_us if ka else None, b_avg_us=kb.avg_us if kb else None, change=change, a_calls=ka.calls if ka else 0, b_calls=kb.calls if kb else 0))
+        deltas.append(
+            KernelDelta(
+                name=name,
+                a_avg_us=ka.avg_us if ka else None,
+                b_avg_us=kb.avg_us if kb else None,
+                change=change,
+                a_calls=ka.calls if ka else 0,
+                b_calls=kb.calls if kb else 0,
+            )
+        )
     deltas.sort(key=lambda d: -max(d.a_avg_us or 0, d.b_avg_us or 0))
     notes = []
     if a.source != b.source:

@@ -33,9 +33,13 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "agent": ("agent_id", "gpu_id", "gpu-id"),
     "counter": ("counter_name",),
     "value": ("counter_value",),
-    "grid_x": ("grid_size_x",), "grid_y": ("grid_size_y",), "grid_z": ("grid_size_z",),
+    "grid_x": ("grid_size_x",),
+    "grid_y": ("grid_size_y",),
+    "grid_z": ("grid_size_z",),
     "grid_total": ("grid_size", "grd"),  # one number, the work-items of all dimensions
-    "wg_x": ("workgroup_size_x",), "wg_y": ("workgroup_size_y",), "wg_z": ("workgroup_size_z",),
+    "wg_x": ("workgroup_size_x",),
+    "wg_y": ("workgroup_size_y",),
+    "wg_z": ("workgroup_size_z",),
     "wg_total": ("workgroup_size", "wgr"),
     "vgprs": ("vgpr_count", "arch_vgpr", "arch_vgpr_count", "vgpr"),
     "agprs": ("accum_vgpr_count", "accum_vgpr"),
@@ -97,7 +101,9 @@ def header(path: Path, what: str) -> list[str]:
     with path.open("rb") as handle:  # counted before pandas parses it: a header of 150,000 columns took it 13 s
         width = handle.readline(4 * 2**20).count(b",") + 1
     if width > limits.PROFILE_CSV_MAX_COLUMNS:
-        raise InvalidInput(f"{what}: {path.name} has {width:,} header fields, more than any profiler table (at most {limits.PROFILE_CSV_MAX_COLUMNS:,} are read)")
+        raise InvalidInput(
+            f"{what}: {path.name} has {width:,} header fields, more than any profiler table (at most {limits.PROFILE_CSV_MAX_COLUMNS:,} are read)"
+        )
     try:
         return [str(c) for c in pd.read_csv(path, nrows=0).columns]
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError, csv.Error) as exc:
@@ -120,8 +126,10 @@ def read(path: Path, what: str, usecols: set[str], text: set[str]) -> pd.DataFra
 def require(cols: dict[str, str], needed: tuple[str, ...], path: Path, what: str) -> None:
     missing = [ALIASES[n][0].title() if n not in ("kernel",) else "Kernel_Name" for n in needed if n not in cols]
     if missing:
-        raise InvalidInput(f"{what}: {path.name} lacks column(s) {', '.join(missing)}: not a profiler file of a known version",
-                           hint="its header's own names are not echoed here (a file's content never is)")
+        raise InvalidInput(
+            f"{what}: {path.name} lacks column(s) {', '.join(missing)}: not a profiler file of a known version",
+            hint="its header's own names are not echoed here (a file's content never is)",
+        )
 
 
 def timestamps(raw: pd.Series, path: Path, what: str) -> pd.Series:
@@ -138,9 +146,11 @@ def timestamps(raw: pd.Series, path: Path, what: str) -> pd.Series:
             digits = (parts.loc[ok, 0].str.lstrip("0") + parts.loc[ok, 1]).str.len()
             if (resolution > 0).any():
                 worst = int(resolution.max())
-                raise InvalidInput(f"{what}: {path.name} has timestamps written in exponent notation with {int(digits.min())} significant digits "
-                                   f"(a resolution of 1e{worst} ns): no GPU time can be computed from them",
-                                   hint="such files have passed through a spreadsheet; the profiler writes whole nanoseconds")
+                raise InvalidInput(
+                    f"{what}: {path.name} has timestamps written in exponent notation with {int(digits.min())} significant digits "
+                    f"(a resolution of 1e{worst} ns): no GPU time can be computed from them",
+                    hint="such files have passed through a spreadsheet; the profiler writes whole nanoseconds",
+                )
     values = pd.to_numeric(raw, errors="coerce")
     if values.isna().any():
         raise InvalidInput(f"{what}: {path.name} has rows without timestamps (truncated?)")
@@ -159,7 +169,9 @@ def read_dispatches(path: Path, what: str, origin: str, strip_kd: bool = False) 
             frame = frame[frame[cols["kind"]].astype(str) == "KERNEL_DISPATCH"]
         start = timestamps(frame[cols["start"]], path, what)
         end = timestamps(frame[cols["end"]], path, what)
-        out = pd.DataFrame({"kernel": _names(frame[cols["kernel"]], strip_kd), "duration_ns": (end - start).to_numpy(dtype="float64"), "start_ns": start.to_numpy()})
+        out = pd.DataFrame(
+            {"kernel": _names(frame[cols["kernel"]], strip_kd), "duration_ns": (end - start).to_numpy(dtype="float64"), "start_ns": start.to_numpy()}
+        )
         if (out["duration_ns"] < 0).any():
             raise InvalidInput(f"{what}: {path.name} has a dispatch that ends before it starts (inconsistent)")
         return _launch_columns(out, frame, cols, origin)
@@ -188,13 +200,15 @@ def read_counter_rows(path: Path, what: str, origin: str, strip_kd: bool = False
         cols = resolve(header(path, what))
         require(cols, ("dispatch", "kernel", "counter", "value"), path, what)
         frame = read(path, what, set(cols.values()), {cols[k] for k in ("kernel", "counter", "start", "end", "agent") if k in cols})
-        rows = pd.DataFrame({
-            "origin": origin,
-            "dispatch": pd.to_numeric(frame[cols["dispatch"]], errors="coerce").to_numpy(),
-            "kernel": _names(frame[cols["kernel"]], strip_kd).astype(str).to_numpy(),
-            "counter": frame[cols["counter"]].astype(str).to_numpy(),
-            "value": pd.to_numeric(frame[cols["value"]], errors="coerce").to_numpy(),
-        })
+        rows = pd.DataFrame(
+            {
+                "origin": origin,
+                "dispatch": pd.to_numeric(frame[cols["dispatch"]], errors="coerce").to_numpy(),
+                "kernel": _names(frame[cols["kernel"]], strip_kd).astype(str).to_numpy(),
+                "counter": frame[cols["counter"]].astype(str).to_numpy(),
+                "value": pd.to_numeric(frame[cols["value"]], errors="coerce").to_numpy(),
+            }
+        )
         if "start" not in cols or "end" not in cols:
             return rows, None
         start = timestamps(frame[cols["start"]], path, what).to_numpy()
@@ -241,7 +255,9 @@ def read_wide(path: Path, what: str, origin: str, fixed: set[str], strip_kd: boo
         if timed:
             start = timestamps(frame[cols["start"]], path, what)
             end = timestamps(frame[cols["end"]], path, what)
-            dispatches = pd.DataFrame({"kernel": kernel.astype("category").to_numpy(), "duration_ns": (end - start).to_numpy(dtype="float64"), "start_ns": start.to_numpy()})
+            dispatches = pd.DataFrame(
+                {"kernel": kernel.astype("category").to_numpy(), "duration_ns": (end - start).to_numpy(dtype="float64"), "start_ns": start.to_numpy()}
+            )
             if (dispatches["duration_ns"] < 0).any():
                 raise InvalidInput(f"{what}: {path.name} has a dispatch that ends before it starts (inconsistent)")
             dispatches = _launch_columns(dispatches, frame, cols, origin)
@@ -286,9 +302,16 @@ def read_stats(path: Path, what: str, origin: str) -> pd.DataFrame:
                 raise InvalidInput(f"{what}: {path.name} has over {limits.PROFILE_CSV_MAX_ROWS} rows, more than this reader accepts")
             extra = len(cells) - len(head)
             name = ",".join(cells[: extra + 1]) if extra > 0 else cells[0]
-            row = dict(zip(head[1:], cells[extra + 1:] if extra > 0 else cells[1:]))
-            rows.append({"kernel": KD_SUFFIX.sub("", name), "calls": int(row["calls"]), "total_ns": float(row["totaldurationns"]),
-                         "min_ns": float(row["minns"]) if row.get("minns") else None, "max_ns": float(row["maxns"]) if row.get("maxns") else None})
+            row = dict(zip(head[1:], cells[extra + 1 :] if extra > 0 else cells[1:]))
+            rows.append(
+                {
+                    "kernel": KD_SUFFIX.sub("", name),
+                    "calls": int(row["calls"]),
+                    "total_ns": float(row["totaldurationns"]),
+                    "min_ns": float(row["minns"]) if row.get("minns") else None,
+                    "max_ns": float(row["maxns"]) if row.get("maxns") else None,
+                }
+            )
         frame = pd.DataFrame(rows, columns=["kernel", "calls", "total_ns", "min_ns", "max_ns"])
         if (frame["calls"] < 0).any() or (frame["total_ns"] < 0).any() or not frame["total_ns"].map(lambda v: v == v and abs(v) < 2**62).all():
             raise InvalidInput(f"{what}: {path.name} has a negative or impossible call count or duration")

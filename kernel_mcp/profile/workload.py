@@ -78,16 +78,20 @@ def read_workload(files: dict[str, fmt.Sniffed]) -> Workload:
     tables_read = [f for f in files.values() if f.path.suffix.lower() == ".csv" and f.label not in w.uses]
     if tables_read and all(_header_only(f) for f in tables_read):
         folder = tables_read[0].label.rpartition("/")[0] or "."
-        raise InvalidInput(f"rocprof-compute workload {folder}: every table ({len(tables_read)} CSV files) holds its header and no row: "
-                           "the dispatch filter (-k/--kernel, -d/--dispatch) matched no kernel, so nothing was profiled",
-                           hint="profile again with a kernel name or dispatch filter that the application launches (rocprof-compute's log.txt lists them)")
+        raise InvalidInput(
+            f"rocprof-compute workload {folder}: every table ({len(tables_read)} CSV files) holds its header and no row: "
+            "the dispatch filter (-k/--kernel, -d/--dispatch) matched no kernel, so nothing was profiled",
+            hint="profile again with a kernel name or dispatch filter that the application launches (rocprof-compute's log.txt lists them)",
+        )
     merged = files.get(MERGED)
     if merged is None or merged.format not in (fmt.COMPUTE_WIDE, fmt.COMPUTE_LONG):
         stamps = files.get(TIMESTAMPS)
         if stamps is None or stamps.format != fmt.COMPUTE_TIMES:
             folder = (info or next(iter(files.values()))).label.rpartition("/")[0] or "."
-            raise InvalidInput(f"rocprof-compute workload {folder}: no {MERGED} (and no {TIMESTAMPS}): was profiling interrupted?",
-                               hint="rocprof-compute writes pmc_perf.csv after its last counter pass")
+            raise InvalidInput(
+                f"rocprof-compute workload {folder}: no {MERGED} (and no {TIMESTAMPS}): was profiling interrupted?",
+                hint="rocprof-compute writes pmc_perf.csv after its last counter pass",
+            )
         w.dispatches = tables.read_dispatches(stamps.path, "rocprof-compute timestamps", stamps.label, strip_kd=True)
         w.uses[stamps.label] = f"GPU times ({len(w.dispatches)} dispatches)"
         w.notes.append(f"{MERGED} is missing: GPU times from {TIMESTAMPS}, no counters")
@@ -101,8 +105,10 @@ def read_workload(files: dict[str, fmt.Sniffed]) -> Workload:
             w.notes.append(f"{instances} per-instance counters of {merged.label} (NAME[i], one per channel) are not listed; their NAME_sum counters are")
         w.dispatches, w.counter_sums = timed, tables.counter_sums(rows)
         w.uses[merged.label] = f"GPU times ({len(timed)} dispatches) and counters ({rows['counter'].nunique()})"
-        w.notes.append(f"GPU time per dispatch: the median of End - Start over its {int(runs.min()) if len(runs) else 0}+ counter rows "
-                       "(each counter pass re-ran it), as rocprof-compute computes it")
+        w.notes.append(
+            f"GPU time per dispatch: the median of End - Start over its {int(runs.min()) if len(runs) else 0}+ counter rows "
+            "(each counter pass re-ran it), as rocprof-compute computes it"
+        )
     else:
         sums, timed, instances = tables.read_wide(merged.path, "rocprof-compute pmc_perf", merged.label, fmt.COMPUTE_FIXED, strip_kd=True)
         if timed is None:
@@ -111,8 +117,14 @@ def read_workload(files: dict[str, fmt.Sniffed]) -> Workload:
         w.uses[merged.label] = f"GPU times ({len(timed)} dispatches) and counters ({sums['counter'].nunique() if len(sums) else 0})"
         if instances:
             w.notes.append(f"{instances} per-instance counter columns of {merged.label} (NAME[i], one per channel) are not listed; their NAME_sum columns are")
-        w.notes.append("GPU time per dispatch: pmc_perf.csv Start/End, " + (
-            "averaged over the counter passes by rocprof-compute" if profiler.startswith("rocprofv3") else "copied by rocprof-compute from its timestamps run"))
+        w.notes.append(
+            "GPU time per dispatch: pmc_perf.csv Start/End, "
+            + (
+                "averaged over the counter passes by rocprof-compute"
+                if profiler.startswith("rocprofv3")
+                else "copied by rocprof-compute from its timestamps run"
+            )
+        )
     for name, file in files.items():
         if file.label in w.uses:
             continue

@@ -68,8 +68,10 @@ def compile_facts(ws: Workspace, summary: TraceSummary) -> list[str]:
             continue
         occ = k.get("occupancy") or {}
         regs = f"VGPR {k.get('vgprs')} AGPR {k.get('agprs')} SGPR {k.get('sgprs')}" if k.get("sgprs") is not None else f"registers {k.get('vgprs')}"
-        return [f"compile ({arch}): {regs}, LDS {k.get('lds_bytes')} B, occupancy {occ.get('waves')}/{occ.get('max_waves')} "
-                f"limited by {', '.join(occ.get('limiter') or [])}"]
+        return [
+            f"compile ({arch}): {regs}, LDS {k.get('lds_bytes')} B, occupancy {occ.get('waves')}/{occ.get('max_waves')} "
+            f"limited by {', '.join(occ.get('limiter') or [])}"
+        ]
     return []
 
 
@@ -80,8 +82,17 @@ def _keep(run: Run, summary: TraceSummary) -> TraceSummary:
     return summary
 
 
-async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int | None, options: TraceOptions, progress: ProgressFn | None,
-                       cwd: Path | None = None, *, vendors: Vendors) -> TraceSummary:
+async def thread_trace(
+    ws: Workspace,
+    run: Run,
+    kernel_regex: str,
+    dispatch: int | None,
+    options: TraceOptions,
+    progress: ProgressFn | None,
+    cwd: Path | None = None,
+    *,
+    vendors: Vendors,
+) -> TraceSummary:
     from kernel_mcp.gpu import gate  # imported here: summarising a trace needs no gate
 
     cfg = ws.config.benchmark
@@ -94,8 +105,9 @@ async def thread_trace(ws: Workspace, run: Run, kernel_regex: str, dispatch: int
     with ws.sealed_side(root, run.id) as boundary:
         async with gate.acquire(ws.config.gate, str(root), progress, require_gpu=True, vendors=vendors) as lease:
             env = {cfg.seed_env: str(secrets.randbits(62)), **lease.env}
-            request = TraceRequest(root=root, env=env, kernel_regex=kernel_regex, dispatch=dispatch, options=options, out=out,
-                                   boundary=boundary.with_writable(out))
+            request = TraceRequest(
+                root=root, env=env, kernel_regex=kernel_regex, dispatch=dispatch, options=options, out=out, boundary=boundary.with_writable(out)
+            )
             result = await platform.trace(ws, run, request, progress)
     if not result.ok:
         raise CommandFailed(f"the trace run gave {result.status()}", hint=(result.stderr.tail or result.stdout.tail)[-400:] or None)

@@ -22,8 +22,20 @@ from typing import TYPE_CHECKING
 
 import kernel_mcp.trace.ncu_source as ncu_source
 from kernel_mcp.trace.findings import findings
-from kernel_mcp.trace.models import (BankConflicts, CategoryDelta, CostSplit, DispatchBrief, HotInstruction, Producer, SharedAccess,
-                                     TraceComparison, TraceSummary, WaitFact, pct, short)
+from kernel_mcp.trace.models import (
+    BankConflicts,
+    CategoryDelta,
+    CostSplit,
+    DispatchBrief,
+    HotInstruction,
+    Producer,
+    SharedAccess,
+    TraceComparison,
+    TraceSummary,
+    WaitFact,
+    pct,
+    short,
+)
 from kernel_mcp.trace.readers import Instr, mnemonic_of
 
 if TYPE_CHECKING:
@@ -31,8 +43,20 @@ if TYPE_CHECKING:
 
 __all__ = ["CATEGORIES", "KernelTrace", "TraceComparison", "TraceSummary", "brief", "brief_of", "compare", "summarise", "summarise_trace"]
 
-CATEGORIES = ("VMEM wait", "LDS/SMEM wait", "barrier", "MFMA", "VALU", "SALU", "branch", "VMEM instructions", "LDS instructions",
-              "issue contention", "idle", "other")
+CATEGORIES = (
+    "VMEM wait",
+    "LDS/SMEM wait",
+    "barrier",
+    "MFMA",
+    "VALU",
+    "SALU",
+    "branch",
+    "VMEM instructions",
+    "LDS instructions",
+    "issue contention",
+    "idle",
+    "other",
+)
 MAX_HOT = 12
 MAX_WAITS = 8
 VM_CLASSES = ("vmem_load", "vmem_store", "vmem_atomic")
@@ -40,9 +64,18 @@ LGKM_CLASSES = ("lds_read", "lds_write", "lds_other", "smem")
 
 # The instruction classes of the platforms' classifiers, named for where a trace's cost goes.
 _TRACE_CATEGORY = {
-    "mfma": "MFMA", "barrier": "barrier", "branch": "branch", "valu": "VALU", "salu": "SALU", "smem": "SALU",
-    "vmem_load": "VMEM instructions", "vmem_store": "VMEM instructions", "vmem_atomic": "VMEM instructions",
-    "lds_read": "LDS instructions", "lds_write": "LDS instructions", "lds_other": "LDS instructions",
+    "mfma": "MFMA",
+    "barrier": "barrier",
+    "branch": "branch",
+    "valu": "VALU",
+    "salu": "SALU",
+    "smem": "SALU",
+    "vmem_load": "VMEM instructions",
+    "vmem_store": "VMEM instructions",
+    "vmem_atomic": "VMEM instructions",
+    "lds_read": "LDS instructions",
+    "lds_write": "LDS instructions",
+    "lds_other": "LDS instructions",
 }
 
 
@@ -176,25 +209,51 @@ def summarise_trace(trace: KernelTrace, classify: Callable[[str], str]) -> Trace
     grand = grand or 1.0
     category = categoriser(trace, classify)
     hottest = sorted(ordered, key=lambda i: -_cost(i, sampled))[:MAX_HOT]
-    hot = [HotInstruction(index=i.index, address=i.address, isa=i.isa, source=i.source, hits=i.hits, cost=_cost(i, sampled), share=_cost(i, sampled) / total,
-                          stall=i.stall if not sampled else max(i.samples - i.issued, 0.0), issue=max(i.latency - i.stall, 0.0) if not sampled else i.issued,
-                          idle=i.idle, category=category(i),
-                          reasons=dict(sorted(i.reasons.items(), key=lambda kv: -kv[1])[:4]))
-           for i in hottest]
+    hot = [
+        HotInstruction(
+            index=i.index,
+            address=i.address,
+            isa=i.isa,
+            source=i.source,
+            hits=i.hits,
+            cost=_cost(i, sampled),
+            share=_cost(i, sampled) / total,
+            stall=i.stall if not sampled else max(i.samples - i.issued, 0.0),
+            issue=max(i.latency - i.stall, 0.0) if not sampled else i.issued,
+            idle=i.idle,
+            category=category(i),
+            reasons=dict(sorted(i.reasons.items(), key=lambda kv: -kv[1])[:4]),
+        )
+        for i in hottest
+    ]
     summary = TraceSummary(
-        kernel=trace.kernel, symbol=trace.symbol, dispatch=trace.dispatch, arch=trace.arch, source=trace.source, unit=unit, total=total,
-        instructions=len(ordered), waves=trace.waves, categories={k: c.total / grand for k, c in costs.items()}, costs=costs,
+        kernel=trace.kernel,
+        symbol=trace.symbol,
+        dispatch=trace.dispatch,
+        arch=trace.arch,
+        source=trace.source,
+        unit=unit,
+        total=total,
+        instructions=len(ordered),
+        waves=trace.waves,
+        categories={k: c.total / grand for k, c in costs.items()},
+        costs=costs,
         reasons={k: v / total for k, v in reasons.items()} if trace.reason_category is not None else {},
-        hot=hot, waits=_waits(trace, ordered, sampled, total, classify), bank_conflicts=_bank_conflicts(trace, ordered),
-        findings=[], facts=list(trace.facts))
+        hot=hot,
+        waits=_waits(trace, ordered, sampled, total, classify),
+        bank_conflicts=_bank_conflicts(trace, ordered),
+        findings=[],
+        facts=list(trace.facts),
+    )
     summary.findings = findings(summary, trace.shared_columns)
     return summary
 
 
 def brief(s: TraceSummary) -> DispatchBrief:
     top = max(s.categories.items(), key=lambda kv: kv[1], default=("nothing", 0.0))
-    return DispatchBrief(kernel=s.kernel, dispatch=s.dispatch, unit=s.unit, total=s.total, instructions=s.instructions, waves=s.waves,
-                         top=f"{top[0]} {pct(top[1])}")
+    return DispatchBrief(
+        kernel=s.kernel, dispatch=s.dispatch, unit=s.unit, total=s.total, instructions=s.instructions, waves=s.waves, top=f"{top[0]} {pct(top[1])}"
+    )
 
 
 def brief_of(trace: KernelTrace, classify: Callable[[str], str]) -> DispatchBrief:
@@ -202,8 +261,15 @@ def brief_of(trace: KernelTrace, classify: Callable[[str], str]) -> DispatchBrie
     costs, _, unit, grand = costs_of(trace, classify)
     sampled = unit == "samples"
     top = max(costs.items(), key=lambda kv: kv[1].total, default=("nothing", CostSplit()))
-    return DispatchBrief(kernel=trace.kernel, dispatch=trace.dispatch, unit=unit, total=sum(_cost(i, sampled) for i in trace.program.values()) or 1.0,
-                         instructions=len(trace.program), waves=trace.waves, top=f"{top[0]} {pct(top[1].total / (grand or 1.0))}")
+    return DispatchBrief(
+        kernel=trace.kernel,
+        dispatch=trace.dispatch,
+        unit=unit,
+        total=sum(_cost(i, sampled) for i in trace.program.values()) or 1.0,
+        instructions=len(trace.program),
+        waves=trace.waves,
+        top=f"{top[0]} {pct(top[1].total / (grand or 1.0))}",
+    )
 
 
 def _waits(trace: KernelTrace, ordered: list[Instr], sampled: bool, total: float, classify) -> list[WaitFact]:
@@ -222,8 +288,11 @@ def _waits(trace: KernelTrace, ordered: list[Instr], sampled: bool, total: float
         fact = WaitFact(index=instr.index, address=instr.address, isa=instr.isa, source=instr.source, cost=cost, share=cost / total, attribution="")
         if trace.wait_records is not None and not waiting:
             named = trace.wait_records.get(instr.index, Counter())
-            fact.waits_for = [Producer(index=p, address=trace.program[p].address, isa=trace.program[p].isa, source=trace.program[p].source, records=n)
-                              for p, n in sorted(named.items(), key=lambda kv: positions.get(kv[0], 0)) if p in trace.program]
+            fact.waits_for = [
+                Producer(index=p, address=trace.program[p].address, isa=trace.program[p].isa, source=trace.program[p].source, records=n)
+                for p, n in sorted(named.items(), key=lambda kv: positions.get(kv[0], 0))
+                if p in trace.program
+            ]
             fact.attribution = f"decoder records, {trace.wait_records_from}" if fact.waits_for else "decoder recorded no outstanding load"
         else:
             classes = trace.wait_reasons[max(waiting, key=waiting.__getitem__)] if waiting else _counter_classes(instr.isa)
@@ -269,9 +338,25 @@ def _bank_conflicts(trace: KernelTrace, ordered: list[Instr]) -> BankConflicts |
     wavefronts = sum(i.shared_wavefronts for i in shared)
     excess = sum(i.shared_excess for i in shared)
     top = sorted((i for i in shared if i.shared_excess), key=lambda i: -i.shared_excess)[:5]
-    return BankConflicts(wavefronts=wavefronts, ideal=sum(i.shared_ideal for i in shared), excess=excess, excess_share=excess / wavefronts if wavefronts else 0.0,
-                         top=[SharedAccess(index=i.index, address=i.address, isa=i.isa, source=i.source, executed=i.hits, wavefronts=i.shared_wavefronts,
-                                           ideal=i.shared_ideal, excess=i.shared_excess) for i in top])
+    return BankConflicts(
+        wavefronts=wavefronts,
+        ideal=sum(i.shared_ideal for i in shared),
+        excess=excess,
+        excess_share=excess / wavefronts if wavefronts else 0.0,
+        top=[
+            SharedAccess(
+                index=i.index,
+                address=i.address,
+                isa=i.isa,
+                source=i.source,
+                executed=i.hits,
+                wavefronts=i.shared_wavefronts,
+                ideal=i.shared_ideal,
+                excess=i.shared_excess,
+            )
+            for i in top
+        ],
+    )
 
 
 def compare(a: TraceSummary, b: TraceSummary, label_a: str, label_b: str) -> TraceComparison:
@@ -282,7 +367,9 @@ def compare(a: TraceSummary, b: TraceSummary, label_a: str, label_b: str) -> Tra
     moved = []
     for h in b.hot[:8]:
         before = hot_a.get(key(h))
-        moved.append(f"{mnemonic_of(h.isa)}{short(h.source)}: " + (f"{before.share:.1%} -> {h.share:.1%}" if before else f"new in the hot list at {h.share:.1%}"))
+        moved.append(
+            f"{mnemonic_of(h.isa)}{short(h.source)}: " + (f"{before.share:.1%} -> {h.share:.1%}" if before else f"new in the hot list at {h.share:.1%}")
+        )
     for k, h in hot_a.items():
         if k not in {key(x) for x in b.hot}:
             moved.append(f"{mnemonic_of(h.isa)}{short(h.source)}: left the hot list (was {h.share:.1%})")

@@ -25,8 +25,10 @@ def findings(s: TraceSummary, shared_columns: bool) -> list[str]:
         out.append(f"{name} takes {pct(share)} of the {s.unit}{split}" + (f", then {top[1][0]} {pct(top[1][1])}" if len(top) > 1 else ""))
     if s.reasons:
         shared = ", ".join(f"{r} {pct(s.reasons.get(r, 0.0))}" for r in SHARED_WAIT_REASONS)
-        out.append(f"warps waiting on global or local memory ({GLOBAL_WAIT_REASON}) take {pct(s.reasons.get(GLOBAL_WAIT_REASON, 0.0))} "
-                   f"of the samples; on shared memory: {shared}")
+        out.append(
+            f"warps waiting on global or local memory ({GLOBAL_WAIT_REASON}) take {pct(s.reasons.get(GLOBAL_WAIT_REASON, 0.0))} "
+            f"of the samples; on shared memory: {shared}"
+        )
     if s.waits:
         w = s.waits[0]
         target = f"; it waits for {w.producers()} ({w.attribution})" if w.waits_for else f" ({w.attribution})"
@@ -36,8 +38,9 @@ def findings(s: TraceSummary, shared_columns: bool) -> list[str]:
         out.append(f"barriers hold waves for {pct(s.categories['barrier'])} of the {s.unit}")
     if s.hot:
         h = s.hot[0]
-        out.append(f"the hottest instruction is {mnemonic_of(h.isa) or '?'} at {where(h.address, h.index)}{short(h.source)} "
-                   f"with {pct(h.share)} of the {s.unit}")
+        out.append(
+            f"the hottest instruction is {mnemonic_of(h.isa) or '?'} at {where(h.address, h.index)}{short(h.source)} with {pct(h.share)} of the {s.unit}"
+        )
     return out
 
 
@@ -46,15 +49,18 @@ def _shared_memory(s: TraceSummary, shared_columns: bool) -> list[str]:
     if b is not None and b.excess > 0 and b.top:
         a = b.top[0]
         per = max(a.executed, 1.0)
-        return [f"shared-memory bank conflicts: {pct(b.excess_share)} of the {b.wavefronts:.0f} shared-memory wavefronts are excess "
-                f"({b.excess:.0f} over the ideal {b.ideal:.0f}); the most at {a.isa[:40]} {where(a.address, a.index)}{short(a.source)}, "
-                f"{a.wavefronts / per:.1f} wavefronts per request where {a.ideal / per:.1f} would do"]
+        return [
+            f"shared-memory bank conflicts: {pct(b.excess_share)} of the {b.wavefronts:.0f} shared-memory wavefronts are excess "
+            f"({b.excess:.0f} over the ideal {b.ideal:.0f}); the most at {a.isa[:40]} {where(a.address, a.index)}{short(a.source)}, "
+            f"{a.wavefronts / per:.1f} wavefronts per request where {a.ideal / per:.1f} would do"
+        ]
     if b is not None and b.wavefronts:
         return [f"no shared-memory bank conflicts: no excess over the ideal {b.ideal:.0f} wavefronts"]
     if s.reasons and not shared_columns and s.categories.get("LDS/SMEM wait", 0.0) >= LDS_NOTE_SHARE:
-        return ["this export has no shared-memory wavefront columns (L1 Wavefronts Shared, ...Ideal, ...Excessive), "
-                "so bank conflicts cannot be told from it"]
+        return ["this export has no shared-memory wavefront columns (L1 Wavefronts Shared, ...Ideal, ...Excessive), so bank conflicts cannot be told from it"]
     if s.unit == "cycles" and s.categories.get("LDS instructions", 0.0) >= LDS_NOTE_SHARE:
-        return [f"LDS instructions take {pct(s.categories['LDS instructions'])} of the cycles ({s.costs['LDS instructions'].parts()}); "
-                "a thread trace does not count LDS bank conflicts (the counters SQ_LDS_BANK_CONFLICT over SQ_INSTS_LDS do)"]
+        return [
+            f"LDS instructions take {pct(s.categories['LDS instructions'])} of the cycles ({s.costs['LDS instructions'].parts()}); "
+            "a thread trace does not count LDS bank conflicts (the counters SQ_LDS_BANK_CONFLICT over SQ_INSTS_LDS do)"
+        ]
     return []

@@ -33,8 +33,9 @@ DISPATCH_DIR = re.compile(r"ui_output_agent_(\d+)_dispatch_(\d+)")
 THREAD_TRACE, PC_SAMPLING, TRACE_STATS = "rocprofv3 thread trace", "rocprofv3 PC sampling", "rocprofv3 thread trace stats"
 
 
-def summarise_folder(folder: Path, kernel: str | None, label: str, within: Path | None = None, dispatch: int | None = None, *,
-                     vendors: Vendors) -> TraceSummary:
+def summarise_folder(
+    folder: Path, kernel: str | None, label: str, within: Path | None = None, dispatch: int | None = None, *, vendors: Vendors
+) -> TraceSummary:
     """Every kernel dispatch under `folder`, briefly, and the one asked for in full (`kernel`: a
     name, part of one or a regular expression; `dispatch`: its dispatch or launch number); with
     neither, the costliest. Only regular files whose links stay inside `within` are read. Each
@@ -103,7 +104,7 @@ def discover(folder: Path, within: Path) -> Iterator[KernelTrace]:
         _label_arch(trace, path.parent, agents, within)
         yield trace
     traced = {p.parent.name for p in codes}
-    stats = [p for p in found("stats_*.csv") if p.stem[len("stats_"):] not in traced]
+    stats = [p for p in found("stats_*.csv") if p.stem[len("stats_") :] not in traced]
     for path in stats:
         for trace in _stats_traces(path, None):
             _label_arch(trace, path, agents, within)
@@ -145,8 +146,15 @@ def _dispatch_trace(path: Path, within: Path, arch: str | None) -> KernelTrace:
     meta_path = path.with_name("filenames.json")
     meta = wavefiles.read_filenames(meta_path, within) if meta_path.exists() or meta_path.is_symlink() else {}
     source = PC_SAMPLING if meta.get("pc_sampling") and not meta.get("thread_trace") else THREAD_TRACE
-    trace = KernelTrace(kernel=main.name or f"unnamed kernel ({path.parent.name})", symbol=main.symbol, source=source, program=program,
-                        dispatch=_dispatch_label(path.parent.name) or path.parent.name, arch=arch, origin=path.parent)
+    trace = KernelTrace(
+        kernel=main.name or f"unnamed kernel ({path.parent.name})",
+        symbol=main.symbol,
+        source=source,
+        program=program,
+        dispatch=_dispatch_label(path.parent.name) or path.parent.name,
+        arch=arch,
+        origin=path.parent,
+    )
     if source == THREAD_TRACE:
         listed = wavefiles.wave_count(meta) if meta else None
         present = len(wavefiles.wave_files(path.parent, within))
@@ -173,8 +181,14 @@ def _stats_traces(path: Path, arch: str | None) -> Iterator[KernelTrace]:
     if not blocks:
         raise InvalidInput(f"{path.name}: no instruction rows (no wave ran on the traced compute unit?)")
     main, program = _main_block(blocks)
-    yield KernelTrace(kernel=main.name or f"unnamed kernel ({path.name})", symbol=main.symbol, source=TRACE_STATS, program=program,
-                      dispatch=_dispatch_label(path.stem) or path.stem, arch=arch)
+    yield KernelTrace(
+        kernel=main.name or f"unnamed kernel ({path.name})",
+        symbol=main.symbol,
+        source=TRACE_STATS,
+        program=program,
+        dispatch=_dispatch_label(path.stem) or path.stem,
+        arch=arch,
+    )
 
 
 def _ncu_traces(path: Path, within: Path, skip_other: bool) -> Iterator[KernelTrace]:
@@ -186,10 +200,16 @@ def _ncu_traces(path: Path, within: Path, skip_other: bool) -> Iterator[KernelTr
             return  # another CSV beside the source page (details, raw, agent info)
         raise
     for k in kernels:
-        yield KernelTrace(kernel=k.name or f"unnamed kernel ({path.name})", source=ncu_source.SOURCE, program=k.block.program,
-                          dispatch=f"launch {k.launch}",
-                          reason_category=ncu_source.REASON_CATEGORY, issued_reason=ncu_source.ISSUED_REASON,
-                          wait_reasons=dict(ncu_source.LOADS_FOR_REASON), shared_columns=k.has_shared_columns)
+        yield KernelTrace(
+            kernel=k.name or f"unnamed kernel ({path.name})",
+            source=ncu_source.SOURCE,
+            program=k.block.program,
+            dispatch=f"launch {k.launch}",
+            reason_category=ncu_source.REASON_CATEGORY,
+            issued_reason=ncu_source.ISSUED_REASON,
+            wait_reasons=dict(ncu_source.LOADS_FOR_REASON),
+            shared_columns=k.has_shared_columns,
+        )
 
 
 def _agents(paths: list[Path], within: Path) -> dict[Path, set[str]]:

@@ -58,14 +58,16 @@ def code_rows(handle, path: Path) -> Iterator[list]:
                 raise InvalidInput(f"{path.name}: JSON nested deeper than {limits.MAX_JSON_DEPTH} levels; a rocprofv3 code.json has 4")
             if in_code:
                 if event == "start_map" or depth > 4:
-                    raise InvalidInput(f"{path.name}: a row of \"code\" holds {'an object' if event == 'start_map' else 'lists nested in lists'}; rows hold values and one list of stall reasons")
+                    raise InvalidInput(
+                        f'{path.name}: a row of "code" holds {"an object" if event == "start_map" else "lists nested in lists"}; rows hold values and one list of stall reasons'
+                    )
                 if depth == 3:
                     row = []
                 else:
                     inner = []
             elif depth == 2 and key == "code":
                 if event != "start_array":
-                    raise InvalidInput(f"{path.name}: \"code\" is not a list of rows")
+                    raise InvalidInput(f'{path.name}: "code" is not a list of rows')
                 in_code = True
         elif event == "end_array" or event == "end_map":
             if in_code:
@@ -85,7 +87,7 @@ def code_rows(handle, path: Path) -> Iterator[list]:
                 key = value
         elif in_code:
             if depth == 2:
-                raise InvalidInput(f"{path.name}: \"code\" holds {value!r:.40} where a row (a list) belongs")
+                raise InvalidInput(f'{path.name}: "code" holds {value!r:.40} where a row (a list) belongs')
             target = row if depth == 3 else inner
             target.append(value)  # type: ignore[union-attr]
             if len(target) > (limits.MAX_ROW_FIELDS if depth == 3 else limits.MAX_LIST_ITEMS):  # type: ignore[arg-type]

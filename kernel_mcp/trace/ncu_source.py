@@ -30,11 +30,24 @@ SOURCE = "ncu source counters"  # the name summaries give this output
 # Where each warp-stall reason's samples go (Nsight Compute's stall reasons, `stall_*` columns):
 # scoreboard and throttle reasons name the memory the warp waits on.
 REASON_CATEGORY = {
-    "long_sb": "VMEM wait", "lg": "VMEM wait", "tex": "VMEM wait", "drain": "VMEM wait",
-    "short_sb": "LDS/SMEM wait", "mio": "LDS/SMEM wait", "imc": "LDS/SMEM wait",
-    "barrier": "barrier", "membar": "barrier",
-    "math": "VALU", "wait": "VALU", "not_selected": "issue contention",
-    "branch_resolving": "branch", "no_inst": "idle", "dispatch": "other", "misc": "other", "sleep": "idle", "sleeping": "idle",
+    "long_sb": "VMEM wait",
+    "lg": "VMEM wait",
+    "tex": "VMEM wait",
+    "drain": "VMEM wait",
+    "short_sb": "LDS/SMEM wait",
+    "mio": "LDS/SMEM wait",
+    "imc": "LDS/SMEM wait",
+    "barrier": "barrier",
+    "membar": "barrier",
+    "math": "VALU",
+    "wait": "VALU",
+    "not_selected": "issue contention",
+    "branch_resolving": "branch",
+    "no_inst": "idle",
+    "dispatch": "other",
+    "misc": "other",
+    "sleep": "idle",
+    "sleeping": "idle",
 }
 ISSUED_REASON = "selected"  # a sample of a warp that issued: issue, not stall
 GLOBAL_WAIT_REASON = "long_sb"  # waiting on global or local memory (the long scoreboard)
@@ -139,13 +152,20 @@ def _kernels(text: str, name: str) -> list[NcuKernel]:
             if _is_library(seen.source) and not _is_library(current_line):
                 seen.source = current_line
             continue
-        reasons = {k[len("stall_"):]: _num(v) for k, v in cells.items() if k.startswith("stall_") and "(Not Issued)" not in k and _num(v)}
+        reasons = {k[len("stall_") :]: _num(v) for k, v in cells.items() if k.startswith("stall_") and "(Not Issued)" not in k and _num(v)}
         section.by_address[address] = Instr(
-            index=offset, isa=sass.strip(), source=current_line, address=offset,
-            samples=_num(cells.get("Warp Stall Sampling (All Samples)")), hits=_num(cells.get("Instructions Executed")),
-            issued=reasons.get(ISSUED_REASON, 0.0), reasons=reasons,
-            shared_wavefronts=_num(cells.get(SHARED_COLUMNS[0])), shared_ideal=_num(cells.get(SHARED_COLUMNS[1])),
-            shared_excess=_num(cells.get(SHARED_COLUMNS[2])))
+            index=offset,
+            isa=sass.strip(),
+            source=current_line,
+            address=offset,
+            samples=_num(cells.get("Warp Stall Sampling (All Samples)")),
+            hits=_num(cells.get("Instructions Executed")),
+            issued=reasons.get(ISSUED_REASON, 0.0),
+            reasons=reasons,
+            shared_wavefronts=_num(cells.get(SHARED_COLUMNS[0])),
+            shared_ideal=_num(cells.get(SHARED_COLUMNS[1])),
+            shared_excess=_num(cells.get(SHARED_COLUMNS[2])),
+        )
     if not any(s.by_address for s in sections):
         raise InvalidInput(f"{name}: no ncu source table (expected a header with Address and Warp Stall Sampling)")
     return _launches([s for s in sections if s.by_address], name)
@@ -167,8 +187,9 @@ def _launches(sections: list[_Section], name: str) -> list[NcuKernel]:
             instr.index = position  # program order; the address stays on the instruction
             program[position] = instr
         check_finite(program, name)
-        out.append(NcuKernel(name=s.kernel, launch=len(earlier), block=KernelBlock(name=s.kernel, symbol=None, program=program),
-                             has_shared_columns=s.shared_columns))
+        out.append(
+            NcuKernel(name=s.kernel, launch=len(earlier), block=KernelBlock(name=s.kernel, symbol=None, program=program), has_shared_columns=s.shared_columns)
+        )
     return out
 
 

@@ -34,8 +34,18 @@ from kernel_mcp import limits
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.trace.jsonstream import DepthGuard, code_rows, flat_array, line_structured
 
-PC_STALL_REASONS = ("NONE", "NO_INSTRUCTION_AVAILABLE", "ALU_DEPENDENCY", "WAITCNT", "INTERNAL_INSTRUCTION", "BARRIER_WAIT",
-                    "ARBITER_NOT_WIN", "ARBITER_WIN_EX_STALL", "OTHER_WAIT", "SLEEP_WAIT")
+PC_STALL_REASONS = (
+    "NONE",
+    "NO_INSTRUCTION_AVAILABLE",
+    "ALU_DEPENDENCY",
+    "WAITCNT",
+    "INTERNAL_INSTRUCTION",
+    "BARRIER_WAIT",
+    "ARBITER_NOT_WIN",
+    "ARBITER_WIN_EX_STALL",
+    "OTHER_WAIT",
+    "SLEEP_WAIT",
+)
 UI_DEFAULT_HEADER = ("ISA", "_", "LineNumber", "Source", "Codeobj", "Vaddr", "Hit", "Latency", "Stall", "Idle")
 
 
@@ -263,8 +273,7 @@ def read_stats_blocks(path: Path) -> list[KernelBlock]:
                 if block is None:
                     block = KernelBlock(name="", symbol=None)
                     blocks.append(block)
-                block.program[i] = Instr(index=i, isa=isa, source=source, address=address,
-                                         hits=values[0], latency=values[1], stall=values[2], idle=values[3])
+                block.program[i] = Instr(index=i, isa=isa, source=source, address=address, hits=values[0], latency=values[1], stall=values[2], idle=values[3])
         except csv.Error as exc:  # e.g. a field over the csv module's 131,072-character limit
             raise InvalidInput(f"{path.name}: not a readable CSV: {exc}") from None
     return [b for b in blocks if b.program]

@@ -27,20 +27,45 @@ BINARY_LIMIT = 16 * 2**20
 SNIFF_BYTES = 8192  # enough to tell text from binary for a name with no known extension
 
 BINARY_TYPES = {
-    ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp",
-    ".pdf": "application/pdf", ".gz": "application/gzip", ".zip": "application/zip", ".tar": "application/x-tar",
-    ".xz": "application/x-xz", ".zst": "application/zstd",
-    ".db": "application/vnd.sqlite3", ".sqlite": "application/vnd.sqlite3", ".sqlite3": "application/vnd.sqlite3",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".pdf": "application/pdf",
+    ".gz": "application/gzip",
+    ".zip": "application/zip",
+    ".tar": "application/x-tar",
+    ".xz": "application/x-xz",
+    ".zst": "application/zstd",
+    ".db": "application/vnd.sqlite3",
+    ".sqlite": "application/vnd.sqlite3",
+    ".sqlite3": "application/vnd.sqlite3",
     # vendor profiles and code objects: no registered type, so the generic one
-    ".ncu-rep": "application/octet-stream", ".nsys-rep": "application/octet-stream", ".qdrep": "application/octet-stream",
-    ".cubin": "application/octet-stream", ".fatbin": "application/octet-stream", ".hsaco": "application/octet-stream",
-    ".co": "application/octet-stream", ".o": "application/octet-stream", ".bin": "application/octet-stream",
-    ".npy": "application/octet-stream", ".pftrace": "application/octet-stream", ".otf2": "application/octet-stream",
+    ".ncu-rep": "application/octet-stream",
+    ".nsys-rep": "application/octet-stream",
+    ".qdrep": "application/octet-stream",
+    ".cubin": "application/octet-stream",
+    ".fatbin": "application/octet-stream",
+    ".hsaco": "application/octet-stream",
+    ".co": "application/octet-stream",
+    ".o": "application/octet-stream",
+    ".bin": "application/octet-stream",
+    ".npy": "application/octet-stream",
+    ".pftrace": "application/octet-stream",
+    ".otf2": "application/octet-stream",
 }
 TEXT_TYPES = {
-    ".json": "application/json", ".csv": "text/csv", ".tsv": "text/tab-separated-values", ".md": "text/markdown",
-    ".html": "text/html", ".xml": "application/xml", ".svg": "image/svg+xml", ".toml": "application/toml",
-    ".yaml": "application/yaml", ".yml": "application/yaml",
+    ".json": "application/json",
+    ".csv": "text/csv",
+    ".tsv": "text/tab-separated-values",
+    ".md": "text/markdown",
+    ".html": "text/html",
+    ".xml": "application/xml",
+    ".svg": "image/svg+xml",
+    ".toml": "application/toml",
+    ".yaml": "application/yaml",
+    ".yml": "application/yaml",
 }
 SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -128,13 +153,14 @@ def read_artifact(store: RunStore, run_id: str, name: str, page: int | str | Non
             if number != 1:
                 raise InvalidInput(f"{run.id}/{name} is binary ({mime}) and comes whole: it has no page {number}")
             if size > BINARY_LIMIT:
-                raise InvalidInput(f"{run.id}/{name} is {size} bytes of {mime}, over the {BINARY_LIMIT} bytes a resource sends",
-                                   hint=f"open it on this machine: {run.folder / name}")
+                raise InvalidInput(
+                    f"{run.id}/{name} is {size} bytes of {mime}, over the {BINARY_LIMIT} bytes a resource sends",
+                    hint=f"open it on this machine: {run.folder / name}",
+                )
             return ArtifactPage(uri, mime, handle.read(), size, 1, 1, 0, size)
         pages = max(1, math.ceil(size / page_bytes))
         if number > pages:
-            raise InvalidInput(f"{run.id}/{name} has {pages} page(s) of {page_bytes} bytes; there is no page {number}",
-                               hint=f"the first page: {uri}")
+            raise InvalidInput(f"{run.id}/{name} has {pages} page(s) of {page_bytes} bytes; there is no page {number}", hint=f"the first page: {uri}")
         raw_start, raw_end = (number - 1) * page_bytes, min(number * page_bytes, size)
         handle.seek(raw_start)
         chunk = handle.read(raw_end - raw_start + 3)  # three more bytes: the end may fall inside a character

@@ -148,9 +148,14 @@ def describe(ws: Workspace, vendors: Vendors) -> WorkspaceInfo:
         noise_threshold=bench.noise_threshold if bench else None,
         repeats=bench.repeats if bench else None,
         harness=HarnessSummary(
-            editable=list(harness.editable), protected=list(harness.protected), keep_metric=harness.keep_metric,
-            keep_metric_here=_keep_metric_here(ws, harness.keep_metric, vendors), plausibility_factor=harness.suspicious_factor,
-            min_pairs=harness.min_pairs, max_pairs=harness.max_pairs, verify_command=list(harness.verify_command),
+            editable=list(harness.editable),
+            protected=list(harness.protected),
+            keep_metric=harness.keep_metric,
+            keep_metric_here=_keep_metric_here(ws, harness.keep_metric, vendors),
+            plausibility_factor=harness.suspicious_factor,
+            min_pairs=harness.min_pairs,
+            max_pairs=harness.max_pairs,
+            verify_command=list(harness.verify_command),
             floor_columns=[c for c in (harness.flops_column, harness.bytes_column) if c],
         ),
         commands=(["bench"] if bench else []) + sorted(cfg.commands),
@@ -204,9 +209,7 @@ def command_argv(ws: Workspace, name: str) -> tuple[list[str], float]:
     return cfg.commands[name], cfg.server.command_timeout_s
 
 
-async def run_named(
-    ws: Workspace, run_dir, name: str, timeout_s: float | None, progress: ProgressFn | None
-) -> CommandOutcome:
+async def run_named(ws: Workspace, run_dir, name: str, timeout_s: float | None, progress: ProgressFn | None) -> CommandOutcome:
     argv, configured_timeout = command_argv(ws, name)
     limit = min(timeout_s, configured_timeout) if timeout_s else configured_timeout
     with ws.sealed_side(ws.root, run_dir.id) as boundary:  # the user's own command: its workspace is writable
@@ -270,8 +273,10 @@ def read_runs(store: RunStore, ref: RunRef, budget: int) -> RunListing:
             raise InvalidInput(f"offset {ref.offset} is outside the file (size {size})")
         mime, is_text = content_type(ref.file, handle.read(4096))
         if not is_text:  # bytes decoded as text are noise to a reader; the resource serves them whole
-            raise InvalidInput(f"{run.id}/{ref.file} is binary ({mime}, {size:,} bytes): not shown as text",
-                               hint=f"read it as the resource {run.uri(ref.file)} (served as {mime}), or open {run.path(ref.file)}")
+            raise InvalidInput(
+                f"{run.id}/{ref.file} is binary ({mime}, {size:,} bytes): not shown as text",
+                hint=f"read it as the resource {run.uri(ref.file)} (served as {mime}), or open {run.path(ref.file)}",
+            )
         handle.seek(ref.offset)
         data = handle.read(max(256, budget - 200))
     # no more than the answer shows once escaped: the page's end is where the next read starts

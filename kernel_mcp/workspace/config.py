@@ -40,8 +40,13 @@ class TargetConfig(_Strict):
     # no default arch without a docs index: "" (a str, as the field says), which every arch lookup refuses naming the missing index
     arch: Arch = Field(arch_registry.DEFAULT_ARCH or "", description="the GPU the kernel is tuned for")
     platform: Platform = Field("auto", description="which toolchain family runs it; auto picks what is installed")
-    product: str | None = Field(None, min_length=1, max_length=80, description="the product of that arch it is tuned for (a product table's label or name): "
-                                "the calculators' default; a measured answer uses the GPU it ran on")
+    product: str | None = Field(
+        None,
+        min_length=1,
+        max_length=80,
+        description="the product of that arch it is tuned for (a product table's label or name): "
+        "the calculators' default; a measured answer uses the GPU it ran on",
+    )
 
     @model_validator(mode="after")
     def _product_of_arch(self) -> TargetConfig:
@@ -80,12 +85,18 @@ class BenchmarkConfig(_Strict):
     metric: str = Field(min_length=1, description="CSV column of the speed figure; lower is better")
     target_kernel: str = Field(".*", description="regular expression naming the kernel being optimized")
     noise_threshold: float = Field(0.01, ge=0.0, le=0.5, description="relative change treated as noise")
-    severe_threshold: float = Field(0.05, gt=0.0, le=1.0, description="a slowdown a class may not be shown to risk for a keep: "
-                                    "every class the change must not hurt needs the upper end of its interval below it")
+    severe_threshold: float = Field(
+        0.05,
+        gt=0.0,
+        le=1.0,
+        description="a slowdown a class may not be shown to risk for a keep: every class the change must not hurt needs the upper end of its interval below it",
+    )
     timeout_s: float = Field(1800.0, gt=0, le=24 * 3600, description="the benchmark is killed after this")
     repeats: int = Field(3, ge=1, le=100, description="runs of the command per evaluation, for the statistics")
     seed_env: str = Field("KERNEL_MCP_SEED", pattern=r"^[A-Z_][A-Z0-9_]*$", description="variable carrying a fresh seed to each run")
-    build_command: list[str] = Field(default_factory=list, description="run once in BEST's and the candidate's tree before any timed run, so both builds are ready first")
+    build_command: list[str] = Field(
+        default_factory=list, description="run once in BEST's and the candidate's tree before any timed run, so both builds are ready first"
+    )
 
     @field_validator("target_kernel")
     @classmethod
@@ -127,8 +138,12 @@ class HarnessConfig(_Strict):
     floor_dtype: Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"] = Field("fp32", description="arithmetic the kernel does, for its roofline floor")
     floor_engine: Literal["vector", "matrix"] | None = Field(None, description="vector ALUs or matrix cores (default by dtype)")
     floor_arch: Arch | None = Field(None, description="the arch whose products may give the floor (default: the GPU's, else the target's)")
-    floor_product: str | None = Field(None, min_length=1, max_length=80, description="the product whose figures give the floor, whatever GPU runs "
-                                      "(default: the GPU's own product; a GPU no table describes gets no floor)")
+    floor_product: str | None = Field(
+        None,
+        min_length=1,
+        max_length=80,
+        description="the product whose figures give the floor, whatever GPU runs (default: the GPU's own product; a GPU no table describes gets no floor)",
+    )
 
     @field_validator("floor_product")
     @classmethod
@@ -139,6 +154,7 @@ class HarnessConfig(_Strict):
             except KernelMcpError as exc:
                 raise ValueError(f"{exc.message} ({exc.hint})") from None
         return value
+
     suspicious_factor: float = Field(3.0, gt=1, description="a speedup over BEST beyond this in one step must be re-measured")
     keep_metric: Literal["auto", "profiler", "csv"] = Field("auto", description="profiler GPU time (auto: when a profiler is installed) or the CSV metric")
     # BEST and the candidate are measured together, in pairs of fresh runs (A B, then B A, ...),
@@ -147,8 +163,11 @@ class HarnessConfig(_Strict):
     max_pairs: int = Field(10, ge=2, le=100, description="pairs at most, when the outcome stays close to the threshold")
     lock_clocks: bool = Field(False, description="on AMD, hold the GPU in the vendor's deterministic-performance mode while measuring (needs permission)")
     allow_unsealed: bool = Field(False, description="keep changes measured without the OS boundary where the kernel offers none (an explicit opt-in)")
-    writable: list[str] = Field(default_factory=list, description="folders outside its own tree that every run may also write (absolute, "
-                                "or relative to the workspace); BEST's and the candidate's runs share them")
+    writable: list[str] = Field(
+        default_factory=list,
+        description="folders outside its own tree that every run may also write (absolute, "
+        "or relative to the workspace); BEST's and the candidate's runs share them",
+    )
 
     @model_validator(mode="after")
     def _pairs_in_order(self) -> HarnessConfig:
@@ -161,8 +180,11 @@ class CompileConfig(_Strict):
     """How compile_kernel builds: the workspace's own header folders, the only include folders a
     compile is given beyond the toolchain's (a tool argument never names one)."""
 
-    include_dirs: list[str] = Field(default_factory=list, max_length=32, description="folders of the workspace searched for #include files "
-                                    "(passed as -I to the offline clang, hipcc or nvcc), relative to the workspace")
+    include_dirs: list[str] = Field(
+        default_factory=list,
+        max_length=32,
+        description="folders of the workspace searched for #include files (passed as -I to the offline clang, hipcc or nvcc), relative to the workspace",
+    )
 
     @field_validator("include_dirs")
     @classmethod
@@ -188,19 +210,24 @@ class EngineConfig(_Strict):
     """Where experiment_evaluate_many measures its candidates: this node's GPUs, or a Ray cluster."""
 
     kind: Literal["local", "ray"] = Field("local", description="local: a pool over this node's idle GPUs; ray: one Ray task per candidate")
-    address: str = Field("auto", min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.:/\[\]-]+$",
-                         description="the Ray cluster to join (ray only): 'auto', 'local', host:port or ray://host:port")
+    address: str = Field(
+        "auto",
+        min_length=1,
+        max_length=200,
+        pattern=r"^[A-Za-z0-9_.:/\[\]-]+$",
+        description="the Ray cluster to join (ray only): 'auto', 'local', host:port or ray://host:port",
+    )
     slots: int | None = Field(None, ge=1, le=256, description="candidates measured at once (local: default every idle GPU; without a GPU monitor: 1)")
     gpus_per_candidate: float = Field(1.0, ge=0, le=8, description="GPUs a Ray task asks for (ray only)")
-    candidate_timeout_s: float | None = Field(None, gt=0, description="a candidate with no result by then is failed (ray only; default from the benchmark timeout)")
+    candidate_timeout_s: float | None = Field(
+        None, gt=0, description="a candidate with no result by then is failed (ray only; default from the benchmark timeout)"
+    )
 
 
 class WorkspaceConfig(_Strict):
     target: TargetConfig = Field(default_factory=TargetConfig)
     benchmark: BenchmarkConfig | None = None
-    commands: dict[str, list[str]] = Field(
-        default_factory=dict, description="named commands the agent may run by name (run_command)"
-    )
+    commands: dict[str, list[str]] = Field(default_factory=dict, description="named commands the agent may run by name (run_command)")
     gate: GateConfig = Field(default_factory=GateConfig)
     harness: HarnessConfig = Field(default_factory=HarnessConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
@@ -258,9 +285,7 @@ def parse_config(text: str, source: str = CONFIG_NAME) -> WorkspaceConfig:
         raise WorkspaceError(f"{source} nests too deeply to be a workspace configuration") from None
     except ValidationError as exc:
         problems = "; ".join(_describe(e) for e in exc.errors(include_url=False))
-        raise WorkspaceError(
-            f"{source} is invalid: {problems}", hint="`kernel-mcp init` writes a commented example"
-        ) from None
+        raise WorkspaceError(f"{source} is invalid: {problems}", hint="`kernel-mcp init` writes a commented example") from None
 
 
 def load_config(path: Path) -> WorkspaceConfig:
@@ -270,9 +295,7 @@ def load_config(path: Path) -> WorkspaceConfig:
 def read_config_text(path: Path) -> str:
     """The text of a workspace's kernel-mcp.toml (a regular file only), as load_config parses it."""
     if not os.path.lexists(path):
-        raise WorkspaceError(
-            f"no {CONFIG_NAME} in {path.parent}", hint="run `kernel-mcp init` in the workspace to write one"
-        )
+        raise WorkspaceError(f"no {CONFIG_NAME} in {path.parent}", hint="run `kernel-mcp init` in the workspace to write one")
     try:
         # a regular file only: a FIFO named kernel-mcp.toml would block the open forever
         with safe_files.open_regular(path) as handle:

@@ -50,8 +50,10 @@ class Initialized:
         if self.editable:
             out.append(f"[harness] editable = {json.dumps(self.editable)} (the kernel sources found; everything else is protected)")
         else:
-            out.append("no kernel sources (" + " ".join(KERNEL_SUFFIXES) + ") found: [harness] editable keeps the example's "
-                       "globs; set it to your kernel's files before experiment_start")
+            out.append(
+                "no kernel sources (" + " ".join(KERNEL_SUFFIXES) + ") found: [harness] editable keeps the example's "
+                "globs; set it to your kernel's files before experiment_start"
+            )
         if self.protected_sources:
             out.append("left protected, as they look like the harness: " + ", ".join(self.protected_sources[:8]))
         if self.ignore_added and self.ignore_path is not None:  # both or neither

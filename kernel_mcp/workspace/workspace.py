@@ -35,14 +35,19 @@ def state_folder(root: Path) -> Path:
         return state  # made on first use, as a real folder
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
         what = "a symbolic link" if stat.S_ISLNK(info.st_mode) else "not a folder"
-        raise WorkspaceError(f"the state folder {STATE_DIR} is {what}; the server writes its runs, logs, worktrees and sandboxes only into a real folder inside the workspace",
-                             hint=f"remove {root / STATE_DIR} (the server makes the folder itself)")
+        raise WorkspaceError(
+            f"the state folder {STATE_DIR} is {what}; the server writes its runs, logs, worktrees and sandboxes only into a real folder inside the workspace",
+            hint=f"remove {root / STATE_DIR} (the server makes the folder itself)",
+        )
     with os.scandir(state) as entries:
         links = sorted(entry.name for entry in entries if entry.is_symlink())
     if links:
-        raise WorkspaceError(f"{STATE_DIR}/{links[0]} is a symbolic link" + (f" (and {len(links) - 1} more)" if len(links) > 1 else "")
-                             + "; the server writes only into real folders and files inside the workspace",
-                             hint=f"remove the link{'s' if len(links) > 1 else ''} in {state} (the server makes what it needs itself)")
+        raise WorkspaceError(
+            f"{STATE_DIR}/{links[0]} is a symbolic link"
+            + (f" (and {len(links) - 1} more)" if len(links) > 1 else "")
+            + "; the server writes only into real folders and files inside the workspace",
+            hint=f"remove the link{'s' if len(links) > 1 else ''} in {state} (the server makes what it needs itself)",
+        )
     return state
 
 
@@ -152,7 +157,6 @@ class Workspace:
 
     def relative(self, path: Path) -> str:
         return path.resolve().relative_to(self.root).as_posix()
-
 
 
 @dataclass(frozen=True)

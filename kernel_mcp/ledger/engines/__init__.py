@@ -75,14 +75,16 @@ class EngineBase:
         self.vendors = vendors
 
 
-async def measure_candidate(ws, run, label: str, workdir: Path, best_dir: Path, lease, keep_metric: str, slot: str, target: str | None,
-                            guard=None, *, vendors: Vendors) -> Together:
+async def measure_candidate(
+    ws, run, label: str, workdir: Path, best_dir: Path, lease, keep_metric: str, slot: str, target: str | None, guard=None, *, vendors: Vendors
+) -> Together:
     """One candidate measured side by side with BEST (in `best_dir`) on the lease's GPU, in pairs;
     both engines measure through this, so a batch judges exactly as experiment_evaluate does."""
     from kernel_mcp.ledger.paired import measure_together
 
-    return await measure_together(ws, run, best_dir, workdir, keep_metric, target, None, lease, label=label[:60], slot_env={SLOT_ENV: slot},
-                                  guard=guard, vendors=vendors)
+    return await measure_together(
+        ws, run, best_dir, workdir, keep_metric, target, None, lease, label=label[:60], slot_env={SLOT_ENV: slot}, guard=guard, vendors=vendors
+    )
 
 
 class Engine(Protocol):

@@ -38,8 +38,9 @@ class LocalEngine(EngineBase):
                 leases.append(Lease(gpu=None, note=f"simulated slot {len(leases)} (no GPU monitor)"))
                 continue
             try:
-                leases.append(await stack.enter_async_context(gate.acquire(cfg.gate, str(self.ws.root), None, require_gpu=require_gpu, wait=False,
-                                                                           vendors=self.vendors)))
+                leases.append(
+                    await stack.enter_async_context(gate.acquire(cfg.gate, str(self.ws.root), None, require_gpu=require_gpu, wait=False, vendors=self.vendors))
+                )
             except NoIdleGpu:
                 break  # the other GPUs are busy or locked: fewer slots, never a shared GPU
         return leases
@@ -51,8 +52,9 @@ class LocalEngine(EngineBase):
         try:
             best_dir = self.ledger.best_tree(self.exp, slot)
             guard = self.ledger.guard(self.exp, best_dir, job.worktree, job.workdir, slot)
-            together = await measure_candidate(self.ws, run, job.hypothesis, job.workdir, best_dir, lease, self.keep_metric, str(slot), self.target, guard,
-                                               vendors=self.vendors)
+            together = await measure_candidate(
+                self.ws, run, job.hypothesis, job.workdir, best_dir, lease, self.keep_metric, str(slot), self.target, guard, vendors=self.vendors
+            )
             run.finish("ok")
             return Measurement(index=job.index, together=together, where=where, started=started, ended=time.time(), run_id=run.id)
         except KernelMcpError as exc:

@@ -99,17 +99,30 @@ class RayEngine(EngineBase):
             async with limiter:
                 started = time.time()
                 # the registry travels pickled (a module-level object: its class is found on the worker by name) and resolves there
-                ref = task.remote(bundle_ref, job.ref, job.commit, best_ref, best_commit, job.subdir, job.hypothesis, self.keep_metric, self.batch, job.index,
-                                  self.target, self.vendors, Frozen(config=self.exp.config, protected=dict(self.exp.protected),
-                                                                    outputs=sorted(self.exp.run_outputs or [])))
+                ref = task.remote(
+                    bundle_ref,
+                    job.ref,
+                    job.commit,
+                    best_ref,
+                    best_commit,
+                    job.subdir,
+                    job.hypothesis,
+                    self.keep_metric,
+                    self.batch,
+                    job.index,
+                    self.target,
+                    self.vendors,
+                    Frozen(config=self.exp.config, protected=dict(self.exp.protected), outputs=sorted(self.exp.run_outputs or [])),
+                )
                 try:
                     with anyio.fail_after(timeout):
                         result = await asyncio.wrap_future(ref.future())
                     measurement = self._receive(job, result)
                 except TimeoutError:
                     ray.cancel(ref, force=True)
-                    measurement = Measurement(index=job.index, error=f"no result within {timeout:.0f} s (hung, or its node was lost)", where="ray",
-                                              started=started, ended=time.time())
+                    measurement = Measurement(
+                        index=job.index, error=f"no result within {timeout:.0f} s (hung, or its node was lost)", where="ray", started=started, ended=time.time()
+                    )
                 except ray.exceptions.RayError as exc:
                     measurement = Measurement(index=job.index, error=_reason(exc), where="ray", started=started, ended=time.time())
             await on_done(job, measurement)
@@ -169,8 +182,21 @@ class Frozen:
     outputs: list[str]
 
 
-def measure_in_clone(bundle: bytes, ref: str, commit: str, best_ref: str, best_commit: str, subdir: str, label: str, keep_metric: str, batch: str,
-                     index: int, target: str | None, vendors: Vendors, frozen: Frozen) -> dict[str, Any]:
+def measure_in_clone(
+    bundle: bytes,
+    ref: str,
+    commit: str,
+    best_ref: str,
+    best_commit: str,
+    subdir: str,
+    label: str,
+    keep_metric: str,
+    batch: str,
+    index: int,
+    target: str | None,
+    vendors: Vendors,
+    frozen: Frozen,
+) -> dict[str, Any]:
     """The Ray task (runs on a worker node): the candidate and BEST as two worktrees of one fresh
     repository, measured side by side under the same checks as on the server's own node (guard.py:
     each side's tree between runs, the candidate's protected files against the frozen hashes) and
@@ -183,17 +209,24 @@ def measure_in_clone(bundle: bytes, ref: str, commit: str, best_ref: str, best_c
     from kernel_mcp.workspace.config import CONFIG_NAME, parse_config
     from kernel_mcp.workspace.workspace import state_folder
 
-    if not gitops.SHA.match(commit) or not gitops.SHA.match(best_commit) or not ref.startswith("refs/kernel-mcp/") or not best_ref.startswith("refs/kernel-mcp/"):
+    if (
+        not gitops.SHA.match(commit)
+        or not gitops.SHA.match(best_commit)
+        or not ref.startswith("refs/kernel-mcp/")
+        or not best_ref.startswith("refs/kernel-mcp/")
+    ):
         raise ValueError("not a candidate of kernel-mcp")
     started = time.time()
     tmp = Path(tempfile.mkdtemp(prefix="kernel-mcp-candidate-"))
     try:
         (tmp / "candidates.bundle").write_bytes(bundle)
         git_dir, cand_tree, best_tree = tmp / "repo.git", tmp / "candidate", tmp / "best"
-        for argv in (["git", "init", "--quiet", "--bare", str(git_dir)],
-                     ["git", "-C", str(git_dir), "fetch", "--quiet", str(tmp / "candidates.bundle"), f"{ref}:{ref}", f"{best_ref}:{best_ref}"],
-                     ["git", "-C", str(git_dir), "worktree", "add", "--quiet", "--detach", "--", str(cand_tree), commit],
-                     ["git", "-C", str(git_dir), "worktree", "add", "--quiet", "--detach", "--", str(best_tree), best_commit]):
+        for argv in (
+            ["git", "init", "--quiet", "--bare", str(git_dir)],
+            ["git", "-C", str(git_dir), "fetch", "--quiet", str(tmp / "candidates.bundle"), f"{ref}:{ref}", f"{best_ref}:{best_ref}"],
+            ["git", "-C", str(git_dir), "worktree", "add", "--quiet", "--detach", "--", str(cand_tree), commit],
+            ["git", "-C", str(git_dir), "worktree", "add", "--quiet", "--detach", "--", str(best_tree), best_commit],
+        ):
             subprocess.run(argv, check=True, capture_output=True, timeout=600)
         workdir = cand_tree / subdir if subdir != "." else cand_tree
         best_dir = best_tree / subdir if subdir != "." else best_tree
@@ -205,8 +238,9 @@ def measure_in_clone(bundle: bytes, ref: str, commit: str, best_ref: str, best_c
         def protected_now() -> dict[str, str]:
             return harness.protected_hashes(gitops.open_worktree(git_dir.resolve(), cand_tree), subdir, workdir, ws.config.harness, skip=outputs)
 
-        guard = TreeGuard({"best": best_dir, "candidate": workdir}, {"best": best_tree, "candidate": cand_tree}, git_dir.resolve(),
-                          frozen.protected, protected_now)
+        guard = TreeGuard(
+            {"best": best_dir, "candidate": workdir}, {"best": best_tree, "candidate": cand_tree}, git_dir.resolve(), frozen.protected, protected_now
+        )
         run = ws.runs.create("candidate", {"batch": batch, "index": index})
         env, where = _ray_gpu_env()
         lease = Lease(gpu=None, env=env, note=where)
@@ -216,7 +250,6 @@ def measure_in_clone(bundle: bytes, ref: str, commit: str, best_ref: str, best_c
         for path in sorted(run.folder.rglob("*")):
             if path.is_file() and path.stat().st_size <= RETURNED_FILE_LIMIT and sum(map(len, files.values())) < 8 * RETURNED_FILE_LIMIT:
                 files[path.relative_to(run.folder).as_posix().replace("/", "-")] = path.read_bytes()
-        return {"index": index, "together": together.model_dump(mode="json"), "where": where,
-                "started": started, "ended": time.time(), "files": files}
+        return {"index": index, "together": together.model_dump(mode="json"), "where": where, "started": started, "ended": time.time(), "files": files}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

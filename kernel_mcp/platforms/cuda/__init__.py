@@ -96,16 +96,29 @@ class CudaPlatform:
         listing = await ncu.list_metrics(request.root, ws.state_dir / "cache" / "ncu-metrics.txt") if wants_counters else None
         chosen, notes = ctr.choose(ncu.COUNTER_PRESETS, self.counter_base_name, request.preset, request.counters, listing) if wants_counters else ([], [])
         log = run.path("ncu.csv")
-        result = await runner.run(ncu.argv(log, cfg.command, request.kernel_regex, chosen, request.lock_clocks), cwd=request.root,
-                                  timeout_s=cfg.timeout_s * 4, env=request.env, log_dir=run.folder, log_name="ncu", progress=progress,
-                                  boundary=request.boundary)
+        result = await runner.run(
+            ncu.argv(log, cfg.command, request.kernel_regex, chosen, request.lock_clocks),
+            cwd=request.root,
+            timeout_s=cfg.timeout_s * 4,
+            env=request.env,
+            log_dir=run.folder,
+            log_name="ncu",
+            progress=progress,
+            boundary=request.boundary,
+        )
         if not result.ok or not log.exists():
             raise CommandFailed(f"ncu gave {result.status()}", hint=(result.stderr.tail or result.stdout.tail)[-400:] or None)
         frame, metrics = ncu_dispatches(log.read_text())
         summary = summarise(frame, "ncu", cfg.target_kernel)
         if chosen:
-            long = pd.DataFrame([{"dispatch": d, "kernel": k, "counter": name, "value": value}
-                                 for d, k in zip(frame["dispatch"], frame["kernel"]) for name, value in metrics.get(int(d), {}).items() if name in chosen])
+            long = pd.DataFrame(
+                [
+                    {"dispatch": d, "kernel": k, "counter": name, "value": value}
+                    for d, k in zip(frame["dispatch"], frame["kernel"])
+                    for name, value in metrics.get(int(d), {}).items()
+                    if name in chosen
+                ]
+            )
             durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
             peak = peak_bandwidth(ws, request.gpu)
             summary.counters = counter_rows(long, durations, lambda c, t: ncu.derived(c, t, peak)) if not long.empty else []
@@ -119,15 +132,39 @@ class CudaPlatform:
         cfg = ws.config.require_benchmark()
         request.out.mkdir(parents=True, exist_ok=True)
         report = request.out / "trace.ncu-rep"
-        argv = [tool, "--set", "full", "--import-source", "yes", "-k", f"regex:{request.kernel_regex}", "-c", "1", "--target-processes", "all",
-                "--clock-control", "none", "-o", str(report.with_suffix(""))]
+        argv = [
+            tool,
+            "--set",
+            "full",
+            "--import-source",
+            "yes",
+            "-k",
+            f"regex:{request.kernel_regex}",
+            "-c",
+            "1",
+            "--target-processes",
+            "all",
+            "--clock-control",
+            "none",
+            "-o",
+            str(report.with_suffix("")),
+        ]
         if request.dispatch is not None:
             argv += ["--launch-skip", str(request.dispatch)]
-        result = await runner.run([*argv, "--", *cfg.command], cwd=request.root, timeout_s=cfg.timeout_s * 4, env=request.env,
-                                  log_dir=run.folder, log_name="ncu-full", progress=progress, boundary=request.boundary)
+        result = await runner.run(
+            [*argv, "--", *cfg.command],
+            cwd=request.root,
+            timeout_s=cfg.timeout_s * 4,
+            env=request.env,
+            log_dir=run.folder,
+            log_name="ncu-full",
+            progress=progress,
+            boundary=request.boundary,
+        )
         if result.ok:
-            page = await runner.run([tool, "--import", str(report), "--page", "source", "--csv", "--print-source", "sass"], cwd=ws.root,
-                                    timeout_s=600, tail_bytes=256 * 2**20)
+            page = await runner.run(
+                [tool, "--import", str(report), "--page", "source", "--csv", "--print-source", "sass"], cwd=ws.root, timeout_s=600, tail_bytes=256 * 2**20
+            )
             if not page.ok:
                 raise CommandFailed(f"ncu --import --page source gave {page.status()}", hint=page.stderr.tail[-300:] or None)
             (request.out / "source_sass.csv").write_text(page.stdout.tail)

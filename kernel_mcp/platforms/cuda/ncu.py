@@ -14,9 +14,18 @@ from kernel_mcp.profile.parsers import NCU_LAUNCH, NCU_TIME
 COUNTER_PRESETS: dict[str, list[str]] = {
     "memory": ["dram__bytes_read.sum", "dram__bytes_write.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed"],
     "compute": ["sm__throughput.avg.pct_of_peak_sustained_elapsed", "smsp__inst_executed.sum", "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active"],
-    "lds": ["l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum", "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", "smsp__inst_executed_op_shared_ld.sum"],
+    "lds": [
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+        "smsp__inst_executed_op_shared_ld.sum",
+    ],
     "mfma": ["sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active", "sm__inst_executed_pipe_tensor.sum"],
-    "occupancy": ["sm__warps_active.avg.pct_of_peak_sustained_active", "launch__occupancy_limit_registers", "launch__occupancy_limit_shared_mem", "launch__waves_per_multiprocessor"],
+    "occupancy": [
+        "sm__warps_active.avg.pct_of_peak_sustained_active",
+        "launch__occupancy_limit_registers",
+        "launch__occupancy_limit_shared_mem",
+        "launch__waves_per_multiprocessor",
+    ],
     "cache": ["lts__t_sector_hit_rate.pct", "l1tex__t_sector_hit_rate.pct"],
 }
 
@@ -58,13 +67,33 @@ def derived(c: dict[str, float], duration_s: float | None, peak_bw: float | None
     read, write = c.get("dram__bytes_read.sum"), c.get("dram__bytes_write.sum")
     if read is not None and write is not None and duration_s:
         bw = (read + write) / duration_s
-        out.append(DerivedMetric(name="HBM bandwidth", value=bw / 1e9, unit=" GB/s", definition="(dram__bytes_read.sum + dram__bytes_write.sum) / gpu__time_duration.sum"))
+        out.append(
+            DerivedMetric(
+                name="HBM bandwidth", value=bw / 1e9, unit=" GB/s", definition="(dram__bytes_read.sum + dram__bytes_write.sum) / gpu__time_duration.sum"
+            )
+        )
         if peak_bw:
-            out.append(DerivedMetric(name="HBM share of peak", value=100 * bw / peak_bw, unit="%", definition="HBM bandwidth / hw_spec hbm_bandwidth_bytes_per_s"))
+            out.append(
+                DerivedMetric(name="HBM share of peak", value=100 * bw / peak_bw, unit="%", definition="HBM bandwidth / hw_spec hbm_bandwidth_bytes_per_s")
+            )
     conflicts = c.get("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum")
     wavefronts = c.get("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
     if conflicts is not None and wavefronts:
-        out.append(DerivedMetric(name="shared-memory bank-conflict rate", value=100 * conflicts / wavefronts, unit="%", definition="100 * l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum / l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum"))
+        out.append(
+            DerivedMetric(
+                name="shared-memory bank-conflict rate",
+                value=100 * conflicts / wavefronts,
+                unit="%",
+                definition="100 * l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum / l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+            )
+        )
     if "sm__warps_active.avg.pct_of_peak_sustained_active" in c:
-        out.append(DerivedMetric(name="achieved occupancy", value=c["sm__warps_active.avg.pct_of_peak_sustained_active"], unit="%", definition="sm__warps_active.avg.pct_of_peak_sustained_active"))
+        out.append(
+            DerivedMetric(
+                name="achieved occupancy",
+                value=c["sm__warps_active.avg.pct_of_peak_sustained_active"],
+                unit="%",
+                definition="sm__warps_active.avg.pct_of_peak_sustained_active",
+            )
+        )
     return out

@@ -24,8 +24,23 @@ async def compile_cuda(job: CompileJob) -> BackendOutput:
         raise BackendMissing("nvcc not found", hint="install the CUDA toolkit")
     cubin = job.run.path(CUBIN_NAME)
     arch = job.arch  # sm_90
-    argv = [nvcc, "-x", "cu", f"-arch={arch}", *job.optimization(), "-cubin", "-o", str(cubin), "-Xptxas", "-v", "-lineinfo",
-            *job.defines, *job.flags, *job.include_flags(), job.source_argument()]
+    argv = [
+        nvcc,
+        "-x",
+        "cu",
+        f"-arch={arch}",
+        *job.optimization(),
+        "-cubin",
+        "-o",
+        str(cubin),
+        "-Xptxas",
+        "-v",
+        "-lineinfo",
+        *job.defines,
+        *job.flags,
+        *job.include_flags(),
+        job.source_argument(),
+    ]
     result = await runner.run(argv, cwd=job.ws.root, timeout_s=job.timeout_s, log_dir=job.run.folder, log_name="compiler", progress=job.progress)
     text = result.stdout.tail + "\n" + result.stderr.tail
     notes: list[str] = []
@@ -36,9 +51,13 @@ async def compile_cuda(job: CompileJob) -> BackendOutput:
         if cuobjdump is None:
             notes.append("cuobjdump not found: no SASS instruction mix (install the CUDA toolkit's cuobjdump)")
         else:
-            res = await runner.run([cuobjdump, "-res-usage", str(cubin)], cwd=job.ws.root, timeout_s=60, log_dir=job.run.folder, log_name="res-usage", env=tool_env)
+            res = await runner.run(
+                [cuobjdump, "-res-usage", str(cubin)], cwd=job.ws.root, timeout_s=60, log_dir=job.run.folder, log_name="res-usage", env=tool_env
+            )
             res_usage = res.stdout.tail
-            dump = await runner.run([cuobjdump, "-sass", str(cubin)], cwd=job.ws.root, timeout_s=120, log_dir=job.run.folder, log_name="sass", tail_bytes=64 * 2**20, env=tool_env)
+            dump = await runner.run(
+                [cuobjdump, "-sass", str(cubin)], cwd=job.ws.root, timeout_s=120, log_dir=job.run.folder, log_name="sass", tail_bytes=64 * 2**20, env=tool_env
+            )
             if dump.ok:
                 sass = dump.stdout.tail
                 job.run.write_text(SASS_NAME, sass)

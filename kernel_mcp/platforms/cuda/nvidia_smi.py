@@ -120,19 +120,30 @@ def parse_nvidia_smi_samples(text: str, at: float) -> list[GpuSample]:
         minor = _number(gpu.findtext("minor_number"))
         reasons = _event_reasons(gpu)
         temperature = _number(gpu.findtext("temperature/gpu_temp"))
-        samples.append(GpuSample(
-            time=at, monitor="nvidia-smi", index=position if minor is None else int(minor),
-            sm_clock_mhz=_first(gpu, "clocks/sm_clock", "clocks/graphics_clock"),
-            sm_clock_max_mhz=_first(gpu, "max_clocks/sm_clock", "max_clocks/graphics_clock"),
-            mem_clock_mhz=_first(gpu, "clocks/mem_clock"),
-            temperature_c=temperature, temperature_sensor="gpu" if temperature is not None else None,
-            memory_temperature_c=_number(gpu.findtext("temperature/memory_temp")),
-            # instant draw where the driver has it (a moment, like the clocks); older reports have power_draw
-            power_w=_first(gpu, "gpu_power_readings/instant_power_draw", "gpu_power_readings/power_draw", "gpu_power_readings/average_power_draw", "power_readings/power_draw"),
-            clocks_locked=_clocks_locked(gpu, reasons),
-            perf_level=_state(gpu.findtext("performance_state")),
-            throttle=reasons,
-        ))
+        samples.append(
+            GpuSample(
+                time=at,
+                monitor="nvidia-smi",
+                index=position if minor is None else int(minor),
+                sm_clock_mhz=_first(gpu, "clocks/sm_clock", "clocks/graphics_clock"),
+                sm_clock_max_mhz=_first(gpu, "max_clocks/sm_clock", "max_clocks/graphics_clock"),
+                mem_clock_mhz=_first(gpu, "clocks/mem_clock"),
+                temperature_c=temperature,
+                temperature_sensor="gpu" if temperature is not None else None,
+                memory_temperature_c=_number(gpu.findtext("temperature/memory_temp")),
+                # instant draw where the driver has it (a moment, like the clocks); older reports have power_draw
+                power_w=_first(
+                    gpu,
+                    "gpu_power_readings/instant_power_draw",
+                    "gpu_power_readings/power_draw",
+                    "gpu_power_readings/average_power_draw",
+                    "power_readings/power_draw",
+                ),
+                clocks_locked=_clocks_locked(gpu, reasons),
+                perf_level=_state(gpu.findtext("performance_state")),
+                throttle=reasons,
+            )
+        )
     return samples
 
 

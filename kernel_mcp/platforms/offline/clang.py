@@ -60,15 +60,25 @@ def include_flags() -> list[str]:
     the force-included prelude, and nothing of the host's."""
     found = resource_dir()
     compiler_headers = ["-resource-dir", str(found)] if found is not None else []
-    return ["-nogpuinc", "-nostdlibinc", *compiler_headers, "-isystem", str(PRELUDE_DIR / "include"),
-            "-include", str(PRELUDE_DIR / "kernel_mcp_hip_prelude.h")]
+    return ["-nogpuinc", "-nostdlibinc", *compiler_headers, "-isystem", str(PRELUDE_DIR / "include"), "-include", str(PRELUDE_DIR / "kernel_mcp_hip_prelude.h")]
 
 
 def amdgpu_flags(job: CompileJob, isa: Path) -> list[str]:
     return [
-        "-x", "hip", f"--offload-arch={job.arch}", "--cuda-device-only", "-nogpulib",
-        *job.optimization(), "-S", "-gline-tables-only", "-Rpass-analysis=kernel-resource-usage",
-        "-o", str(isa), *job.defines, *job.flags, *job.include_flags(),
+        "-x",
+        "hip",
+        f"--offload-arch={job.arch}",
+        "--cuda-device-only",
+        "-nogpulib",
+        *job.optimization(),
+        "-S",
+        "-gline-tables-only",
+        "-Rpass-analysis=kernel-resource-usage",
+        "-o",
+        str(isa),
+        *job.defines,
+        *job.flags,
+        *job.include_flags(),
     ]
 
 
@@ -80,11 +90,13 @@ def missing_header_notes(lines: Iterable[str]) -> list[str]:
         return []
     named = ", ".join(f"<{name}>" for name in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
     provided = ", ".join(f"<{name}>" for name in [*prelude_headers(), *COMPILER_HEADERS])
-    return [f"{named} not provided by the offline compile: without ROCm it has the compiler's own headers and kernel-mcp's "
-            f"stand-ins for the device side of HIP and of the C and C++ libraries ({provided}); host-side library headers "
-            "(<vector>, <cstdio>, <iostream>, ...) are not there, and the workspace's own header folders only when kernel-mcp.toml's "
-            "[compile] include_dirs names them. Keep host code out of the device compile (#if !defined(__HIP_DEVICE_COMPILE__)), "
-            "name the header's folder in [compile] include_dirs, or compile where ROCm is installed"]
+    return [
+        f"{named} not provided by the offline compile: without ROCm it has the compiler's own headers and kernel-mcp's "
+        f"stand-ins for the device side of HIP and of the C and C++ libraries ({provided}); host-side library headers "
+        "(<vector>, <cstdio>, <iostream>, ...) are not there, and the workspace's own header folders only when kernel-mcp.toml's "
+        "[compile] include_dirs names them. Keep host code out of the device compile (#if !defined(__HIP_DEVICE_COMPILE__)), "
+        "name the header's folder in [compile] include_dirs, or compile where ROCm is installed"
+    ]
 
 
 async def compile_offline(job: CompileJob) -> BackendOutput:

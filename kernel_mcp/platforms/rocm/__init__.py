@@ -51,7 +51,10 @@ class RocmPlatform:
     flag_dialect: str = "clang"
     profiler_locks_clocks: bool = False
     inventory: tuple[MonitorQuery, ...] = (MonitorQuery("amd-smi", STATIC_ARGS, parse_amd_smi_static),)
-    usage_monitors: tuple[MonitorQuery, ...] = (MonitorQuery("amd-smi", AMD_METRIC_ARGS, parse_amd_smi_metric), MonitorQuery("rocm-smi", ROCM_SMI_ARGS, parse_rocm_smi))
+    usage_monitors: tuple[MonitorQuery, ...] = (
+        MonitorQuery("amd-smi", AMD_METRIC_ARGS, parse_amd_smi_metric),
+        MonitorQuery("rocm-smi", ROCM_SMI_ARGS, parse_rocm_smi),
+    )
 
     def installed(self) -> bool:
         return any(toolchain.find(tool) for tool in ("hipcc", "amdclang++")) or self.runs_here()
@@ -110,8 +113,16 @@ class RocmPlatform:
         cfg = ws.config.require_benchmark()
         out_dir = run.folder / "rocprofv3"
         fmt, why = await rocprof.output_format(request.root)
-        result = await runner.run(rocprof.trace_argv(out_dir, cfg.command, request.kernel_regex, fmt=fmt), cwd=request.root, timeout_s=cfg.timeout_s * 2,
-                                  env=request.env, log_dir=run.folder, log_name="rocprofv3", progress=progress, boundary=request.boundary)
+        result = await runner.run(
+            rocprof.trace_argv(out_dir, cfg.command, request.kernel_regex, fmt=fmt),
+            cwd=request.root,
+            timeout_s=cfg.timeout_s * 2,
+            env=request.env,
+            log_dir=run.folder,
+            log_name="rocprofv3",
+            progress=progress,
+            boundary=request.boundary,
+        )
         if not result.ok:
             raise CommandFailed(f"rocprofv3 gave {result.status()}", hint=result.stderr.tail[-400:] or None)
         databases = sorted(out_dir.rglob("*.db"))
@@ -131,8 +142,16 @@ class RocmPlatform:
 
         async def one_pass(group: list[str]) -> tuple[pd.DataFrame | None, str | None]:
             folder = run.folder / f"pmc-{len(frames) + 1}-{secrets.token_hex(2)}"
-            res = await runner.run(rocprof.trace_argv(folder, cfg.command, request.kernel_regex, group), cwd=request.root, timeout_s=cfg.timeout_s * 2,
-                                   env=request.env, log_dir=run.folder, log_name=folder.name, progress=progress, boundary=request.boundary)
+            res = await runner.run(
+                rocprof.trace_argv(folder, cfg.command, request.kernel_regex, group),
+                cwd=request.root,
+                timeout_s=cfg.timeout_s * 2,
+                env=request.env,
+                log_dir=run.folder,
+                log_name=folder.name,
+                progress=progress,
+                boundary=request.boundary,
+            )
             why = rocprof.rejected(res)
             if why:
                 return None, why
@@ -164,14 +183,27 @@ class RocmPlatform:
         argv = [tool, "--att", "--kernel-include-regex", option_value(request.kernel_regex, "kernel_regex"), "-d", str(request.out)]
         if request.dispatch is not None:
             argv += ["--kernel-iteration-range", f"[{request.dispatch}]"]
-        for flag, value in (("--att-target-cu", options.target_cu), ("--att-shader-engine-mask", options.shader_engine_mask),
-                            ("--att-simd-select", options.simd_select), ("--att-buffer-size", options.buffer_size), ("--att-activity", options.activity)):
+        for flag, value in (
+            ("--att-target-cu", options.target_cu),
+            ("--att-shader-engine-mask", options.shader_engine_mask),
+            ("--att-simd-select", options.simd_select),
+            ("--att-buffer-size", options.buffer_size),
+            ("--att-activity", options.activity),
+        ):
             if value is not None:
                 argv += [flag, str(value)]
         if options.serialize_all:
             argv += ["--att-serialize-all", "True"]
-        return await runner.run([*argv, "--", *cfg.command], cwd=request.root, timeout_s=cfg.timeout_s * 4, env=request.env,
-                                log_dir=run.folder, log_name="rocprofv3-att", progress=progress, boundary=request.boundary)
+        return await runner.run(
+            [*argv, "--", *cfg.command],
+            cwd=request.root,
+            timeout_s=cfg.timeout_s * 4,
+            env=request.env,
+            log_dir=run.folder,
+            log_name="rocprofv3-att",
+            progress=progress,
+            boundary=request.boundary,
+        )
 
     # -- monitor, pinning, clocks
     async def sample(self, gpu: GpuInfo, cwd: str) -> GpuSample | None:
@@ -199,8 +231,9 @@ class RocmPlatform:
 
         compiler = find_hipcc()
         if compiler is None:
-            raise BackendMissing("neither hipcc nor amdclang++ was found: the calibration program (calibrate.hip) is built with one of them",
-                                 hint="install ROCm")
+            raise BackendMissing(
+                "neither hipcc nor amdclang++ was found: the calibration program (calibrate.hip) is built with one of them", hint="install ROCm"
+            )
         # the gfx target the monitor reports (its feature suffix, ":sramecc+:xnack-", dropped), else the compiler's own probe
         reported = (gpu.arch or "").split(":")[0]
         target = reported if reported.startswith("gfx") else "native"

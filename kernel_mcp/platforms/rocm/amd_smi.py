@@ -95,7 +95,7 @@ def _reading(value: Any) -> float | None:
 
 def _engines(clock: dict, prefix: str) -> list[dict]:
     """gfx_0, gfx_1, ...: one entry per graphics engine (8 on an MI300X; unused ones all "N/A")."""
-    return [v for k, v in clock.items() if isinstance(v, dict) and k.startswith(prefix) and k[len(prefix):].isdigit()]
+    return [v for k, v in clock.items() if isinstance(v, dict) and k.startswith(prefix) and k[len(prefix) :].isdigit()]
 
 
 def _clocks_locked(engines: list[dict], level: str | None) -> bool | None:
@@ -124,20 +124,24 @@ def parse_amd_smi_metric_samples(text: str, at: float) -> list[GpuSample]:
         raw_level = entry.get("perf_level")
         level = raw_level.removeprefix("AMDSMI_DEV_PERF_LEVEL_") if isinstance(raw_level, str) and raw_level != "N/A" else None
         status = power.get("throttle_status")
-        samples.append(GpuSample(
-            time=at, monitor="amd-smi", index=int(entry.get("gpu", position)),
-            sm_clock_mhz=sum(now) / len(now) if now else None,
-            sm_clock_max_mhz=max(highest) if highest else None,
-            mem_clock_mhz=_reading(mem[0].get("clk")) if mem else None,
-            # hotspot (junction) first: MI300-class parts report no edge sensor
-            temperature_c=hotspot if hotspot is not None else edge,
-            temperature_sensor="hotspot" if hotspot is not None else ("edge" if edge is not None else None),
-            memory_temperature_c=_reading(temps.get("mem")),
-            power_w=_reading(power.get("socket_power")),
-            clocks_locked=_clocks_locked(gfx, level),
-            perf_level=level,
-            throttle={"THROTTLED": "throttled", "UNTHROTTLED": "none"}.get(str(status)),
-        ))
+        samples.append(
+            GpuSample(
+                time=at,
+                monitor="amd-smi",
+                index=int(entry.get("gpu", position)),
+                sm_clock_mhz=sum(now) / len(now) if now else None,
+                sm_clock_max_mhz=max(highest) if highest else None,
+                mem_clock_mhz=_reading(mem[0].get("clk")) if mem else None,
+                # hotspot (junction) first: MI300-class parts report no edge sensor
+                temperature_c=hotspot if hotspot is not None else edge,
+                temperature_sensor="hotspot" if hotspot is not None else ("edge" if edge is not None else None),
+                memory_temperature_c=_reading(temps.get("mem")),
+                power_w=_reading(power.get("socket_power")),
+                clocks_locked=_clocks_locked(gfx, level),
+                perf_level=level,
+                throttle={"THROTTLED": "throttled", "UNTHROTTLED": "none"}.get(str(status)),
+            )
+        )
     return samples
 
 

@@ -62,7 +62,9 @@ async def set_determinism(gpu: GpuInfo, cwd: str, sclk_mhz: int | None = None) -
             return f"GPU {gpu.index}: its maximum graphics clock is unknown (amd-smi metric did not report it): clocks not locked"
         sclk_mhz = int(before.sm_clock_max_mhz)
     sel = _selector(gpu)
-    tool, result = await _control(gpu, cwd, ["set", "--gpu", sel, "--perf-determinism", str(sclk_mhz)], ["-d", str(gpu.index), "--setperfdeterminism", str(sclk_mhz)])
+    tool, result = await _control(
+        gpu, cwd, ["set", "--gpu", sel, "--perf-determinism", str(sclk_mhz)], ["-d", str(gpu.index), "--setperfdeterminism", str(sclk_mhz)]
+    )
     if result is None:
         return "neither amd-smi nor rocm-smi is installed: clocks not locked"
     if not result.ok:

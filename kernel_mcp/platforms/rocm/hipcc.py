@@ -22,9 +22,21 @@ def find_hipcc() -> str | None:
 async def compile_rocm(job: CompileJob, compiler: str) -> BackendOutput:
     obj = job.run.path(OBJECT_NAME)
     argv = [
-        compiler, "-x", "hip", f"--offload-arch={job.arch}", *job.optimization(), "-c", "-o", str(obj),
-        "-save-temps=obj", "-gline-tables-only", "-Rpass-analysis=kernel-resource-usage",
-        *job.defines, *job.flags, *job.include_flags(), job.source_argument(),
+        compiler,
+        "-x",
+        "hip",
+        f"--offload-arch={job.arch}",
+        *job.optimization(),
+        "-c",
+        "-o",
+        str(obj),
+        "-save-temps=obj",
+        "-gline-tables-only",
+        "-Rpass-analysis=kernel-resource-usage",
+        *job.defines,
+        *job.flags,
+        *job.include_flags(),
+        job.source_argument(),
     ]
     result = await runner.run(argv, cwd=job.ws.root, timeout_s=job.timeout_s, log_dir=job.run.folder, log_name="compiler", progress=job.progress)
     saved = sorted(job.run.folder.glob(f"*-hip-amdgcn-amd-amdhsa-{job.arch}*.s"))

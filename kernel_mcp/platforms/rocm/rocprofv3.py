@@ -53,8 +53,10 @@ def option_value(value: str, what: str) -> str:
     """A caller's value that follows an option as its own word: one starting with '-' would be
     parsed as another option (and '@' as a file of options by argument parsers that take them)."""
     if value.startswith(("-", "@")):
-        raise InvalidInput(f"{what} {value!r} starts with {value[0]!r}, which rocprofv3 would read as an option",
-                           hint="a regular expression can say the same with a bracket, e.g. [-]name")
+        raise InvalidInput(
+            f"{what} {value!r} starts with {value[0]!r}, which rocprofv3 would read as an option",
+            hint="a regular expression can say the same with a bracket, e.g. [-]name",
+        )
     return value
 
 
@@ -94,8 +96,9 @@ def read_trace_folder(folder: Path, within: Path | None = None) -> pd.DataFrame:
 
     g = gather.gather([(folder.name, folder)], within or folder)
     if g.dispatches is None:
-        raise CommandFailed(f"no kernel dispatch list under {folder.name} ({len(g.inputs)} files looked at)",
-                            hint="was rocprofv3 run with --kernel-trace and CSV output?")
+        raise CommandFailed(
+            f"no kernel dispatch list under {folder.name} ({len(g.inputs)} files looked at)", hint="was rocprofv3 run with --kernel-trace and CSV output?"
+        )
     g.dispatches.attrs["inputs"] = g.inputs
     return g.dispatches
 
