@@ -246,8 +246,12 @@ async def test_keep_refused_after_edits_since_evaluation(cpu_ws):
 async def test_kill_9_during_keep_leaves_the_ledger_consistent(cpu_ws, point):
     async with Client(build_server(cpu_ws)) as client:
         start = await call(client, "experiment_start", tag="t11")
-        set_kernel(start["worktree"], 90.0, 180.0)
-        await call(client, "experiment_evaluate", hypothesis="faster")
+        # a gain far above the runs' wall-time noise on a loaded machine, so the witness always
+        # corroborates it: this test is about the kill, not the margin (a 10% gain was once left
+        # uncorroborated under a heavy load, and the keep then refused instead of being killed)
+        set_kernel(start["worktree"], 60.0, 120.0)
+        ev = await call(client, "experiment_evaluate", hypothesis="faster")
+        assert ev["attempt"]["decision"] == "keep", ev["attempt"]["reasons"]
     env = {**os.environ, "KERNEL_MCP_TEST_CRASH_AT": point}
     done = subprocess.run([PY, "-m", "kernel_mcp", "call", "--workspace", str(cpu_ws), "experiment_keep"], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == -9
