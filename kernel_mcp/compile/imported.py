@@ -82,8 +82,8 @@ def _triton_metadata(rel: str, text: str) -> dict:
 def _read(ws: Workspace, paths: list[str]) -> _Files:
     files = _Files()
     for rel in dict.fromkeys(paths):
-        path = ws.resolve(rel, must_exist=True)  # refuses absolute paths and ways out of the workspace
-        text = safe_files.read_text(path, rel, within=ws.root)
+        path, within = ws.import_path(rel)  # the workspace, or a folder [imports] names; no way out of either
+        text = safe_files.read_text(path, rel, within=within)
         suffix = path.suffix.lower()
         if suffix in ASSEMBLY_SUFFIXES:
             if not (parse_metadata(text) or parse_kernel_info(text) or kernel_bodies(text)):

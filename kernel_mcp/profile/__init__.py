@@ -154,13 +154,15 @@ def profile_import(ws: Workspace, run: Run, paths: list[str], *, vendors: Vendor
     from kernel_mcp.profile import rocpd
 
     target = ws.config.benchmark.target_kernel if ws.config.benchmark else None
-    resolved = [ws.resolve(p, must_exist=True) for p in paths]
-    for given, path in zip(paths, resolved):
+    targets = []
+    for given in paths:
+        path, within = ws.import_path(given)  # the workspace, or a folder [imports] names
         if not path.is_dir():
             safe_files.check_regular(path, given)  # a FIFO would block the read forever
-    g = gather.gather(list(zip(paths, resolved)), ws.root)
+        targets.append((given, path, within))
+    g = gather.gather(targets, ws.root)
     if g.rocpd:
-        summary = rocpd.summary(g.rocpd, target, [ws.relative(p) for p in g.rocpd])
+        summary = rocpd.summary(g.rocpd, target, g.rocpd_labels)
     elif g.dispatches is not None:
         g.dispatches.attrs["inputs"] = g.inputs
         summary = summarise(g.dispatches, "+".join(g.sources) + " (imported)", target, g.origins)

@@ -1,6 +1,7 @@
 """Every file of the profiler outputs an import names, read and merged, with a record of each.
 
-A folder is walked whole (regular files only, no link leading out of the workspace): each file is
+A folder is walked whole (regular files only, no link leading out of the workspace, or of the
+folder of the workspace's [imports] it lies in): each file is
 sniffed by its header, read when it carries kernel figures, and otherwise listed as skipped with
 the reason. Rows keep the file they came from (`origin`), so a multi-process run (one
 <pid>_kernel_trace.csv per process, under <hostname>/) merges into one summary whose kernels name
@@ -61,6 +62,7 @@ class Gathered:
     stats: pd.DataFrame | None = None
     counter_sums: pd.DataFrame | None = None
     rocpd: list[Path] = field(default_factory=list)
+    rocpd_labels: list[str] = field(default_factory=list)  # each database as the answer names it
     sources: list[str] = field(default_factory=list)
     inputs: list[InputFile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -78,8 +80,9 @@ class Gathered:
         return [f.path for f in self.inputs if f.skipped is None]
 
 
-def gather(targets: list[tuple[str, Path]], root: Path) -> Gathered:
-    """`targets`: (label, resolved path) of each file or folder named; `root`: where files must stay."""
+def gather(targets: list[tuple[str, Path, Path]], root: Path) -> Gathered:
+    """`targets`: (label, resolved path, the folder its files must stay in) of each file or folder
+    named; `root`: the workspace, whose files are named relative to it (others as the label leads)."""
     entries = _entries(targets, root)
     g = Gathered()
     timed: list[tuple[InputFile, pd.DataFrame, str]] = []  # dispatch lists
@@ -87,7 +90,7 @@ def gather(targets: list[tuple[str, Path]], root: Path) -> Gathered:
     stats: list[tuple[InputFile, pd.DataFrame, str]] = []
     sums: list[pd.DataFrame] = []
     rocpd_files: list[tuple[InputFile, Path]] = []
-    for folder, files in _workloads(entries, root).items():
+    for folder, files in _workloads(entries, root, [within for _, _, within in targets]).items():
         w = workload.read_workload({s.path.name: s for s, _ in files if s.path.parent == folder})
         main = None
         for s, _ in files:
@@ -155,11 +158,11 @@ def _agents(s: fmt.Sniffed, record: InputFile, g: Gathered) -> None:
         g.arches.setdefault(name, []).append(s.label)
 
 
-def _entries(targets: list[tuple[str, Path]], root: Path) -> list[tuple[fmt.Sniffed, bool]]:
+def _entries(targets: list[tuple[str, Path, Path]], root: Path) -> list[tuple[fmt.Sniffed, bool]]:
     seen: set[Path] = set()
     entries: list[tuple[fmt.Sniffed, bool]] = []
-    for label, path in targets:
-        found = [(p, False) for p in safe_files.files_under(path, "*", within=root, relative_to=root)] if path.is_dir() else [(path, True)]
+    for label, path, within in targets:
+        found = [(p, False) for p in safe_files.files_under(path, "*", within=within, relative_to=root)] if path.is_dir() else [(path, True)]
         if len(seen) + len(found) > MAX_FILES:
             raise InvalidInput(f"{label}: over {MAX_FILES} files to look at; a profiler output folder holds fewer", hint="name the output folder itself")
         for p, explicit in found:
@@ -167,7 +170,7 @@ def _entries(targets: list[tuple[str, Path]], root: Path) -> list[tuple[fmt.Snif
             if key in seen:
                 continue  # named twice (a folder and a file in it): read once
             seen.add(key)
-            entries.append((_sniff(p, _label(p, root, label if explicit else None)), explicit))
+            entries.append((_sniff(p, _label(p, root, label if explicit else _beside(label, path, p))), explicit))
     return entries
 
 
@@ -176,6 +179,15 @@ def _label(path: Path, root: Path, given: str | None) -> str:
         return path.relative_to(root).as_posix()
     except ValueError:
         return given or path.name
+
+
+def _beside(label: str, folder: Path, path: Path) -> str:
+    """A file found under `folder` (named `label`) as the answer names it outside the workspace:
+    the way the user gave the folder, then the file's way in it."""
+    try:
+        return f"{label.rstrip('/')}/{path.relative_to(folder).as_posix()}"
+    except ValueError:
+        return path.name
 
 
 def _sniff(path: Path, label: str) -> fmt.Sniffed:
@@ -204,7 +216,7 @@ def _sqlite_kind(path: Path) -> tuple[str | None, str]:
     return None, "an SQLite database of another tool (no rocpd tables)"
 
 
-def _workloads(entries: list[tuple[fmt.Sniffed, bool]], root: Path) -> dict[Path, list[tuple[fmt.Sniffed, bool]]]:
+def _workloads(entries: list[tuple[fmt.Sniffed, bool]], root: Path, allowed: list[Path]) -> dict[Path, list[tuple[fmt.Sniffed, bool]]]:
     """rocprof-compute workload folders among the entries, each with every file at or under it.
     A pmc_perf.csv named alone brings its workload's sysinfo.csv and timestamps.csv along: they
     tell which profiler collected it (and are listed in the answer like any file read)."""
@@ -212,8 +224,8 @@ def _workloads(entries: list[tuple[fmt.Sniffed, bool]], root: Path) -> dict[Path
         if explicit and s.path.name == workload.MERGED:
             for name in (workload.SYSINFO, workload.TIMESTAMPS):
                 sibling = s.path.parent / name
-                if sibling.is_file() and not any(e.path == sibling for e, _ in entries) and safe_files.is_inside(sibling, root):
-                    entries.append((_sniff(sibling, _label(sibling, root, None)), False))
+                if sibling.is_file() and not any(e.path == sibling for e, _ in entries) and any(safe_files.is_inside(sibling, a) for a in allowed):
+                    entries.append((_sniff(sibling, _label(sibling, root, f"{s.label.rsplit('/', 1)[0]}/{name}" if "/" in s.label else name)), False))
     by_dir: dict[Path, dict[str, fmt.Sniffed]] = defaultdict(dict)
     for s, _ in entries:
         by_dir[s.path.parent][s.path.name] = s
@@ -268,6 +280,7 @@ def _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files) -> None
 def _choose(g: Gathered, timed, counter_timed, stats, rocpd_files) -> None:
     if rocpd_files:
         g.rocpd = [path for _, path in rocpd_files]
+        g.rocpd_labels = [record.path for record, _ in rocpd_files]
         for r, _ in rocpd_files:
             r.used_for = "GPU times and counters (rocpd)"
         why = "rocpd databases were read; dispatch lists beside them are not merged (a rocpd CSV export repeats the same dispatches)"

@@ -52,7 +52,7 @@ async def _profile_kernels(args: ProfileKernelsInput, ctx: ToolContext) -> profi
 async def _profile_import(args: ProfileImportInput, ctx: ToolContext) -> profile.ProfileSummary:
     ws = ctx.workspace()
     for p in args.paths:
-        ws.resolve(p, must_exist=True)
+        ws.import_path(p)  # refuse bad paths before creating a run
     run = ctx.new_run(args.model_dump())
     # parsing a large import is blocking work: off the event loop, so other calls are answered meanwhile
     return await anyio.to_thread.run_sync(lambda: profile.profile_import(ws, run, args.paths, vendors=ctx.vendors))

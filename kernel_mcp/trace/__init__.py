@@ -125,12 +125,12 @@ async def thread_trace(
 
 
 def thread_trace_import(ws: Workspace, run: Run, path: str, kernel: str | None, dispatch: int | None = None, *, vendors: Vendors) -> TraceSummary:
-    target = ws.resolve(path, must_exist=True)
+    target, within = ws.import_path(path)  # the workspace, or a folder [imports] names
     if target.is_dir():
-        summary = summarise_folder(target, kernel, path, within=ws.root, dispatch=dispatch, vendors=vendors)
+        summary = summarise_folder(target, kernel, path, within=within, dispatch=dispatch, vendors=vendors)
     else:
         safe_files.check_regular(target, path)  # a FIFO would block the read forever
-        summary = summarise_file(target, kernel, path, ws.root, dispatch=dispatch, vendors=vendors)
+        summary = summarise_file(target, kernel, path, within, dispatch=dispatch, vendors=vendors)
     summary.facts += compile_facts(ws, summary)
     return _keep(run, summary)
 

@@ -53,7 +53,7 @@ async def _thread_trace(args: ThreadTraceInput, ctx: ToolContext) -> trace.Trace
 
 async def _thread_trace_import(args: ThreadTraceImportInput, ctx: ToolContext) -> trace.TraceSummary:
     ws = ctx.workspace()
-    ws.resolve(args.path, must_exist=True)
+    ws.import_path(args.path)  # refuse bad paths before creating a run
     run = ctx.new_run(args.model_dump())
     # decoding a large trace is blocking work: off the event loop, so other calls are answered meanwhile
     return await anyio.to_thread.run_sync(

@@ -201,6 +201,28 @@ class CompileConfig(_Strict):
         return value
 
 
+class ImportsConfig(_Strict):
+    """Folders outside the workspace that profile_import, thread_trace_import and compile_import may
+    read (never write): where people keep profiler logs. Named by the user's own file, never by a
+    tool argument, so an agent cannot widen what it may read."""
+
+    folders: list[str] = Field(
+        default_factory=list,
+        max_length=32,
+        description="absolute folders (or ~/...) whose files an import may be given by absolute path; links out of them are not followed",
+    )
+
+    @field_validator("folders")
+    @classmethod
+    def _absolute(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            if not entry or "\x00" in entry or entry != entry.strip():
+                raise ValueError(f"{entry!r} is not a folder name")
+            if not (PurePosixPath(entry).is_absolute() or entry == "~" or entry.startswith("~/")):
+                raise ValueError(f"{entry!r} is not absolute: name a folder outside the workspace as /path or ~/path")
+        return value
+
+
 class ServerConfig(_Strict):
     response_budget_bytes: int = Field(4096, ge=512, le=65536, description="most text one tool answer carries")
     command_timeout_s: float = Field(600.0, gt=0, le=24 * 3600, description="timeout of [commands] entries")
@@ -233,6 +255,7 @@ class WorkspaceConfig(_Strict):
     server: ServerConfig = Field(default_factory=ServerConfig)
     engine: EngineConfig = Field(default_factory=EngineConfig)
     compile: CompileConfig = Field(default_factory=CompileConfig)
+    imports: ImportsConfig = Field(default_factory=ImportsConfig)
 
     @field_validator("commands")
     @classmethod

@@ -2,7 +2,8 @@
 
 All paths a tool receives are resolved here, and nothing outside the workspace is ever read or
 written: absolute paths, `..` escapes, symbolic links leading out, NUL bytes and names that a
-program would take for an option are refused.
+program would take for an option are refused. The one exception is reading: the import tools may
+read the folders the workspace's own `[imports] folders` names.
 """
 
 from __future__ import annotations
@@ -131,21 +132,7 @@ class Workspace:
 
     def resolve(self, relative: str, *, must_exist: bool = False) -> Path:
         """The absolute path of `relative` inside the workspace, or InvalidInput saying why not."""
-        if not isinstance(relative, str) or not relative.strip():
-            raise InvalidInput("empty path")
-        if "\x00" in relative:
-            raise InvalidInput("path contains a NUL byte")
-        if relative.startswith("-"):
-            raise InvalidInput(f"path {relative!r} starts with '-' and would be read as an option")
-        candidate = Path(relative)
-        if candidate.name.startswith(("-", "@")):
-            # `./-x.hip` or `src/@opts.hip`: a program handed the bare name would take it for an
-            # option or a response file of options; no kernel or output file needs such a name
-            raise InvalidInput(
-                f"path {relative!r}: the name {candidate.name!r} starts with {candidate.name[0]!r}, which a program would read as "
-                + ("an option" if candidate.name[0] == "-" else "a response file of options"),
-                hint="rename the file",
-            )
+        candidate = _checked_name(relative)
         if candidate.is_absolute():
             raise InvalidInput(f"path {relative!r} is absolute; give it relative to the workspace")
         resolved = (self.root / candidate).resolve()
@@ -155,8 +142,53 @@ class Workspace:
             raise InvalidInput(f"no such file in the workspace: {relative}")
         return resolved
 
+    def import_path(self, given: str) -> tuple[Path, Path]:
+        """Where an import tool may read `given`, and the folder its links must stay in: a path
+        relative to the workspace as `resolve` takes it (the workspace), or an absolute or ~ path
+        that, every link followed, lies in a folder `[imports] folders` names (that folder)."""
+        candidate = _checked_name(given)
+        if not (candidate.is_absolute() or given == "~" or given.startswith("~/")):  # `~name/x` stays a workspace path, as before
+            return self.resolve(given, must_exist=True), self.root
+        try:
+            expanded = candidate.expanduser()
+            folders = [Path(entry).expanduser().resolve() for entry in self.config.imports.folders]
+        except RuntimeError:  # `~` with no home folder to stand for
+            raise InvalidInput(f"path {given!r}: the server's user has no home folder for ~ to name") from None
+        resolved = expanded.resolve()
+        for folder in folders:
+            if resolved == folder or folder in resolved.parents:
+                if not resolved.exists():
+                    raise InvalidInput(f"no such file: {given}")
+                return resolved, folder
+        raise InvalidInput(
+            f"path {given!r} is absolute and lies in no folder that [imports] folders in {CONFIG_NAME} names"
+            + (" (links followed)" if resolved != expanded else ""),
+            hint=f'add its folder to {CONFIG_NAME}: [imports] folders = ["/path/to/logs"], or give a path relative to the workspace',
+        )
+
     def relative(self, path: Path) -> str:
         return path.resolve().relative_to(self.root).as_posix()
+
+
+def _checked_name(given: str) -> Path:
+    """`given` as a path, or InvalidInput when it is empty, holds a NUL byte, or it or its last
+    name would be read as an option by a program handed it."""
+    if not isinstance(given, str) or not given.strip():
+        raise InvalidInput("empty path")
+    if "\x00" in given:
+        raise InvalidInput("path contains a NUL byte")
+    if given.startswith("-"):
+        raise InvalidInput(f"path {given!r} starts with '-' and would be read as an option")
+    candidate = Path(given)
+    if candidate.name.startswith(("-", "@")):
+        # `./-x.hip` or `src/@opts.hip`: a program handed the bare name would take it for an
+        # option or a response file of options; no kernel or output file needs such a name
+        raise InvalidInput(
+            f"path {given!r}: the name {candidate.name!r} starts with {candidate.name[0]!r}, which a program would read as "
+            + ("an option" if candidate.name[0] == "-" else "a response file of options"),
+            hint="rename the file",
+        )
+    return candidate
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,7 @@ def read_trace_folder(folder: Path, within: Path | None = None) -> pd.DataFrame:
     which summarise() puts in the answer."""
     from kernel_mcp.profile import gather
 
-    g = gather.gather([(folder.name, folder)], within or folder)
+    g = gather.gather([(folder.name, folder, within or folder)], within or folder)
     if g.dispatches is None:
         raise CommandFailed(
             f"no kernel dispatch list under {folder.name} ({len(g.inputs)} files looked at)", hint="was rocprofv3 run with --kernel-trace and CSV output?"
