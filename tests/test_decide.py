@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from kernel_mcp.bench import BenchRun, ClassRun
-from kernel_mcp.bench.stats import paired
+from kernel_mcp.bench.stats import Comparison, paired
+from kernel_mcp.ledger.evaluate import witnessed
 from kernel_mcp.ledger.decide import class_verdicts, decide, outcome, separating_columns, unsettled_classes
 
 NOISE, SEVERE = 0.01, 0.05
@@ -181,3 +182,32 @@ def test_the_recorded_device_trials_decided_again_by_todays_rule():
     spec.loader.exec_module(rates)
     found = rates.replay()
     assert dict(found["aa"]) == {"discard": 52} and dict(found["ab"]) == {"discard (regression)": 38}
+
+
+def _wall(change: float, low: float, high: float) -> Comparison:
+    return Comparison(
+        change=change,
+        low=low,
+        high=high,
+        significant=high < 0 or low > 0,
+        best_median=1.0,
+        candidate_median=1.0 + change,
+        best_runs=3,
+        candidate_runs=3,
+        pairs=3,
+    )
+
+
+@pytest.mark.parametrize(
+    "claimed, wall, stands",
+    [
+        (-0.10, _wall(-0.08, -0.10, -0.06), True),  # the runs saw it too
+        (-0.005, _wall(-0.002, -0.009, 0.005), True),  # within what the witness can resolve: it cannot speak
+        # seen on a quiet CI machine: an honest 0.5% gain whose wall-time interval just reached zero
+        (-0.005, _wall(-0.003, -0.0065, 0.0005), True),
+        (-0.50, _wall(0.001, -0.01, 0.012), False),  # a timer that reports a gain the runs never had
+        (-0.20, _wall(0.02, 0.01, 0.03), False),  # the runs were slower
+    ],
+)
+def test_the_witness_refuses_a_gain_only_where_it_shows_significantly_less_than_half_of_it(claimed, wall, stands):
+    assert witnessed(wall, claimed) is stands
