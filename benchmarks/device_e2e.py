@@ -40,6 +40,7 @@ from mcp import Client
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+from kernel_mcp.ledger.decide import KEEPABLE  # noqa: E402
 from kernel_mcp.server import build_server  # noqa: E402
 
 EXAMPLE = REPO / "kernels" / "conv3d_depthwise"
@@ -135,7 +136,7 @@ def noise_workspace(name: str, keep_metric: str) -> Path:
 
 # An unchanged candidate answered any of these was decided wrong: kept, or a gain or a split claimed
 # (undecided is reached only from a gain beyond the threshold whose other classes were not shown safe).
-A_A_WRONG = ("keep", "suspicious", "split-suggested", "undecided")
+A_A_WRONG = (*KEEPABLE, "undecided")
 
 
 async def trials(

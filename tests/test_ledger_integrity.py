@@ -111,16 +111,21 @@ async def test_python_harness_without_gitignore_is_judged_not_refused(tmp_path):
     assert "not measured (keep metric: the benchmark's timer)" in perf
 
 
+async def _keep_a_ten_percent_gain(client):
+    """Start, evaluate a real 10% gain (decided keep) and ask to keep it: what the verification then says."""
+    start = await call(client, "experiment_start", tag="ver")
+    set_factor(start["worktree"], 0.9)
+    ev = await call(client, "experiment_evaluate", hypothesis="10% less work")
+    assert ev["attempt"]["decision"] == "keep"
+    return start, await client.call_tool("experiment_keep", {})
+
+
 @pytest.mark.parametrize("victim", ["kernel.py", "bench.py"])
 async def test_a_verification_that_edits_files_cannot_get_them_kept(tmp_path, victim):
     editor = f"import pathlib; p = pathlib.Path({victim!r}); p.write_text(p.read_text() + '\\n# touched by the verification\\n')"
     ws = make_ws(tmp_path / "verify", DRIFTING_BENCH, "out/\n__pycache__/\n", extra_toml=f"verify_command = {toml_list(PY, '-c', editor)}\n")
     async with Client(build_server(ws)) as client:
-        start = await call(client, "experiment_start", tag="ver")
-        set_factor(start["worktree"], 0.9)
-        ev = await call(client, "experiment_evaluate", hypothesis="10% less work")
-        assert ev["attempt"]["decision"] == "keep"
-        refused = await client.call_tool("experiment_keep", {})
+        start, refused = await _keep_a_ten_percent_gain(client)
         assert refused.is_error and "the verification changed files of the candidate" in text_of(refused) and victim in text_of(refused)
         status = await call(client, "experiment_status")
     assert status["best_commit"] == start["best_commit"]
@@ -153,11 +158,7 @@ async def test_a_verification_that_exits_1_names_the_wrong_shapes_it_wrote(tmp_p
     repo.git.add("-A")
     repo.git.commit("-m", "a check", "--author", "t <t@example.invalid>")
     async with Client(build_server(ws)) as client:
-        start = await call(client, "experiment_start", tag="ver")
-        set_factor(start["worktree"], 0.9)
-        ev = await call(client, "experiment_evaluate", hypothesis="10% less work")
-        assert ev["attempt"]["decision"] == "keep"
-        refused = await client.call_tool("experiment_keep", {})
+        _, refused = await _keep_a_ten_percent_gain(client)
     text = text_of(refused)
     assert refused.is_error and "wrong results on tail4097 (err_k = 12)" in text and "exit 1" in text and "square" not in text
 

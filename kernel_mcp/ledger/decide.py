@@ -169,6 +169,10 @@ def decide(
             classes=verdicts,
         )
 
+    def with_comparisons(keys: list[str]) -> str:
+        """The first classes of `keys`, each with its comparison, for a reason line."""
+        return "; ".join(f"{k} {comparisons[k].statement()}" for k in keys[:5])
+
     winners = [v.key for v in verdicts if v.outcome == "faster"]
     losers = [v.key for v in verdicts if v.outcome == "slower"]
     if winners and losers:
@@ -177,8 +181,8 @@ def decide(
         by = f"; the config columns that separate them: {', '.join(columns)}" if columns else "; no config column separates them alone"
         return verdict(
             "split-suggested",
-            "faster beyond noise: " + "; ".join(f"{k} {comparisons[k].statement()}" for k in winners[:5]),
-            "slower beyond noise: " + "; ".join(f"{k} {comparisons[k].statement()}" for k in losers[:5]),
+            "faster beyond noise: " + with_comparisons(winners),
+            "slower beyond noise: " + with_comparisons(losers),
             "one group gains and another loses: keep the best kernel as the default and add a specialised kernel with dispatch for the winners" + by,
         )
     faster = overall.significant and overall.change <= -threshold
@@ -213,5 +217,5 @@ def decide(
     if losers:
         # the classes together can read as a tie when one class's runs are noisy (an outlier widens
         # the aggregate's interval) while another is clearly slower: a verdict per class counts that
-        return verdict("discard", "measured regression in " + "; ".join(f"{k} {comparisons[k].statement()}" for k in losers[:5]), regression=True)
+        return verdict("discard", "measured regression in " + with_comparisons(losers), regression=True)
     return verdict("discard", "tie within noise")
