@@ -125,10 +125,18 @@ NOISE_COMMAND = ["python3", "bench.py", "--impls", "fast", "--shapes", "x3d_res3
 CSV_METRIC = "\n[server]\nresponse_budget_bytes = 4096\n"
 
 
-def noise_workspace(name: str, keep_metric: str) -> Path:
-    """The reduced benchmark's workspace with the keep metric set and committed."""
-    ws = workspace(SCRATCH / f"ws-{name}", command=NOISE_COMMAND, repeats=2)
-    text = (ws / "kernel-mcp.toml").read_text().replace('keep_metric = "auto"', f'keep_metric = "{keep_metric}"')
+RMSNORM = REPO / "benchmarks" / "workspaces" / "rmsnorm_bf16"
+
+
+def noise_workspace(name: str, keep_metric: str, source: str = "example") -> Path:
+    """The reduced benchmark's workspace (or the RMSNorm workspace as it is) with the keep metric set
+    and committed; "profiler-ncu" is the profiler metric measured by ncu on runs of its own."""
+    if source == "rmsnorm":
+        ws = workspace(SCRATCH / f"ws-{name}", source=RMSNORM)
+    else:
+        ws = workspace(SCRATCH / f"ws-{name}", command=NOISE_COMMAND, repeats=2)
+    setting = 'keep_metric = "profiler"\nkernel_times = "profiler"' if keep_metric == "profiler-ncu" else f'keep_metric = "{keep_metric}"'
+    text = (ws / "kernel-mcp.toml").read_text().replace('keep_metric = "auto"', setting)
     (ws / "kernel-mcp.toml").write_text(text)
     subprocess.run(["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", f"{keep_metric} metric"], check=True)
     return ws
@@ -149,6 +157,7 @@ async def trials(
     idle_s: float = 60.0,
     name: str | None = None,
     deadline_s: float = 0.0,
+    source: str = "example",
 ) -> dict:
     """`n` evaluations of unchanged code (A/A) or of the calibrated slower change (A/B).
 
@@ -156,9 +165,9 @@ async def trials(
     first, and before every `idle_every`-th trial the GPU sits idle for `idle_s` seconds (its clocks
     cool down), so drift and cold starts happen during the trials, not between them."""
     rows = []
-    name = name or ("ab" if slower else "aa") + ("-prof" if keep_metric == "profiler" else "")
+    name = name or ("ab" if slower else "aa") + ("-" + keep_metric if keep_metric != "csv" else "") + ("-" + source if source != "example" else "")
     per_experiment = 4 if slower else 10  # A/B trials are regressions: 5 in a row would stop the run
-    ws = noise_workspace(name, keep_metric)
+    ws = noise_workspace(name, keep_metric, source)
     import sqlite3
 
     first = time.time()
@@ -206,6 +215,8 @@ async def trials(
                     "measured": a.get("measured"),
                     "per_class": a.get("per_class"),
                     "clocks": evidence.get("clocks"),
+                    "spent": evidence.get("spent"),
+                    "kernel_trace": evidence.get("kernel_trace") or evidence.get("kernel_trace_note"),
                 }
             )
             db.close()
@@ -756,7 +767,8 @@ def main() -> None:
     parser.add_argument("what", choices=["tools", "noise", "ab", "hacks", "rmsnorm", "many", "many-gpus", "seal-cost"])
     parser.add_argument("--out", required=True)
     parser.add_argument("--trials", type=int, default=40)
-    parser.add_argument("--keep-metric", choices=["csv", "profiler"], default="csv")
+    parser.add_argument("--keep-metric", choices=["csv", "profiler", "profiler-ncu"], default="csv")
+    parser.add_argument("--source", choices=["example", "rmsnorm"], default="example", help="noise: the workspace evaluated against itself")
     parser.add_argument("--minutes", type=float, default=0.0, help="spread the trials over at least this long")
     parser.add_argument("--idle-every", type=int, default=0, help="let the GPU sit idle before every N-th trial")
     parser.add_argument("--idle-s", type=float, default=60.0)
@@ -788,7 +800,17 @@ def main() -> None:
                 calibration = calibrate_extra_work(out)
                 os.environ[EXTRA_WORK_ENV] = str(calibration["chosen_divisor"])
             result = anyio.run(
-                trials, out, args.trials, args.what == "ab", args.keep_metric, args.minutes, args.idle_every, args.idle_s, args.name, args.deadline_s
+                trials,
+                out,
+                args.trials,
+                args.what == "ab",
+                args.keep_metric,
+                args.minutes,
+                args.idle_every,
+                args.idle_s,
+                args.name,
+                args.deadline_s,
+                args.source,
             )
             result["calibration"] = calibration
     finally:

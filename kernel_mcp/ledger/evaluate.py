@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernel_mcp.gpu.gate import NoIdleGpu
-from kernel_mcp.ledger import gitops, harness, reach
+from kernel_mcp.ledger import gitops, harness, reach, spent
 from kernel_mcp.ledger.core import STOP_AFTER_REGRESSIONS, Ledger, crash_point, figures_of
 from kernel_mcp import sandbox
 from kernel_mcp.bench.stats import mean_interval
@@ -83,6 +83,38 @@ def witnessed(witness, claimed: float) -> bool:
     return claimed < 0 and witness.low <= claimed * CLAIMED_SHARE
 
 
+def shortfall(claimed: list[float], seen: list[float], whose: str) -> str | None:
+    """Why the runs' wall times contradict a claimed saving per pair (seconds), or None: where they
+    shrank by significantly less than CLAIMED_SHARE of it."""
+    if len(claimed) < 2:
+        return None
+    _, _, high = mean_interval([s - c * CLAIMED_SHARE for c, s in zip(claimed, seen)])
+    if high is None or high >= 0:
+        return None
+    saw, low_saw, high_saw = mean_interval(seen)
+    assert low_saw is not None and high_saw is not None  # two or more pairs
+    return (
+        f"{whose} claim at least {sum(claimed) / len(claimed) * 1e3:.3g} ms less work per run, but the runs' wall time as the "
+        f"server measured it shrank by {saw * 1e3:.3g} ms (95% interval {low_saw * 1e3:.3g} to {high_saw * 1e3:.3g} ms), "
+        f"significantly less than {CLAIMED_SHARE:.0%} of the claim"
+    )
+
+
+def unseen_kernel_saving(together: Together) -> str | None:
+    """The same test for GPU time a kernel tracer recorded inside the runs: the kernels' summed time
+    saved per pair against the runs' wall times (a benchmark waits for its kernels)."""
+    kernels: dict[int, dict[str, float]] = {}
+    for r in together.runs:
+        if r.kind == "benchmark" and r.kernel_us is not None:
+            kernels.setdefault(r.pair, {})[r.side] = r.kernel_us
+    claimed, seen = [], []
+    for pair, wall in pair_walls(together.runs):
+        if len(k := kernels.get(pair, {})) == 2:
+            claimed.append((k["best"] - k["candidate"]) / 1e6)
+            seen.append(wall["best"] - wall["candidate"])
+    return shortfall(claimed, seen, "the kernel trace's records")
+
+
 def unseen_saving(together: Together, metric_seconds: float) -> str | None:
     """Why the runs' wall times contradict the benchmark's own figures, or None. Each class figure is
     the time of at least one call (as the roofline floor reads it, `metric_seconds` per unit), so a
@@ -96,27 +128,14 @@ def unseen_saving(together: Together, metric_seconds: float) -> str | None:
         return None
     best_k, cand_k = best.by_key(), cand.by_key()
     keys = [k for k in cand_k if k in best_k]
-    shortfalls, claimed, seen = [], [], []
+    claimed, seen = [], []
     for pair, wall in pair_walls(together.runs):
         i = pair - 1
         if any(i >= len(best_k[k].samples) or i >= len(cand_k[k].samples) for k in keys):
             continue
-        claim = sum(best_k[k].samples[i] - cand_k[k].samples[i] for k in keys) * metric_seconds
-        claimed.append(claim)
+        claimed.append(sum(best_k[k].samples[i] - cand_k[k].samples[i] for k in keys) * metric_seconds)
         seen.append(wall["best"] - wall["candidate"])
-        shortfalls.append(seen[-1] - claim * CLAIMED_SHARE)
-    if len(shortfalls) < 2:
-        return None
-    _, _, high = mean_interval(shortfalls)
-    if high is None or high >= 0:
-        return None
-    saw, low_saw, high_saw = mean_interval(seen)
-    assert low_saw is not None and high_saw is not None  # seen holds as many values as shortfalls: two or more
-    return (
-        f"its own figures claim at least {sum(claimed) / len(claimed) * 1e3:.3g} ms less timed work per run, but the runs' wall time as the "
-        f"server measured it shrank by {saw * 1e3:.3g} ms (95% interval {low_saw * 1e3:.3g} to {high_saw * 1e3:.3g} ms), "
-        f"significantly less than {CLAIMED_SHARE:.0%} of the claim"
-    )
+    return shortfall(claimed, seen, "its own figures")
 
 
 def sealed_and_witnessed(verdict: Verdict, together: Together, allow_unsealed: bool, metric_seconds: float) -> Verdict:
@@ -137,10 +156,17 @@ def sealed_and_witnessed(verdict: Verdict, together: Together, allow_unsealed: b
                 ],
             }
         )
-    if verdict.decision not in ("keep", "suspicious") or together.gpu_time is not None:
-        # a split is not kept itself (its specialised kernel is evaluated, and witnessed, on its own);
-        # the profiler's kernel time is measured outside the candidate's processes
-        return verdict
+    if verdict.decision not in ("keep", "suspicious"):
+        return verdict  # a split is not kept itself (its specialised kernel is evaluated, and witnessed, on its own)
+    if together.gpu_time is not None and together.kernel_trace:
+        # recorded inside the candidate's processes: its code can reach the records
+        unseen = unseen_kernel_saving(together)
+        if unseen is None:
+            return verdict
+        reason = f"{unseen}; the kernel tracer runs inside the benchmark's processes, and the candidate's code can reach its records"
+        return verdict.model_copy(update={"decision": "not-corroborated", "regression": False, "reasons": verdict.reasons + ["not corroborated: " + reason]})
+    if together.gpu_time is not None:
+        return verdict  # the profiler's kernel time is measured outside the candidate's processes
     witness = together.witness
     why: str | None
     if not witnessed(witness, verdict.overall.change if verdict.overall is not None else 0.0):
@@ -213,6 +239,9 @@ def attempt_fields(
             "sealed": together.sealed,
             "witness": together.witness.model_dump() if together.witness else None,
             "tampered": together.tampered,
+            "spent": spent_so_far.model_dump() if (spent_so_far := spent.so_far(together.time_spent)) else None,
+            "kernel_trace": together.kernel_trace,
+            "kernel_trace_note": together.kernel_trace_note,
             "gpu": bench.gpu if bench else None,
             "floor_of": bench.floor_of if bench else None,
             "floor_note": bench.floor_note if bench else None,
@@ -223,6 +252,13 @@ def attempt_fields(
 
 
 async def evaluate(
+    ledger: Ledger, run: Run, hypothesis: str, target: str | None, tag: str | None, progress: ProgressFn | None, *, vendors: Vendors
+) -> ExperimentAnswer:
+    with spent.tally():
+        return await _evaluate(ledger, run, hypothesis, target, tag, progress, vendors=vendors)
+
+
+async def _evaluate(
     ledger: Ledger, run: Run, hypothesis: str, target: str | None, tag: str | None, progress: ProgressFn | None, *, vendors: Vendors
 ) -> ExperimentAnswer:
     exp = ledger.running(tag)

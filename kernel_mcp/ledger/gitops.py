@@ -32,6 +32,7 @@ import git
 
 from kernel_mcp import runner
 from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
+from kernel_mcp.ledger import spent
 
 # \Z, not $: `$` also matches before a trailing newline, so "t\n" would pass as a name
 TAG = re.compile(r"^[a-z0-9][a-z0-9._-]{0,47}\Z")
@@ -152,7 +153,8 @@ def _run_git(name: str, argv: list[str], cwd: str, env: dict[str, str], stdin: b
     def call() -> runner.RunResult:
         return asyncio.run(runner.run(argv, cwd=cwd, timeout_s=timeout_s, env=env, stdin_data=stdin, tail_bytes=GIT_OUTPUT_CAP, sweep=False))
 
-    result = _pool.submit(call).result()
+    with spent.timing("git"):
+        result = _pool.submit(call).result()
     if result.stdout.total_bytes > GIT_OUTPUT_CAP:
         raise CommandFailed(f"git {name} wrote more than {GIT_OUTPUT_CAP} bytes")
     return result

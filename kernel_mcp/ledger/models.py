@@ -95,6 +95,10 @@ def measured_statement(evidence: Evidence) -> str | None:
         parts.append(f"roofline floor from {evidence.floor_of}")
     elif evidence.floor_note:
         parts.append(evidence.floor_note)
+    if evidence.kernel_trace_note and evidence.keep_metric == "profiler":
+        parts.append(evidence.kernel_trace_note)
+    if evidence.spent is not None:
+        parts.append(evidence.spent.statement())
     return "; ".join(p for p in parts if p)
 
 

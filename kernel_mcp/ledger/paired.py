@@ -16,6 +16,15 @@ run when the workspace names a `build_command`.
 Around every run the GPU's clock and temperature are sampled (when a monitor is there), so the
 answer can say whether clocks moved during the evaluation and whether they were locked.
 
+With the profiler keep metric, the kernels' GPU time comes, where the platform has a kernel tracer
+(CUDA: CUPTI activity records), from the same benchmark runs: each run records its kernels' start and
+end as the GPU stamps them, with no replay, so a decision costs about what a decision on the
+benchmark's own timer costs (ncu's profiled runs of their own cost 1.3-3x a run each, on top of the
+benchmark pairs). The tracer runs inside the benchmark's processes, where the candidate's code can
+reach it, so a gain it reports needs the witness too (evaluate.py). Without a tracer, or with
+`[harness] kernel_times = "profiler"`, the profiler measures pairs of runs of its own after the
+benchmark pairs, outside the candidate's processes.
+
 Every run is sealed (sandbox.py): each side may write only its own tree and a private folder of
 its own for this evaluation (temporary files, compiler and framework caches), and the trees are
 checked around every run (guard.py). Each run's wall time, measured by the server, is the witness
@@ -36,17 +45,19 @@ from pydantic import BaseModel
 from kernel_mcp import runner, sandbox
 from kernel_mcp.bench import BenchRun, run_benchmark, worse
 from kernel_mcp.bench.stats import Comparison, clear_of, geomean, median, paired
-from kernel_mcp.errors import CommandFailed, KernelMcpError
+from kernel_mcp.errors import BackendMissing, CommandFailed, KernelMcpError
 from kernel_mcp.gpu import gate
+from kernel_mcp.ledger import spent
 from kernel_mcp.ledger.decide import matches, unsettled_classes
 from kernel_mcp.ledger.guard import TreeGuard
+from kernel_mcp.ledger.spent import Spent
 from kernel_mcp.models.gpu import GpuSample
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.untrusted import inline
 from kernel_mcp.workspace import Run, Workspace
 
 if TYPE_CHECKING:
-    from kernel_mcp.models.platform import Vendors
+    from kernel_mcp.models.platform import KernelTracer, Vendors
 
 Side = Literal["best", "candidate"]
 CLOCK_MOVED = 0.03  # an SM clock range wider than this share of its top counts as "moved"
@@ -62,6 +73,7 @@ class RunRecord(BaseModel):
     after: GpuSample | None = None
     value: float | None = None  # the run's overall figure (geomean of target classes, or total GPU time in µs)
     wall_s: float | None = None  # the run's wall time as the server measured it (the witness)
+    kernel_us: float | None = None  # every kernel's GPU time in the run, as the kernel tracer recorded it
 
 
 class Clocks(BaseModel):
@@ -101,9 +113,14 @@ class Together(BaseModel):
     witness: Comparison | None = None  # the benchmark runs' wall times, paired: what the server saw, not the benchmark's timer
     sealed: str | None = None  # the boundary every run had; None when any ran unsealed
     tampered: list[str] = []  # changes outside a run's own tree and scratch (guard.py): the evaluation is void
+    kernel_trace: str | None = None  # the tracer that recorded the GPU time inside the benchmark runs
+    kernel_trace_note: str | None = None  # why the profiler measured runs of its own instead
+    time_spent: Spent | None = None  # where the evaluation's time went
 
     @property
     def source(self) -> str:
+        if self.gpu_time is not None and self.kernel_trace:
+            return f"GPU kernel time recorded in the benchmark runs by {self.kernel_trace} ({self.profiler_pairs} pairs)"
         if self.gpu_time is not None:
             return f"profiler GPU kernel time ({self.profiler_pairs} pairs of profiled runs)"
         return f"the benchmark's own timer ({self.pairs} pairs of runs)"
@@ -170,9 +187,10 @@ async def _build(ws: Workspace, run: Run, folder: Path, side: Side, lease: gate.
     cfg = ws.config.require_benchmark()
     if not cfg.build_command:
         return None
-    return await runner.run(
-        cfg.build_command, cwd=folder, timeout_s=cfg.timeout_s, env=lease.env, log_dir=run.folder, log_name=f"build-{side}", boundary=boundary
-    )
+    with spent.timing("builds", count=True):
+        return await runner.run(
+            cfg.build_command, cwd=folder, timeout_s=cfg.timeout_s, env=lease.env, log_dir=run.folder, log_name=f"build-{side}", boundary=boundary
+        )
 
 
 class Guarded:
@@ -183,10 +201,16 @@ class Guarded:
         self.guard, self.out = guard, out
 
     def before(self, side: Side) -> bool:
-        return self.guard is None or self._void(self.guard.before(side))
+        if self.guard is None:
+            return True
+        with spent.timing("tree checks"):
+            return self._void(self.guard.before(side))
 
     def after(self, side: Side) -> bool:
-        return self.guard is None or self._void(self.guard.after(side))
+        if self.guard is None:
+            return True
+        with spent.timing("tree checks"):
+            return self._void(self.guard.after(side))
 
     def _void(self, fine: bool) -> bool:
         if not fine and self.guard is not None:
@@ -214,19 +238,33 @@ async def measure_together(
     """Measure BEST (in `best_dir`) and the candidate (in `cand_dir`) in alternating pairs on one GPU,
     each side sealed to its own tree and private folder; `guard` (guard.TreeGuard) checks the trees
     around every run; `vendors` says what gates, samples, pins and profiles here."""
+    folders = {"best": best_dir, "candidate": cand_dir}
+    out = Together()
+    with spent.tally() as used:
+        out = await _measure(ws, run, folders, keep_metric, target, progress, lease, label, slot_env, sampler, guard, vendors, out)
+    out.time_spent = used
+    return out
+
+
+async def _measure(ws, run, folders, keep_metric, target, progress, lease, label, slot_env, sampler, guard, vendors: Vendors, out: Together) -> Together:
     cfg = ws.config
     threshold, severe = cfg.require_benchmark().noise_threshold, cfg.require_benchmark().severe_threshold
     lo_pairs, hi_pairs = cfg.harness.min_pairs, cfg.harness.max_pairs
-    folders = {"best": best_dir, "candidate": cand_dir}
-    out = Together()
     started_all = time.monotonic()
-    sample = sampler or gpu_sampler(ws, vendors)
+    raw_sample = sampler or gpu_sampler(ws, vendors)
+
+    async def sample(gpu) -> GpuSample | None:
+        with spent.timing("GPU samples"):
+            return await raw_sample(gpu)
+
     require_gpu = vendors.needs_gpu(ws)
     checks = Guarded(guard, out)
+    tracer = await _kernel_tracer(ws, out, vendors) if keep_metric == "profiler" else None
     key = f"{run.id}-{secrets.token_hex(3)}"  # several measurements of one run (a batch's slots) stay apart
     with ExitStack() as stack:
-        sides = {side: stack.enter_context(ws.sealed_side(folders[side], f"{key}-{side}")) for side in ("best", "candidate")}
-        async with gate.use(cfg.gate, str(cand_dir), progress, require_gpu=require_gpu, lease=lease, vendors=vendors) as held:
+        with spent.timing("sealing"):
+            sides = {side: stack.enter_context(ws.sealed_side(folders[side], f"{key}-{side}")) for side in ("best", "candidate")}
+        async with gate.use(cfg.gate, str(folders["candidate"]), progress, require_gpu=require_gpu, lease=lease, vendors=vendors) as held:
             builds: list[runner.RunResult] = []
             for side in ("best", "candidate"):
                 if not checks.before(side):
@@ -263,9 +301,10 @@ async def measure_together(
                     checks,
                     vendors,
                     needs_witness=keep_metric != "profiler",
+                    tracer=tracer,
                 )
                 cand = out.candidate
-                if keep_metric == "profiler" and cand is not None and not unusable(cand) and not out.tampered:
+                if keep_metric == "profiler" and tracer is None and cand is not None and not unusable(cand) and not out.tampered:
                     await _profile_pairs(ws, run, folders, held, out, threshold, lo_pairs, hi_pairs, progress, sample, sides, checks, vendors)
             finally:
                 await _unlock_clocks(ws, held, lock_note, vendors)
@@ -293,10 +332,13 @@ async def _bench_pairs(
     checks: Guarded,
     vendors: Vendors,
     needs_witness: bool = True,
+    tracer: KernelTracer | None = None,
 ) -> None:
     """Pairs of benchmark runs until the outcome is clear; a gain on the benchmark's own timer (the
-    keep metric) is clear only once the witness has seen it too, or the pairs run out."""
+    keep metric) is clear only once the witness has seen it too, or the pairs run out. With a
+    `tracer`, each run also records its kernels' GPU time, the keep metric then."""
     sides: dict[str, list[BenchRun]] = {"best": [], "candidate": []}
+    traced = Traced(ws, run, vendors, tracer, out) if tracer is not None else None
     for pair in range(hi_pairs):
         order: tuple[Side, Side] = ("best", "candidate") if pair % 2 == 0 else ("candidate", "best")
         for side in order:
@@ -305,19 +347,21 @@ async def _bench_pairs(
             if not checks.before(side):
                 return
             before = await sample(held.gpu)
+            env, boundary = traced.prepare(side, pair, slot_env, boundaries[side]) if traced else (slot_env, boundaries[side])
             started = time.time()
-            bench = await run_benchmark(
-                ws,
-                run,
-                f"{label} {side} pair {pair + 1}",
-                repeats=1,
-                cwd=folders[side],
-                extra_env=slot_env,
-                lease=held,
-                file_prefix=f"{side}-{pair + 1}",
-                boundary=boundaries[side],
-                vendors=vendors,
-            )
+            with spent.timing("benchmark runs", count=True):
+                bench = await run_benchmark(
+                    ws,
+                    run,
+                    f"{label} {side} pair {pair + 1}",
+                    repeats=1,
+                    cwd=folders[side],
+                    extra_env=env,
+                    lease=held,
+                    file_prefix=f"{side}-{pair + 1}",
+                    boundary=boundary,
+                    vendors=vendors,
+                )
             rec = RunRecord(
                 side=side,
                 pair=pair + 1,
@@ -360,11 +404,19 @@ async def _bench_pairs(
             return
         out.script = paired(cast("list[float]", values["best"]), cast("list[float]", values["candidate"]))  # no None: tested above
         out.witness = witness_of(out.runs)
-        claims_gain = out.script.significant and out.script.change < 0
-        witnessed = out.witness is not None and out.witness.significant and out.witness.change < 0
         out.comparisons = class_comparisons(out.best, out.candidate)
+        if traced is not None:
+            if not traced.pair_done(pair):
+                return
+            metric = out.gpu_time
+            assert metric is not None  # pair_done set it
+            witness_needed = False  # the tracer's gain is checked against the wall times in absolute terms (evaluate.py)
+        else:
+            metric, witness_needed = out.script, needs_witness
+        claims_gain = metric.significant and metric.change < 0
+        witnessed = out.witness is not None and out.witness.significant and out.witness.change < 0
         unsettled = unsettled_classes(out.comparisons, target, threshold, severe) if claims_gain else []
-        if out.pairs >= lo_pairs and clear_of(out.script, threshold) and not (needs_witness and claims_gain and not witnessed) and not unsettled:
+        if out.pairs >= lo_pairs and clear_of(metric, threshold) and not (witness_needed and claims_gain and not witnessed) and not unsettled:
             out.stopped = f"clear after {out.pairs} pairs"
             break
     else:
@@ -373,6 +425,80 @@ async def _bench_pairs(
         )
     assert out.best is not None and out.candidate is not None  # max_pairs >= 2: every pair that ran set both
     # out.comparisons: set in the last pair that ran, over all its pairs (the loop leaves only after that)
+
+
+async def _kernel_tracer(ws: Workspace, out: Together, vendors: Vendors) -> KernelTracer | None:
+    """The platform's in-run kernel tracer for a profiler-metric evaluation, or None (and why, in
+    `out.kernel_trace_note`): the profiler then measures runs of its own."""
+    if ws.config.harness.kernel_times != "trace":
+        out.kernel_trace_note = '[harness] kernel_times = "profiler": the profiler measured runs of its own'
+        return None
+    try:
+        with spent.timing("builds"):
+            tracer = await vendors.of(ws).platform.kernel_tracer(ws)
+    except (BackendMissing, CommandFailed) as exc:
+        out.kernel_trace_note = f"no in-run kernel tracer ({exc.message}): the profiler measured runs of its own"
+        return None
+    out.kernel_trace = tracer.name
+    return tracer
+
+
+class Traced:
+    """What the kernel tracer recorded in one evaluation's benchmark runs, pair by pair: each run's
+    records go to a folder of its own in the evaluation's run folder, the only place outside its
+    tree and private folder that the run may also write."""
+
+    def __init__(self, ws: Workspace, run: Run, vendors: Vendors, tracer: KernelTracer, out: Together) -> None:
+        self.ws, self.run, self.tracer, self.out = ws, run, tracer, out
+        self.platform = vendors.of(ws).platform
+        self.token = secrets.token_hex(3)  # a batch's candidates share the run folder
+        self.folders: dict[str, Path] = {}
+        self.totals: dict[str, list[float]] = {"best": [], "candidate": []}
+
+    def prepare(self, side: Side, pair: int, env: dict[str, str] | None, boundary: sandbox.Boundary) -> tuple[dict[str, str], sandbox.Boundary]:
+        folder = self.run.folder / f"kernels-{self.token}-{side}-{pair + 1}"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.folders[side] = folder
+        return {**(env or {}), **self.tracer.env_for(folder)}, boundary.with_writable(folder)
+
+    def pair_done(self, pair: int) -> bool:
+        """Read both sides' records of the pair just run and compare the GPU time so far; False when
+        the measurement must stop (why: in `out.stopped`)."""
+        from kernel_mcp.profile.summary import summarise
+
+        profiles: dict[str, dict[str, Any]] = {}
+        for side in ("best", "candidate"):
+            with spent.timing("trace reading"):
+                frame, problems = self.platform.read_kernel_trace(self.folders[side])
+            if problems:
+                self.out.stopped = f"the kernel trace of {side}'s run in pair {pair + 1} is incomplete: " + "; ".join(problems[:3])
+                self.out.gpu_time = None
+                return False
+            summary = summarise(frame, "kernel trace", self.ws.config.require_benchmark().target_kernel)
+            profiles[side] = {
+                "keep_metric": "profiler",
+                "profile": summary.model_dump(mode="json", include={"kernels", "source", "dispatches", "run_id"}),
+                "dispatches": summary.target_dispatches,
+                "dispatch_counts": summary.target_calls,
+            }
+            for rec in self.out.runs[-2:]:
+                if rec.side == side:
+                    rec.kernel_us = float(frame["duration_ns"].sum()) / 1e3 if not frame.empty else 0.0
+        self.out.best_profile, self.out.candidate_profile = profiles["best"], profiles["candidate"]
+        best_total = profile_total_us(profiles["best"], None)
+        cand_total = profile_total_us(profiles["candidate"], profiles["best"])
+        if best_total is None or cand_total is None:
+            self.out.stopped = f"the kernel trace saw no target dispatch of {'BEST' if best_total is None else 'the candidate'} in pair {pair + 1}"
+            self.out.gpu_time = None
+            return False
+        self.totals["best"].append(best_total)
+        self.totals["candidate"].append(cand_total)
+        self.out.profiler_pairs = pair + 1
+        self.out.gpu_time = paired(self.totals["best"], self.totals["candidate"])
+        if from_launch_checks(self.out):
+            self.out.stopped = f"the kernel trace's dispatch list in pair {pair + 1} differs from BEST's"
+            return False
+        return True
 
 
 def class_comparisons(best: BenchRun, candidate: BenchRun) -> dict[str, Comparison]:
@@ -424,7 +550,8 @@ async def _profile_pairs(
                 return
             before = await sample(held.gpu)
             started = time.time()
-            profiles[side] = await keep_profile(ws, "profiler", run, folders[side], None, held, locked=True, boundary=boundaries[side], vendors=vendors)
+            with spent.timing("profiled runs", count=True):
+                profiles[side] = await keep_profile(ws, "profiler", run, folders[side], None, held, locked=True, boundary=boundaries[side], vendors=vendors)
             out.runs.append(
                 RunRecord(side=side, pair=pair + 1, kind="profiler", started=started, ended=time.time(), before=before, after=await sample(held.gpu))
             )
@@ -506,7 +633,7 @@ def _finish(ws: Workspace, out: Together, started: float, keep_metric: str, held
     samples = [s for r in out.runs for s in (r.before, r.after) if s is not None]
     clocks = [s.sm_clock_mhz for s in samples if s.sm_clock_mhz]
     temps = [s.temperature_c for s in samples if s.temperature_c is not None]
-    if keep_metric == "profiler" and out.gpu_time is not None:
+    if keep_metric == "profiler" and out.gpu_time is not None and not out.kernel_trace:
         locked = vendors.of(ws).platform.profiled_clocks(lock_note)
     elif lock_note:
         locked = lock_note

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from kernel_mcp.bench import ClassRun
 from kernel_mcp.bench.stats import Comparison
 from kernel_mcp.ledger.decide import Decision
+from kernel_mcp.ledger.spent import Spent
 
 Status = Literal["starting", "running", "stopped", "ended"]
 
@@ -97,6 +98,9 @@ class Evidence(BaseModel):
     floor_of: str | None = None  # whose figures the roofline floor used ("H200 (sm_90)")
     floor_note: str | None = None  # why no floor was drawn (a product no table describes)
     timing_symbols: list[str] = Field(default_factory=list)  # timing functions the change defines or wraps
+    spent: Spent | None = None  # where the evaluation's time went (ledger/spent.py)
+    kernel_trace: str | None = None  # the tracer that recorded the GPU time inside the benchmark runs
+    kernel_trace_note: str | None = None  # why the profiler measured runs of its own instead
 
 
 class Attempt(BaseModel):

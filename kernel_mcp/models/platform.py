@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:  # types only: handing a request over loads nothing more
+    import pandas as pd
+
     from kernel_mcp.hardware.specs import HardwareSpec
     from kernel_mcp.models.calibration import MeasuredPeaks
     from kernel_mcp.models.compile import BackendOutput, CompileJob
@@ -64,6 +66,21 @@ class TraceRequest:
     options: TraceOptions
     out: Path  # the run's trace folder
     boundary: Boundary  # what the traced run may write (its tree, private folders, `out`)
+
+
+@dataclass(frozen=True)
+class KernelTracer:
+    """A platform's cheap record of every kernel's GPU time inside an ordinary benchmark run (no
+    replay, no serialisation): what turns it on for a run whose records go to one folder. It runs
+    inside the benchmark's own processes, so the candidate's code can reach what it records."""
+
+    name: str  # what records the times, for the answer ("CUPTI kernel activity records (...)")
+    env: dict[str, str]  # the environment that loads it
+    folder_env: str  # the variable that names the run's record folder
+    prefix: tuple[str, ...] = ()  # a command that wraps the benchmark's, where the platform needs one
+
+    def env_for(self, folder: Path) -> dict[str, str]:
+        return {**self.env, self.folder_env: str(folder)}
 
 
 # -- the roles: what each capability asks of a platform ------------------------------------------
@@ -124,6 +141,17 @@ class Runtime(Protocol):
     async def profile(self, ws: Workspace, run: Run, request: ProfileRequest, progress: ProgressFn | None) -> tuple[ProfileSummary, list[str]]: ...
 
     async def trace(self, ws: Workspace, run: Run, request: TraceRequest, progress: ProgressFn | None) -> RunResult: ...
+
+    async def kernel_tracer(self, ws: Workspace) -> KernelTracer:
+        """The tracer the ledger's profiler keep metric records kernel times with inside each
+        benchmark run. Raises BackendMissing where the platform has none here (the ledger then
+        profiles separate runs with `profile`), CommandFailed where building it fails."""
+        ...
+
+    def read_kernel_trace(self, folder: Path) -> tuple[pd.DataFrame, list[str]]:
+        """The launches a kernel tracer recorded under `folder` (ncu_dispatches' columns, in start
+        order), and what makes the record incomplete."""
+        ...
 
 
 class InstructionSet(Protocol):

@@ -33,7 +33,7 @@ def _lock(path: Path) -> asyncio.Lock:
     return _BUILDS.setdefault((id(asyncio.get_running_loop()), str(path)), asyncio.Lock())
 
 
-async def build(source: Path, folder: Path, compile_argv: Callable[[Path], list[str]]) -> tuple[Path, str]:
+async def build(source: Path, folder: Path, compile_argv: Callable[[Path], list[str]], what: str = "the calibration program") -> tuple[Path, str]:
     """The program built from `source` by `compile_argv(output)`, and its name for the record
     ("calibrate.cu sha256:0123abcd..."): built once per source and command."""
     digest = hashlib.sha256(source.read_bytes() + "\0".join(compile_argv(Path("OUT"))).encode()).hexdigest()[:16]
@@ -48,9 +48,7 @@ async def build(source: Path, folder: Path, compile_argv: Callable[[Path], list[
         result = await runner.run(compile_argv(partial), cwd=build_dir, timeout_s=BUILD_TIMEOUT_S, log_dir=build_dir, log_name=f"build-{digest}")
         if not result.ok or not partial.is_file():
             partial.unlink(missing_ok=True)
-            raise CommandFailed(
-                f"building the calibration program {source.name} gave {result.status()}", hint=(result.stderr.tail or result.stdout.tail).strip()[-400:] or None
-            )
+            raise CommandFailed(f"building {what} {source.name} gave {result.status()}", hint=(result.stderr.tail or result.stdout.tail).strip()[-400:] or None)
         os.replace(partial, binary)
     return binary, label
 

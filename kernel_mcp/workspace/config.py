@@ -157,6 +157,11 @@ class HarnessConfig(_Strict):
 
     suspicious_factor: float = Field(3.0, gt=1, description="a speedup over BEST beyond this in one step must be re-measured")
     keep_metric: Literal["auto", "profiler", "csv"] = Field("auto", description="profiler GPU time (auto: when a profiler is installed) or the CSV metric")
+    kernel_times: Literal["trace", "profiler"] = Field(
+        "trace",
+        description="with the profiler keep metric: GPU kernel times recorded inside every benchmark run by the platform's "
+        "kernel tracer where it has one (CUPTI activity records: no replay), or by the profiler on runs of their own (ncu)",
+    )
     # BEST and the candidate are measured together, in pairs of fresh runs (A B, then B A, ...),
     # so that a drift of the GPU's speed cancels within each pair.
     min_pairs: int = Field(3, ge=2, le=50, description="pairs of runs (BEST and candidate) before a decision may stop early")

@@ -28,7 +28,9 @@ if TYPE_CHECKING:  # types only: resolving a platform loads neither pandas nor t
     from kernel_mcp.models.calibration import MeasuredPeaks
     from kernel_mcp.models.compile import BackendOutput, CompileJob
     from kernel_mcp.models.occupancy import Occupancy
-    from kernel_mcp.models.platform import ProfileRequest, TraceRequest
+    import pandas as pd
+
+    from kernel_mcp.models.platform import KernelTracer, ProfileRequest, TraceRequest
     from kernel_mcp.models.profile import ProfileSummary
     from kernel_mcp.runner import ProgressFn, RunResult
     from kernel_mcp.workspace import Run, Workspace
@@ -123,6 +125,24 @@ class CudaPlatform:
             peak = peak_bandwidth(ws, request.gpu)
             summary.counters = counter_rows(long, durations, lambda c, t: ncu.derived(c, t, peak)) if not long.empty else []
         return summary, notes
+
+    # -- kernel tracer: CUPTI activity records inside ordinary benchmark runs (the keep metric's)
+    async def kernel_tracer(self, ws: Workspace) -> KernelTracer:
+        import kernel_mcp.platforms.calibrate as program
+        import kernel_mcp.platforms.cuda.kernel_trace as tracer
+        from kernel_mcp.models.platform import KernelTracer as Tracer
+
+        nvcc = toolchain.find("nvcc")
+        if nvcc is None:
+            raise BackendMissing("nvcc not found: the kernel tracer (kernel_trace.cpp) is built with it", hint="install the CUDA toolkit")
+        argv = tracer.compile_argv(nvcc)
+        library, label = await program.build(tracer.SOURCE, ws.state_dir / "cache" / "kernel-trace", lambda out: [*argv, str(out)], "the kernel tracer")
+        return Tracer(name=f"CUPTI kernel activity records ({label})", env={"CUDA_INJECTION64_PATH": str(library)}, folder_env=tracer.FOLDER_ENV)
+
+    def read_kernel_trace(self, folder: Path) -> tuple[pd.DataFrame, list[str]]:
+        import kernel_mcp.platforms.cuda.kernel_trace as tracer
+
+        return tracer.read(folder)
 
     # -- tracer: ncu's full set with source counters, exported as the SASS source page
     async def trace(self, ws: Workspace, run: Run, request: TraceRequest, progress: ProgressFn | None) -> RunResult:

@@ -80,6 +80,12 @@ class OfflinePlatform:
     async def trace(self, ws: Workspace, run: Run, request: TraceRequest, progress: ProgressFn | None) -> NoReturn:
         raise WorkspaceError(NOTHING_RUNS, hint="use thread_trace_import for output made elsewhere")
 
+    async def kernel_tracer(self, ws: Workspace) -> NoReturn:
+        raise BackendMissing("no kernel tracer: " + NOTHING_RUNS)
+
+    def read_kernel_trace(self, folder: Path) -> NoReturn:
+        raise BackendMissing("no kernel tracer: " + NOTHING_RUNS)
+
     async def sample(self, gpu: GpuInfo, cwd: str) -> GpuSample | None:
         return None
 
