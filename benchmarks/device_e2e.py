@@ -768,6 +768,7 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--keep-metric", choices=["csv", "profiler", "profiler-ncu"], default="csv")
+    parser.add_argument("--divisor", type=int, default=0, help="ab: the extra work's divisor an earlier calibration chose (skips calibrating)")
     parser.add_argument("--source", choices=["example", "rmsnorm"], default="example", help="noise: the workspace evaluated against itself")
     parser.add_argument("--minutes", type=float, default=0.0, help="spread the trials over at least this long")
     parser.add_argument("--idle-every", type=int, default=0, help="let the GPU sit idle before every N-th trial")
@@ -796,7 +797,10 @@ def main() -> None:
             result = anyio.run(many_gpus, out, args.engine, args.slots, args.ray_address)
         else:
             calibration = None
-            if args.what == "ab":
+            if args.what == "ab" and args.divisor:  # calibrated earlier on this machine
+                calibration = {"chosen_divisor": args.divisor, "given": True}
+                os.environ[EXTRA_WORK_ENV] = str(args.divisor)
+            elif args.what == "ab":
                 calibration = calibrate_extra_work(out)
                 os.environ[EXTRA_WORK_ENV] = str(calibration["chosen_divisor"])
             result = anyio.run(
