@@ -128,7 +128,8 @@ CSV_METRIC = "\n[server]\nresponse_budget_bytes = 4096\n"
 def noise_workspace(name: str, keep_metric: str) -> Path:
     """The reduced benchmark's workspace with the keep metric set and committed."""
     ws = workspace(SCRATCH / f"ws-{name}", command=NOISE_COMMAND, repeats=2)
-    text = (ws / "kernel-mcp.toml").read_text().replace('keep_metric = "auto"', f'keep_metric = "{keep_metric}"')
+    # the trials measure unchanged code again and again on purpose: measure_same_code
+    text = (ws / "kernel-mcp.toml").read_text().replace('keep_metric = "auto"', f'keep_metric = "{keep_metric}"\nmeasure_same_code = true')
     (ws / "kernel-mcp.toml").write_text(text)
     subprocess.run(["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", f"{keep_metric} metric"], check=True)
     return ws

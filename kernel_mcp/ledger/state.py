@@ -97,6 +97,8 @@ class Evidence(BaseModel):
     floor_of: str | None = None  # whose figures the roofline floor used ("H200 (sm_90)")
     floor_note: str | None = None  # why no floor was drawn (a product no table describes)
     timing_symbols: list[str] = Field(default_factory=list)  # timing functions the change defines or wraps
+    code_fingerprint: str | None = None  # the candidate's code, comments and layout left out (same_code.py); None: not taken
+    same_as: int | None = None  # a duplicate's attempt whose code it has (BEST's, or the one whose decision it quotes)
 
 
 class Attempt(BaseModel):
