@@ -136,7 +136,8 @@ def noise_workspace(name: str, keep_metric: str, source: str = "example") -> Pat
     else:
         ws = workspace(SCRATCH / f"ws-{name}", command=NOISE_COMMAND, repeats=2)
     setting = 'keep_metric = "profiler"\nkernel_times = "profiler"' if keep_metric == "profiler-ncu" else f'keep_metric = "{keep_metric}"'
-    text = (ws / "kernel-mcp.toml").read_text().replace('keep_metric = "auto"', setting)
+    # the trials measure unchanged code again and again on purpose: measure_same_code
+    text = (ws / "kernel-mcp.toml").read_text().replace('keep_metric = "auto"', setting + "\nmeasure_same_code = true")
     (ws / "kernel-mcp.toml").write_text(text)
     subprocess.run(["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", f"{keep_metric} metric"], check=True)
     return ws

@@ -87,7 +87,7 @@ async def test_a_candidate_of_an_initialized_python_harness_is_not_refused(tmp_p
     async with Client(build_server(root)) as client:
         start = await call(client, "experiment_start", tag="cu")
         kernel = Path(start["worktree"], "src", "kernel.cu")
-        kernel.write_text(kernel.read_text() + "// unrolled\n")
+        kernel.write_text(kernel.read_text() + "__device__ int unroll = 4;\n")  # code, not a comment: a comment would be BEST's code, never run
         result = await client.call_tool("experiment_evaluate", {"hypothesis": "unroll"})
     assert not result.is_error, text_of(result)
     # the runs did leave what used to get every candidate refused

@@ -127,9 +127,9 @@ async def test_tie_resets_the_regression_counter(cpu_ws):
 async def test_correctness_failure_asks_for_repairs_then_gives_up(cpu_ws):
     async with Client(build_server(cpu_ws)) as client:
         wt = (await call(client, "experiment_start", tag="t4"))["worktree"]
-        set_kernel(wt, 50.0, 100.0, err=3)
         decisions = []
-        for _ in range(4):
+        for i in range(4):
+            set_kernel(wt, 50.0 + i, 100.0, err=3)  # each repair changes the code (unchanged code would be a duplicate), still wrong
             ev = await call(client, "experiment_evaluate", hypothesis="skip the halo")
             decisions.append(ev["attempt"]["decision"])
         assert decisions == ["repair-needed", "repair-needed", "repair-needed", "discard"]

@@ -138,6 +138,7 @@ async def test_the_workspace_folder_made_a_repository_is_refused_and_revert_remo
         reverted = await call(client, "experiment_revert")
         assert "ws/.git" in reverted["notes"][0], reverted["notes"]
         assert not (wt / ".git").exists()
+        set_kernel(wt, 100.0, 200.0)  # BEST's figures, in other code (BEST's own code would be a duplicate, never run)
         ev = await call(client, "experiment_evaluate", hypothesis="after the revert")
         assert ev["attempt"]["decision"] == "discard", ev["attempt"]["reasons"]
     assert not marker.exists()
@@ -167,13 +168,14 @@ async def test_the_servers_git_never_enters_a_submodule_of_the_users(cpu_ws, tmp
 
 # ---- 3. ignored files are measured, never committed -----------------------------------------------
 async def test_what_is_measured_is_the_candidates_commit_not_an_ignored_bytecode_cache(cpu_ws):
-    # The whole visible change is a comment; a forged __pycache__/kernel.*.pyc (ignored by git)
-    # whose header matches the new kernel.py's mtime and size makes the run fast. It was measured
-    # ~20% faster and kept, and the kept commit was the old, slow kernel.
+    # The whole visible change is a line nothing reads (a comment would be BEST's code, never run); a
+    # forged __pycache__/kernel.*.pyc (ignored by git) whose header matches the new kernel.py's mtime
+    # and size makes the run fast. It was measured ~20% faster and kept, and the kept commit was the
+    # old, slow kernel.
     async with Client(build_server(cpu_ws)) as client:
         wt = Path((await call(client, "experiment_start", tag="pyc"))["worktree"])
         source = wt / "kernel.py"
-        source.write_text(KERNEL + "# retuned\n")
+        source.write_text(KERNEL + "RETUNED = True\n")
         st = source.stat()
         fast = compile('TIME = {"small": 80.0, "large": 160.0}\nERR = 0\n', str(source), "exec")
         pyc = Path(importlib.util.cache_from_source(str(source)))  # the benchmark's python is this one

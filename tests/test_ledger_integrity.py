@@ -70,7 +70,8 @@ def set_factor(worktree: str, factor: float) -> None:
 
 
 async def test_drifting_gpu_gives_ties_in_a_a_and_still_detects_5_percent(tmp_path):
-    ws = make_ws(tmp_path / "drift", DRIFTING_BENCH, "out/\n__pycache__/\n")
+    # A/A measures BEST against itself on purpose: unchanged code is otherwise decided without a run
+    ws = make_ws(tmp_path / "drift", DRIFTING_BENCH, "out/\n__pycache__/\n", "measure_same_code = true\n")
     async with Client(build_server(ws)) as client:
         start = await call(client, "experiment_start", tag="drift")
         for _ in range(3):

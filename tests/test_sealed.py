@@ -195,6 +195,7 @@ async def test_a_redirected_git_pointer_is_refused_and_repaired_by_revert(cpu_ws
         assert refused.is_error and ".git pointer" in text_of(refused), text_of(refused)
         repaired = await call(client, "experiment_revert")
         assert repaired["status"] == "running"
+        set_kernel(wt, 100.0, 200.0)  # BEST's figures, in other code (BEST's own code would be a duplicate, never run)
         again = await call(client, "experiment_evaluate", hypothesis="after the repair")
         assert again["attempt"]["decision"] == "discard"
     assert user.head.commit.hexsha == branch_before and len(user.git.reflog().splitlines()) == reflog_before

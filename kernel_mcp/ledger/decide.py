@@ -20,7 +20,8 @@ from pydantic import BaseModel
 
 from kernel_mcp.bench import BenchRun, Comparison
 
-Decision = Literal["keep", "suspicious", "discard", "undecided", "repair-needed", "split-suggested", "failed", "refused", "not-corroborated"]
+# duplicate: the code was BEST's or an earlier attempt's, and nothing ran (same_code.py)
+Decision = Literal["keep", "suspicious", "discard", "undecided", "repair-needed", "split-suggested", "failed", "refused", "not-corroborated", "duplicate"]
 Outcome = Literal["faster", "slower", "same", "undecided"]
 KEEPABLE = ("keep", "suspicious", "split-suggested")  # decisions that claim a gain
 MAX_REPAIRS = 3

@@ -3,7 +3,9 @@
 The candidate is what the worktree holds when the evaluation starts, taken as a commit (the runs'
 outputs left out): that commit is what is measured, recorded and, if kept, committed. Kernel
 sources that change while the runs go on (a benchmark that writes them, an edit during the runs)
-make the measurement void, and the attempt is refused with the files named.
+make the measurement void, and the attempt is refused with the files named. A candidate whose code
+is BEST's, or an earlier attempt's judged against this BEST, is decided from that without a run
+(same_code.py).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kernel_mcp.gpu.gate import NoIdleGpu
-from kernel_mcp.ledger import gitops, harness, reach, spent
+from kernel_mcp.ledger import gitops, harness, reach, same_code, spent
 from kernel_mcp.ledger.core import STOP_AFTER_REGRESSIONS, Ledger, crash_point, figures_of
 from kernel_mcp import sandbox
 from kernel_mcp.bench.stats import mean_interval
@@ -268,7 +270,7 @@ async def _evaluate(
     snap = ledger.candidate(exp, f"Candidate: {hypothesis}\n\nMeasured against BEST {best[:10]} (experiment {exp.tag})\n")
     files = gitops.files_between(wt, best, snap)
     digest = gitops.tree_of(wt, snap)
-    previous = ledger.store.latest_attempt(exp.tag)
+    previous = ledger.store.latest_attempt(exp.tag, except_duplicates=True)
     outputs = ledger.outputs(exp)
     problems = harness.violations(wt, exp.subdir, workdir, exp.protected, ledger.ws.config.harness, files, outputs)
     if problems:
@@ -291,6 +293,11 @@ async def _evaluate(
             ),
             None,
         )
+    code = same_code.fingerprint(wt, snap, exp.subdir, ledger.ws.config.harness)
+    twin = same_code.find_twin(ledger, exp, wt, code, target, digest)
+    if twin is not None and code is not None:
+        fields = same_code.duplicate_fields(exp, twin, hypothesis, target, files, digest, code, candidate_commit=snap, run=run.id)
+        return await _record(ledger, exp, run, snap, fields, None, supersede=False)
     repairs = previous.repair_count + 1 if previous and previous.decision == "repair-needed" and previous.hypothesis == hypothesis else 0
     keep_metric = ledger.keep_metric(vendors)
     try:
@@ -347,6 +354,7 @@ async def _evaluate(
         candidate_commit=snap,
         timing_symbols=sorted({t.symbol for t in timing}),
         removed_before_runs=removed[:200],
+        code_fingerprint=code,
     )
     answer = await _record(ledger, exp, run, snap, fields, verdict)
     answer.notes.append(measured_as_committed(snap, removed))
@@ -361,11 +369,15 @@ def measured_as_committed(snap: str, removed: list[str]) -> str:
     )
 
 
-async def _record(ledger: Ledger, exp: Experiment, run: Run, snap: str, fields: dict[str, Any], verdict: Verdict | None) -> ExperimentAnswer:
-    """The attempt in one transaction: earlier pending attempts are superseded by it, and the run of
-    consecutive regressions is counted."""
+async def _record(
+    ledger: Ledger, exp: Experiment, run: Run, snap: str, fields: dict[str, Any], verdict: Verdict | None, supersede: bool = True
+) -> ExperimentAnswer:
+    """The attempt in one transaction: earlier pending attempts are superseded by it (unless it is a
+    duplicate, which measured nothing to take their place), and the run of consecutive regressions
+    is counted."""
     with ledger.store.transaction():
-        ledger.store.close_pending(exp.tag, "superseded")
+        if supersede:
+            ledger.store.close_pending(exp.tag, "superseded")
         attempt_id = ledger.store.add_attempt(**fields)
         count = exp.consecutive_regressions
         if verdict is not None:

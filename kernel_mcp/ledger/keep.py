@@ -54,7 +54,8 @@ async def keep(
     ledger: Ledger, run: Run, tag: str | None, why: str | None, progress: ProgressFn | None, attempt_id: int | None = None, *, vendors: Vendors
 ) -> ExperimentAnswer:
     exp = ledger.running(tag)
-    attempt = ledger.store.latest_attempt(exp.tag) if attempt_id is None else ledger.store.attempt(attempt_id)
+    # by default the latest attempt judged on its own: a duplicate after it quotes it, and ran nothing
+    attempt = ledger.store.latest_attempt(exp.tag, except_duplicates=True) if attempt_id is None else ledger.store.attempt(attempt_id)
     if attempt_id is not None and (attempt is None or attempt.tag != exp.tag):
         raise InvalidInput(f"experiment {exp.tag} has no attempt #{attempt_id}", hint="experiment_log lists its attempts")
     attempt = _keepable(attempt)
@@ -130,6 +131,8 @@ async def keep(
 
 
 def _keepable(attempt: Attempt | None) -> Attempt:
+    if attempt is not None and attempt.decision == "duplicate":
+        raise InvalidInput(f"attempt #{attempt.id} ran nothing to keep: " + "; ".join(attempt.reasons[:2]))
     if attempt is None or attempt.outcome != "pending":
         raise InvalidInput(
             "nothing evaluated to keep" if attempt is None else f"attempt #{attempt.id} is already {attempt.outcome}",
@@ -192,7 +195,7 @@ async def revert(ledger: Ledger, tag: str | None) -> ExperimentAnswer:
         recover.clear_stale_index_lock(wt)
         files = gitops.changed_files(wt, exp.best_commit)
         files += gitops.reset_to(wt, exp.best_commit)  # a nested .git is discarded too, and named
-        attempt = ledger.store.latest_attempt(exp.tag)
+        attempt = ledger.store.latest_attempt(exp.tag, except_duplicates=True)
         with ledger.store.transaction():
             if attempt is not None and attempt.outcome == "pending":
                 ledger.store.update_attempt(attempt.id, outcome="reverted", closed=now())

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.gpu.gate import NoIdleGpu
-from kernel_mcp.ledger import gitops, harness, recover
+from kernel_mcp.ledger import gitops, harness, recover, same_code
 from kernel_mcp.ledger.core import BATCH_DIR, STOP_AFTER_REGRESSIONS, Ledger, crash_point
 from kernel_mcp.ledger.evaluate import attempt_fields, judge
 from kernel_mcp.ledger.experiment import stop
@@ -39,7 +39,18 @@ if TYPE_CHECKING:
 MAX_CANDIDATES = 32
 MAX_PATCH_BYTES = 1 << 20
 # Best first: what can be kept, then ties and losses, then what could not be judged.
-RANK = {"keep": 0, "suspicious": 1, "split-suggested": 2, "undecided": 3, "discard": 4, "not-corroborated": 5, "repair-needed": 6, "refused": 7, "failed": 8}
+RANK = {
+    "keep": 0,
+    "suspicious": 1,
+    "split-suggested": 2,
+    "undecided": 3,
+    "discard": 4,
+    "not-corroborated": 5,
+    "repair-needed": 6,
+    "refused": 7,
+    "failed": 8,
+    "duplicate": 9,
+}
 
 
 class Candidate(BaseModel):
@@ -109,6 +120,9 @@ async def evaluate_many(
     rows: list[CandidateRow] = []
     batch_start = time.time()
     jobs: list[Job] = []
+    first_with: dict[str, Job] = {}  # the first candidate of this batch with each code fingerprint
+    twins: list[tuple[Job, Job, str]] = []  # a later candidate with the same code, its first, and the code
+    repo, _ = gitops.repo_of(ledger.ws.root)
 
     async def record(job: Job, m: Measurement, refused: list[str] | None = None) -> None:
         verdict = Verdict(decision="refused", reasons=refused, comparisons={}) if refused else _verdict(ledger, exp, m, target, keep_metric)
@@ -127,30 +141,45 @@ async def evaluate_many(
             batch=batch,
             candidate=placement,
             candidate_commit=job.commit or None,
+            code_fingerprint=job.code,
         )
         fields["commit_sha"] = job.commit or None  # none when the candidate could not be prepared
         with ledger.store.transaction():
             attempt_id = ledger.store.add_attempt(**fields)
         crash_point("many-after-first-record")
-        overall = verdict.overall.statement() if verdict.overall else None
+        await add_row(attempt_id, job, verdict.decision, (verdict.reasons or [""])[0], verdict, m)
+
+    async def record_duplicate(job: Job, twin: same_code.Twin, code: str) -> None:
+        """A candidate whose code was decided already (same_code.py): recorded, never measured."""
+        placement = {"index": job.index, "ref": job.ref}
+        fields = same_code.duplicate_fields(
+            exp, twin, job.hypothesis, target, job.files, job.digest, code, run=run.id, batch=batch, candidate=placement, candidate_commit=job.commit
+        )
+        fields["commit_sha"] = job.commit
+        with ledger.store.transaction():
+            attempt_id = ledger.store.add_attempt(**fields)
+        await add_row(attempt_id, job, "duplicate", twin.reason)
+
+    async def add_row(attempt_id: int, job: Job, decision: str, reason: str, verdict: Verdict | None = None, m: Measurement | None = None) -> None:
+        overall = verdict.overall if verdict is not None else None
         rows.append(
             CandidateRow(
                 attempt=attempt_id,
                 index=job.index,
                 commit=job.commit[:10] or "-",
                 hypothesis=job.hypothesis[:120],
-                decision=verdict.decision,
-                regression=verdict.regression,
-                change=overall,
-                sort_change=verdict.overall.change if verdict.overall else 0.0,
-                where=m.where,
-                started_s=round(m.started - batch_start, 2) if m.started else None,
-                ended_s=round(m.ended - batch_start, 2) if m.ended else None,
-                reason=(verdict.reasons or [""])[0][:240],
+                decision=decision,
+                regression=verdict.regression if verdict is not None else False,
+                change=overall.statement() if overall else None,
+                sort_change=overall.change if overall else 0.0,
+                where=m.where if m is not None else "",
+                started_s=round(m.started - batch_start, 2) if m is not None and m.started else None,
+                ended_s=round(m.ended - batch_start, 2) if m is not None and m.ended else None,
+                reason=reason[:240],
             )
         )
         if progress is not None:
-            await progress(len(rows), len(candidates), f"candidate {job.index} ({job.hypothesis[:48]}): {verdict.decision}")
+            await progress(len(rows), len(candidates), f"candidate {job.index} ({job.hypothesis[:48]}): {decision}")
 
     try:
         for index, cand in enumerate(candidates):
@@ -162,7 +191,17 @@ async def evaluate_many(
                 continue
             if refused:
                 await record(job, Measurement(index=index), refused)
+                continue
+            code = same_code.fingerprint(repo, job.commit, exp.subdir, ledger.ws.config.harness)
+            twin = same_code.find_twin(ledger, exp, repo, code, target, job.digest)
+            if twin is not None and code is not None:
+                await record_duplicate(job, twin, code)
+            elif code is not None and code in first_with and not ledger.ws.config.harness.measure_same_code:
+                twins.append((job, first_with[code], code))  # decided once the first of them is judged
             else:
+                job.code = code
+                if code is not None:
+                    first_with.setdefault(code, job)
                 jobs.append(job)
         slots = 0
         if jobs:
@@ -172,6 +211,11 @@ async def evaluate_many(
             except NoIdleGpu:
                 await stop(ledger, exp, "no idle GPU for the whole waiting limit")
                 raise
+        for job, first, code in twins:
+            measured = next((r for r in rows if r.index == first.index), None)
+            said = f"#{measured.attempt} ({measured.decision})" if measured else "not recorded"
+            reason = f"same code as candidate {first.index} of this batch, attempt {said}: measured once for both, comments and layout aside"
+            await record_duplicate(job, same_code.Twin(measured.attempt if measured else None, reason), code)
     finally:
         _remove_worktrees(ledger, root)
     return await _answer(ledger, exp.tag, run, batch, engine.name, slots, rows, batch_start)

@@ -162,9 +162,18 @@ class LedgerStore:
             params += (batch,)
         self.db.execute(query, params)
 
-    def latest_attempt(self, tag: str) -> Attempt | None:
-        rows = self.attempts(tag, 1)
-        return rows[0] if rows else None
+    def latest_attempt(self, tag: str, *, except_duplicates: bool = False) -> Attempt | None:
+        """The newest attempt; with `except_duplicates`, the newest that was judged on its own (a
+        duplicate ran nothing, so the rules that look back at the previous attempt, and the default
+        attempt of a keep or a revert, pass over it)."""
+        query = "SELECT * FROM attempts WHERE tag = ?" + (" AND decision != 'duplicate'" if except_duplicates else "") + " ORDER BY id DESC LIMIT 1"
+        row = _row(self.db.execute(query, (tag,)).fetchone())
+        return Attempt.model_validate(row) if row else None
+
+    def attempts_with_code(self, tag: str, parent: str, code: str) -> list[Attempt]:
+        """The attempts judged against BEST `parent` whose candidate had code fingerprint `code`, oldest first."""
+        query = "SELECT * FROM attempts WHERE tag = ? AND parent_commit = ? AND json_extract(evidence, '$.code_fingerprint') = ? ORDER BY id"
+        return [Attempt.model_validate(_row(r)) for r in self.db.execute(query, (tag, parent, code)).fetchall()]
 
     # intents
     def add_intent(self, tag: str, action: str, attempt_id: int | None, commit_sha: str | None = None) -> None:

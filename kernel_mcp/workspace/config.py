@@ -168,6 +168,11 @@ class HarnessConfig(_Strict):
     max_pairs: int = Field(10, ge=2, le=100, description="pairs at most, when the outcome stays close to the threshold")
     lock_clocks: bool = Field(False, description="on AMD, hold the GPU in the vendor's deterministic-performance mode while measuring (needs permission)")
     allow_unsealed: bool = Field(False, description="keep changes measured without the OS boundary where the kernel offers none (an explicit opt-in)")
+    measure_same_code: bool = Field(
+        False,
+        description="measure a candidate whose code (comments and layout aside) is BEST's or an earlier attempt's too; "
+        "by default it is decided from that without a run (A/A calibration sets this)",
+    )
     writable: list[str] = Field(
         default_factory=list,
         description="folders outside its own tree that every run may also write (absolute, "

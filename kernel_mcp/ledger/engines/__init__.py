@@ -37,6 +37,7 @@ class Job:
     worktree: Path | None = None
     files: list[str] = field(default_factory=list)
     digest: str = ""
+    code: str | None = None  # its code fingerprint (same_code.py), None where none was taken
 
     @property
     def workdir(self) -> Path:
