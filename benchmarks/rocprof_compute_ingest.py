@@ -8,7 +8,7 @@ targets are kept with their description and per-target expressions.
 CHECKOUT holds src/rocprof_compute_soc/analysis_configs/<gfx>/*.yaml (rocprof-compute's own tree,
 or projects/rocprofiler-compute of ROCm/rocm-systems). Every metric of every metric_table is kept
 as the vendor wrote it: its panel and table, its name, the expression rocprof-compute shows as the
-value (value, else avg, else mean), and its unit. Nothing is rewritten; the evaluator reads the
+value (value, else avg, else mean), its unit, and its coll_level where it has one. Nothing is rewritten; the evaluator reads the
 vendor's own expression language.
 """
 
@@ -59,6 +59,9 @@ def metrics_of(path: Path) -> list[dict]:
                     "unit": str(fields.get("unit") or ""),
                     "file": path.name,
                 }
+                # the table rocprof-compute reads this metric's counters from, where not pmc_perf (SQ_LEVEL_WAVES: the
+                # pass that collects SQ_ACCUM_PREV_HIRES for that level)
+                | ({"coll_level": str(fields["coll_level"])} if fields.get("coll_level") else {})
             )
     return out
 

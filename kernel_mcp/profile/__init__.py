@@ -69,7 +69,7 @@ def rows_from_sums(sums: pd.DataFrame, durations: dict[str, float], derive) -> l
         group = group[group["n"] > 0]
         counters = {str(c): float(v) / float(n) for c, v, n in zip(group["counter"], group["value_sum"], group["n"])}
         dispatches = int(group["n"].max()) if len(group) else 0
-        rows.append(CounterRow(kernel=str(kernel), dispatches=dispatches, counters=counters, derived=derive(counters, durations.get(str(kernel)))))
+        rows.append(CounterRow(kernel=str(kernel), dispatches=dispatches, counters=counters, derived=derive(counters, durations.get(str(kernel)), str(kernel))))
     return rows
 
 
@@ -179,7 +179,9 @@ def profile_import(ws: Workspace, run: Run, paths: list[str], *, vendors: Vendor
     if g.counter_sums is not None and not g.rocpd:
         durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
         peak = peak_bandwidth(ws)
-        arch, machine = g.arch, vendor_metrics.machine_vars(g.machine)
+        arch = g.arch
+        machine, machine_notes = import_machine(ws, g, arch)
+        summary.notes += machine_notes + [machine.note()]
         if arch:
             summary.notes.append(
                 f"derived metrics: {vendor_metrics.compute_version()} definitions for {arch}, the target {', '.join(g.arches[arch][:2])} names"
@@ -190,9 +192,22 @@ def profile_import(ws: Workspace, run: Run, paths: list[str], *, vendors: Vendor
                 f"derived metrics: no input names the GPU target (sysinfo.csv, agent_info.csv): only the {vendor_metrics.compute_version()} "
                 f"metrics defined alike for {', '.join(vendor_metrics.arches())}"
             )
-        summary.counters = rows_from_sums(g.counter_sums, durations, lambda c, t: ctr.derived_amd(c, t, peak, {}, arch, machine))
+        summary.counters = rows_from_sums(
+            g.counter_sums,
+            durations,
+            lambda c, t, k: ctr.derived_amd(c, t, peak, {}, arch, machine.values, vendor_metrics.kernel_columns(g.dispatch_tables, k)),
+        )
     summary.notes += impossible_resources(ws, summary, vendors)
     return _keep(run, summary)
+
+
+def import_machine(ws: Workspace, g: gather.Gathered, arch: str | None) -> tuple[vendor_metrics.Machine, list[str]]:
+    """The machine figures of an import: a workload's sysinfo.csv, else the GPU agents its
+    agent_info.csv files list, else the hardware tables of the product kernel-mcp.toml names (of the
+    same target), else of the target alone."""
+    sysinfo = vendor_metrics.machine_vars(g.machine, g.machine_label) if g.machine else vendor_metrics.Machine({}, {})
+    target = ws.config.target
+    return vendor_metrics.machine_figures(arch, sysinfo, g.agents, target.product if target.arch == arch else None)
 
 
 def _found(g: gather.Gathered) -> str:

@@ -28,6 +28,7 @@ import pandas as pd
 # the package's modules by their full names: the package imports this one (see test_architecture.py)
 import kernel_mcp.profile.sniff as fmt
 import kernel_mcp.profile.tables as tables
+import kernel_mcp.profile.vendor_metrics as vendor_metrics
 import kernel_mcp.profile.workload as workload
 from kernel_mcp import limits, safe_files
 from kernel_mcp.errors import InvalidInput, KernelMcpError
@@ -69,6 +70,9 @@ class Gathered:
     # the GPU targets the inputs name (workload sysinfo.csv, rocprofv3 agent_info.csv): target -> the files
     arches: dict[str, list[str]] = field(default_factory=dict)
     machine: dict[str, str] = field(default_factory=dict)  # a rocprof-compute workload's sysinfo row
+    machine_label: str = ""  # the sysinfo.csv it came from
+    agents: list[tuple[str, dict[str, str]]] = field(default_factory=list)  # rocprofv3 agent_info.csv GPU rows (keys lower-case), by file
+    dispatch_tables: list[tables.DispatchTable] = field(default_factory=list)  # counters per dispatch, for the derived metrics
 
     @property
     def arch(self) -> str | None:
@@ -101,9 +105,13 @@ def gather(targets: list[tuple[str, Path, Path]], root: Path) -> Gathered:
                 main = g.inputs[-1]
         timed.append((main or g.inputs[-1], w.dispatches, w.source))
         sums.append(w.counter_sums)
+        if w.table is not None:
+            g.dispatch_tables.append(w.table)
         if w.arch:
             g.arches.setdefault(w.arch, []).append(next((s.label for s, _ in files if s.path.name == workload.SYSINFO), str(folder)))
-            g.machine = g.machine or w.machine
+        if w.machine and not g.machine:
+            g.machine = w.machine
+            g.machine_label = next((s.label for s, _ in files if s.path.name == workload.SYSINFO), "sysinfo.csv")
         g.notes += w.notes
         taken = {s.label for s, _ in files}
         entries = [(s, e) for s, e in entries if s.label not in taken]
@@ -114,7 +122,7 @@ def gather(targets: list[tuple[str, Path, Path]], root: Path) -> Gathered:
             if s.format == fmt.AGENT_INFO:
                 _agents(s, record, g)
                 continue
-            _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files)
+            _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files, g.dispatch_tables)
         except KernelMcpError as exc:
             if exc.message.startswith(s.path.name) or s.label in exc.message or s.path.name in exc.message:
                 raise
@@ -136,6 +144,18 @@ def gather(targets: list[tuple[str, Path, Path]], root: Path) -> Gathered:
     return g
 
 
+def agent_rows(folder: Path) -> list[tuple[str, dict[str, str]]]:
+    """The GPU agents of every rocprofv3 agent_info.csv under a run's own output folder (keys lower-case), by file."""
+    found: list[tuple[str, dict[str, str]]] = []
+    for path in safe_files.files_under(folder, "*agent_info.csv", within=folder, relative_to=folder):
+        s = _sniff(path, path.relative_to(folder).as_posix())
+        if s.format == fmt.AGENT_INFO:
+            g = Gathered()
+            _agents(s, InputFile(path=s.label, format=s.format), g)
+            found += g.agents
+    return found
+
+
 def _agents(s: fmt.Sniffed, record: InputFile, g: Gathered) -> None:
     """rocprofv3's agent_info.csv: which GPU ran the dispatches beside it (its GPU agents' target
     names and products); not kernel figures, but named as read, never refused when listed."""
@@ -144,8 +164,11 @@ def _agents(s: fmt.Sniffed, record: InputFile, g: Gathered) -> None:
     if "agent_type" not in cols or "name" not in cols:
         record.skipped = "agent info without Agent_Type/Name columns"
         return
-    frame = tables.read(s.path, "rocprofv3 agent info", {cols[c] for c in ("agent_type", "name", "product_name") if c in cols}, set())
+    wanted = {"agent_type", "name", "product_name", *vendor_metrics.AGENT_FIELDS.values()}
+    frame = tables.read(s.path, "rocprofv3 agent info", {cols[c] for c in wanted if c in cols}, set())
     gpus = frame[frame[cols["agent_type"]].astype(str).str.upper() == "GPU"]
+    for row in gpus.to_dict("records"):
+        g.agents.append((s.label, {str(k).strip().lower(): str(v) for k, v in row.items()}))
     names = sorted({str(n).strip() for n in gpus[cols["name"]] if str(n).strip()})
     if not names:
         record.skipped = "agent info naming no GPU agent"
@@ -238,7 +261,7 @@ def _workloads(entries: list[tuple[fmt.Sniffed, bool]], root: Path, allowed: lis
     return found
 
 
-def _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files) -> None:
+def _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files, per_dispatch) -> None:
     frame: pd.DataFrame | None  # each reader's dispatches; None where a file holds counters only
     if s.format is None:
         # a description naming the tool stands alone; a generic one says first that nothing could be read
@@ -251,8 +274,9 @@ def _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files) -> None
         frame = tables.read_dispatches(s.path, SOURCES[s.format], s.label, strip_kd=s.format != fmt.TRACE)
         timed.append((record, frame, SOURCES[s.format]))
     elif s.format == fmt.LEGACY_DISPATCHES:
-        long, frame, instances = tables.read_wide(s.path, "rocprof results.csv", s.label, fmt.LEGACY_FIXED, strip_kd=True)
+        long, frame, instances, table = tables.read_wide(s.path, "rocprof results.csv", s.label, fmt.LEGACY_FIXED, strip_kd=True, keep=vendor_metrics.wanted)
         sums.append(long)
+        per_dispatch += [table] if table is not None else []
         if frame is None:  # counter mode without --timestamp on
             record.used_for = f"counters ({long['counter'].nunique()})"
         else:
@@ -263,14 +287,16 @@ def _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files) -> None
         timed.append((record, frame, SOURCES[s.format]))
     elif s.format in (fmt.COUNTERS, fmt.COMPUTE_LONG, fmt.COMPUTE_WIDE):
         if s.format == fmt.COMPUTE_WIDE:
-            long, frame, _ = tables.read_wide(s.path, s.format, s.label, fmt.COMPUTE_FIXED, strip_kd=True)
+            long, frame, _, table = tables.read_wide(s.path, s.format, s.label, fmt.COMPUTE_FIXED, strip_kd=True, keep=vendor_metrics.wanted)
             sums.append(long)
             count = long["counter"].nunique() if len(long) else 0
         else:
             rows, frame = tables.read_counter_rows(s.path, s.format, s.label, strip_kd=s.format != fmt.COUNTERS)
+            table = tables.dispatch_table(rows, s.label, vendor_metrics.wanted, rocpd=s.format == fmt.COMPUTE_LONG)
             sums.append(tables.counter_sums(rows))
             count = rows["counter"].nunique()
         record.used_for = f"counters ({count})"
+        per_dispatch += [table] if table is not None else []
         if frame is not None:
             counter_timed.append((record, frame))
     elif s.format in (fmt.KERNEL_STATS, fmt.LEGACY_STATS):

@@ -24,6 +24,7 @@ import pandas as pd
 # the package's modules by their full names: the package imports this one (see test_architecture.py)
 import kernel_mcp.profile.sniff as fmt
 import kernel_mcp.profile.tables as tables
+import kernel_mcp.profile.vendor_metrics as vendor_metrics
 from kernel_mcp import limits, safe_files
 from kernel_mcp.errors import InvalidInput
 
@@ -42,6 +43,7 @@ class Workload:
     notes: list[str] = field(default_factory=list)
     arch: str | None = None  # the GPU's target as sysinfo.csv names it (gpu_arch)
     machine: dict[str, str] = field(default_factory=dict)  # sysinfo.csv's row, keys lower-case
+    table: tables.DispatchTable | None = None  # the counters per dispatch, as rocprof-compute's analysis holds them
 
 
 def is_workload(files: dict[str, fmt.Sniffed]) -> bool:
@@ -100,9 +102,11 @@ def read_workload(files: dict[str, fmt.Sniffed]) -> Workload:
         if timed is None:
             raise InvalidInput(f"rocprof-compute pmc_perf: {merged.label} has no Start_Timestamp/End_Timestamp columns")
         runs = rows.groupby("dispatch")["counter"].size()  # rows per dispatch, instances included
+        table = tables.dispatch_table(rows, merged.label, vendor_metrics.wanted, rocpd=True)
         rows, instances = tables.drop_instances(rows)
         if instances:
             w.notes.append(f"{instances} per-instance counters of {merged.label} (NAME[i], one per channel) are not listed; their NAME_sum counters are")
+        w.table = table
         w.dispatches, w.counter_sums = timed, tables.counter_sums(rows)
         w.uses[merged.label] = f"GPU times ({len(timed)} dispatches) and counters ({rows['counter'].nunique()})"
         w.notes.append(
@@ -110,10 +114,13 @@ def read_workload(files: dict[str, fmt.Sniffed]) -> Workload:
             "(each counter pass re-ran it), as rocprof-compute computes it"
         )
     else:
-        sums, timed, instances = tables.read_wide(merged.path, "rocprof-compute pmc_perf", merged.label, fmt.COMPUTE_FIXED, strip_kd=True)
+        sums, timed, instances, w.table = tables.read_wide(
+            merged.path, "rocprof-compute pmc_perf", merged.label, fmt.COMPUTE_FIXED, strip_kd=True, keep=vendor_metrics.wanted
+        )
         if timed is None:
             raise InvalidInput(f"rocprof-compute pmc_perf: {merged.label} has no Start_Timestamp/End_Timestamp columns")
         w.dispatches, w.counter_sums = timed, sums
+        _level_tables(w, files)
         w.uses[merged.label] = f"GPU times ({len(timed)} dispatches) and counters ({sums['counter'].nunique() if len(sums) else 0})"
         if instances:
             w.notes.append(f"{instances} per-instance counter columns of {merged.label} (NAME[i], one per channel) are not listed; their NAME_sum columns are")
@@ -130,6 +137,29 @@ def read_workload(files: dict[str, fmt.Sniffed]) -> Workload:
             continue
         w.skipped[file.label] = _why_skipped(name, file)
     return w
+
+
+def _level_tables(w: Workload, files: dict[str, fmt.Sniffed]) -> None:
+    """The passes rocprof-compute reads some metrics from (SQ_LEVEL_WAVES.csv ...: a metric's coll_level),
+    kept beside pmc_perf row by row. Its analysis joins all its tables on the row number, inner
+    (src/utils/file_io.py create_df_pmc), so every table is cut to the shortest."""
+    if w.table is None:
+        return
+    for name, file in files.items():
+        level = name[:-4] if name.endswith(".csv") else ""
+        if level not in vendor_metrics.levels() or file.format != fmt.COMPUTE_WIDE:
+            continue
+        _, _, _, extra = tables.read_wide(file.path, "rocprof-compute pass", file.label, fmt.COMPUTE_FIXED, strip_kd=True, keep=vendor_metrics.wanted)
+        if extra is None or extra.tables[tables.PMC].empty:
+            continue
+        w.table.tables[level] = extra.tables[tables.PMC]
+        w.uses[file.label] = f"per-dispatch counters of the metrics rocprof-compute reads from its {level} pass ({len(extra.kernels)} dispatches)"
+    rows = min(len(t) for t in w.table.tables.values())
+    if any(len(t) != rows for t in w.table.tables.values()):
+        w.notes.append(f"per-dispatch tables of unequal length: the first {rows} dispatches of each are read together, as rocprof-compute joins them")
+        w.table.tables = {n: t.iloc[:rows] for n, t in w.table.tables.items()}
+        w.table.kernels = w.table.kernels.iloc[:rows]
+        w.table.grid = None if w.table.grid is None else w.table.grid.iloc[:rows]
 
 
 OWN_FILES = {"log.txt": "rocprof-compute's log (no figures)", "profiling_config.yaml": "rocprof-compute's settings (no figures)"}

@@ -121,7 +121,7 @@ class CudaPlatform:
             )
             durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
             peak = peak_bandwidth(ws, request.gpu)
-            summary.counters = counter_rows(long, durations, lambda c, t: ncu.derived(c, t, peak)) if not long.empty else []
+            summary.counters = counter_rows(long, durations, lambda c, t, _kernel: ncu.derived(c, t, peak)) if not long.empty else []
         return summary, notes
 
     # -- tracer: ncu's full set with source counters, exported as the SASS source page
