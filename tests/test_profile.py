@@ -21,7 +21,7 @@ from kernel_mcp.profile import parsers, rocpd
 from kernel_mcp.profile.summary import summarise
 from kernel_mcp.server import build_server
 
-from conftest import PY, fixture, toml_list
+from conftest import PY, data, fixture, toml_list
 from rocpd_builder import build as build_rocpd
 
 pytestmark = pytest.mark.anyio
@@ -355,6 +355,33 @@ def test_rocpd_counters_and_derived(tmp_path):
     hit = next(d for d in row.derived if d.name == "L2 Speed-of-Light: Hit Rate")
     assert hit.value == 80.0 and hit.unit == "pct" and "rocprof-compute 3.3.0 gfx950/1700_l2_cache.yaml" in hit.definition
     assert any("definitions for gfx950" in n and "c.db" in n for n in s.notes), s.notes
+
+
+def test_rocpd_metrics_are_per_dispatch_with_the_machine_of_its_agent(tmp_path):
+    """As rocprof-compute reads a rocpd database (its counters_collection export): each dispatch's ratio, then the mean,
+    not the ratio of the mean counters; the machine figures from the agent rocprofv3 saved in rocpd_info_agent.extdata,
+    here the fields of a real MI355X agent_info.csv row (HipKittens), as generateRocpd.cpp saves the same agent."""
+    import csv
+
+    row = next(r for r in csv.DictReader(data("rocm/hk-ds_read_b64-out/lds_conflict_agent_info.csv").open()) if r["Agent_Type"] == "GPU")
+    fields = {k.lower(): (int(v) if v.isdigit() else v) for k, v in row.items()}
+    db = build_rocpd(
+        tmp_path / "c.db",
+        SCHEMA,
+        [{"name": "k", "start": 0, "end": 1000}, {"name": "k", "start": 2000, "end": 3000}],
+        counters=[
+            {"dispatch": 1, "counter": "TCC_HIT_sum", "value": 9.0},
+            {"dispatch": 1, "counter": "TCC_MISS_sum", "value": 1.0},
+            {"dispatch": 2, "counter": "TCC_HIT_sum", "value": 10.0},
+            {"dispatch": 2, "counter": "TCC_MISS_sum", "value": 90.0},
+        ],
+        agent_fields=fields,
+    )
+    s = rocpd.summary([db], None, ["c.db"])
+    hit = next(d for d in s.counters[0].derived if d.name == "L2 Speed-of-Light: Hit Rate")
+    assert hit.value == pytest.approx((90.0 + 10.0) / 2) and "mean counters" not in hit.definition  # not 19 / 110
+    note = next(n for n in s.notes if n.startswith("machine figures"))
+    assert f"from c.db rocpd_info_agent: $cu_per_gpu {row['Cu_Count']} (cu_count)" in note and f"$max_sclk {row['Max_Engine_Clk_Fcompute']}" in note
 
 
 def test_rocpd_bad_databases(tmp_path):

@@ -264,3 +264,27 @@ def test_a_zero_in_sysinfo_is_unknown_as_rocprof_compute_reads_it():
     """MI350's sysinfo.csv gives max_sclk 0; rocprof-compute warns it is 'not available' (and prints inf)."""
     machine = vendor_metrics.machine_vars(next(csv.DictReader(data("rocm/rcm-vcopy-mi350-rocprofv3/sysinfo.csv").open())), "w/sysinfo.csv")
     assert "max_sclk" not in machine.values and machine.values["cu_per_gpu"] == 128 and machine.sources["cu_per_gpu"] == ("w/sysinfo.csv", "")
+
+
+def test_passes_in_separate_files_are_joined_per_dispatch_as_rocprof_compute_joins_them(tmp_path):
+    """The MI350 workload's own pass files (pmc_perf_0..7.csv and the SQ_*.csv passes, as rocprof-compute left them),
+    read without its merged pmc_perf.csv: joined per dispatch (kernel, grid size, order), every metric that needs
+    neither the GPU time (which rocprof-compute averages over the passes when it merges them) nor a machine figure
+    equals the one from the vendor's own merge."""
+    source = data("rocm/rcm-vcopy-mi350-rocprofv3")
+    (tmp_path / "passes").mkdir()
+    for path in [*source.glob("pmc_perf_*.csv"), *source.glob("SQ_*.csv")]:
+        shutil.copy(path, tmp_path / "passes" / path.name)
+    shutil.copytree(source, tmp_path / "w")
+    merged = {d.name: d for d in _import(tmp_path, "w").counters[0].derived}
+    s = _import(tmp_path, "passes")
+    assert any("13 files of different counters (passes) are joined per dispatch" in n for n in s.notes), s.notes
+    compared = 0
+    for d in s.counters[0].derived:
+        expr = d.definition.split(" | ")[-1]
+        if "Timestamp" in expr or "$" in expr or d.name not in merged:
+            continue
+        expected = merged[d.name].value
+        assert d.value == (None if expected is None else pytest.approx(expected, rel=1e-12)), (d.name, d.value, merged[d.name])
+        compared += d.value is not None
+    assert compared >= 30

@@ -192,11 +192,19 @@ def profile_import(ws: Workspace, run: Run, paths: list[str], *, vendors: Vendor
                 f"derived metrics: no input names the GPU target (sysinfo.csv, agent_info.csv): only the {vendor_metrics.compute_version()} "
                 f"metrics defined alike for {', '.join(vendor_metrics.arches())}"
             )
-        summary.counters = rows_from_sums(
-            g.counter_sums,
-            durations,
-            lambda c, t, k: ctr.derived_amd(c, t, peak, {}, arch, machine.values, vendor_metrics.kernel_columns(g.dispatch_tables, k)),
-        )
+        columns: dict[str, vendor_metrics.KernelColumns | None] = {}
+
+        def derive(c: dict[str, float], t: float | None, kernel: str) -> list:
+            columns[kernel] = vendor_metrics.kernel_columns(g.dispatch_tables, kernel)
+            return ctr.derived_amd(c, t, peak, {}, arch, machine.values, columns[kernel])
+
+        summary.counters = rows_from_sums(g.counter_sums, durations, derive)
+        passes = max((c.passes for c in columns.values() if c), default=1)
+        if passes > 1:
+            summary.notes.append(
+                f"derived metrics: the counters of {passes} files of different counters (passes) are joined per dispatch as rocprof-compute "
+                "joins its passes: the n-th dispatch of a kernel and grid size in one is the n-th in the others"
+            )
     summary.notes += impossible_resources(ws, summary, vendors)
     return _keep(run, summary)
 
