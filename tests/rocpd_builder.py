@@ -28,10 +28,16 @@ def build(
     agent: str = "gfx950",
     product: str = "AMD Instinct MI350X",
     agent_fields: dict | None = None,
+    wal_writer: list | None = None,
 ) -> Path:
     suffix = "_" + str(uuid.uuid4()).replace("-", "_")
     guid = str(uuid.uuid4())
     con = sqlite3.connect(path)
+    if wal_writer is not None:
+        # SQLite's own WAL state: every commit goes to `<db>-wal` and stays there (no automatic checkpoint) while
+        # the writer is open, as with a profiler still running or killed before it closed the database
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA wal_autocheckpoint=0")
     for name in DDL_ORDER:
         sql = (schema_dir / name).read_text().replace("{{uuid}}", suffix).replace("{{guid}}", guid)
         con.executescript(sql)
@@ -91,5 +97,8 @@ def build(
             [(guid, c["dispatch"], names.index(c["counter"]) + 1, c["value"]) for c in counters],
         )
     con.commit()
-    con.close()
+    if wal_writer is not None:
+        wal_writer.append(con)  # the caller closes it (closing checkpoints the log into the file)
+    else:
+        con.close()
     return path

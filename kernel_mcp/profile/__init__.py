@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -151,8 +152,6 @@ def _keep(run: Run, summary: ProfileSummary) -> ProfileSummary:
 def profile_import(ws: Workspace, run: Run, paths: list[str], *, vendors: Vendors) -> ProfileSummary:
     """Summaries of profiler output made elsewhere: every file of the folders and files named is
     read (or reported as skipped, with the reason) and merged; see gather.py for the order of sources."""
-    from kernel_mcp.profile import rocpd
-
     target = ws.config.benchmark.target_kernel if ws.config.benchmark else None
     targets = []
     for given in paths:
@@ -160,7 +159,16 @@ def profile_import(ws: Workspace, run: Run, paths: list[str], *, vendors: Vendor
         if not path.is_dir():
             safe_files.check_regular(path, given)  # a FIFO would block the read forever
         targets.append((given, path, within))
-    g = gather.gather(targets, ws.root)
+    scratch = run.folder / "sqlite-copies"  # databases with a write-ahead log are read from copies here, removed once read
+    try:
+        return _import(ws, run, gather.gather(targets, ws.root, scratch), target, vendors)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _import(ws: Workspace, run: Run, g: gather.Gathered, target: str | None, vendors: Vendors) -> ProfileSummary:
+    from kernel_mcp.profile import rocpd
+
     if g.rocpd:
         summary = rocpd.summary(g.rocpd, target, g.rocpd_labels)
     elif g.dispatches is not None:

@@ -26,6 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 # the package's modules by their full names: the package imports this one (see test_architecture.py)
+import kernel_mcp.profile.rocpd as rocpd
 import kernel_mcp.profile.sniff as fmt
 import kernel_mcp.profile.tables as tables
 import kernel_mcp.profile.vendor_metrics as vendor_metrics
@@ -84,10 +85,11 @@ class Gathered:
         return [f.path for f in self.inputs if f.skipped is None]
 
 
-def gather(targets: list[tuple[str, Path, Path]], root: Path) -> Gathered:
+def gather(targets: list[tuple[str, Path, Path]], root: Path, scratch: Path | None = None) -> Gathered:
     """`targets`: (label, resolved path, the folder its files must stay in) of each file or folder
-    named; `root`: the workspace, whose files are named relative to it (others as the label leads)."""
-    entries = _entries(targets, root)
+    named; `root`: the workspace, whose files are named relative to it (others as the label leads);
+    `scratch`: a folder of the run's own, where a database with a write-ahead log is copied to be read."""
+    entries = _entries(targets, root, scratch)
     g = Gathered()
     timed: list[tuple[InputFile, pd.DataFrame, str]] = []  # dispatch lists
     counter_timed: list[tuple[InputFile, pd.DataFrame]] = []  # dispatches read from counter files
@@ -127,7 +129,7 @@ def gather(targets: list[tuple[str, Path, Path]], root: Path) -> Gathered:
             if exc.message.startswith(s.path.name) or s.label in exc.message or s.path.name in exc.message:
                 raise
             raise type(exc)(f"{s.label}: {exc.message}", exc.hint) from None
-        if record.skipped is not None and explicit:
+        if record.skipped is not None and explicit and not record.skipped.startswith("SQLite's"):
             raise InvalidInput(
                 f"{s.label}: {record.skipped}",
                 hint="profile_import reads rocprofv3 output (folders, kernel_trace/counter_collection/"
@@ -181,7 +183,7 @@ def _agents(s: fmt.Sniffed, record: InputFile, g: Gathered) -> None:
         g.arches.setdefault(name, []).append(s.label)
 
 
-def _entries(targets: list[tuple[str, Path, Path]], root: Path) -> list[tuple[fmt.Sniffed, bool]]:
+def _entries(targets: list[tuple[str, Path, Path]], root: Path, scratch: Path | None = None) -> list[tuple[fmt.Sniffed, bool]]:
     seen: set[Path] = set()
     entries: list[tuple[fmt.Sniffed, bool]] = []
     for label, path, within in targets:
@@ -193,7 +195,7 @@ def _entries(targets: list[tuple[str, Path, Path]], root: Path) -> list[tuple[fm
             if key in seen:
                 continue  # named twice (a folder and a file in it): read once
             seen.add(key)
-            entries.append((_sniff(p, _label(p, root, label if explicit else _beside(label, path, p))), explicit))
+            entries.append((_sniff(p, _label(p, root, label if explicit else _beside(label, path, p)), scratch, len(entries)), explicit))
     return entries
 
 
@@ -213,19 +215,33 @@ def _beside(label: str, folder: Path, path: Path) -> str:
         return path.name
 
 
-def _sniff(path: Path, label: str) -> fmt.Sniffed:
+SQLITE_SIDE_FILES = {"-wal": "SQLite's write-ahead log of {db}, read with it", "-shm": "SQLite's shared-memory index of {db}'s log (not needed to read it)"}
+
+
+def _sniff(path: Path, label: str, scratch: Path | None = None, index: int = 0) -> fmt.Sniffed:
+    side = next((suffix for suffix in SQLITE_SIDE_FILES if path.name.endswith(suffix)), None)
+    database = path.with_name(path.name[: -len(side)]) if side else None
+    if side and database is not None and database.is_file():
+        safe_files.check_regular(path, label)
+        return fmt.Sniffed(path, label, None, what=SQLITE_SIDE_FILES[side].format(db=database.name))
     if path.suffix.lower() not in fmt.TEXT_SUFFIXES | {".db"}:
         safe_files.check_regular(path, label)
         return fmt.Sniffed(path, label, None, what=fmt.describe_other(path))
     s = fmt.sniff(path, label)
     if s.what == "an SQLite database":
-        s.format, s.what = _sqlite_kind(path)
+        copied = scratch is not None and rocpd.write_ahead_log(path) is not None
+        if copied and scratch is not None:
+            # committed rows may be only in the log: a private copy of both is read, the user's files are never opened to write
+            s.path = rocpd.private_copy(path, scratch, index)
+        s.format, s.what = _sqlite_kind(s.path)
+        if copied and s.format is not None:
+            s.what = f"with its write-ahead log {path.name}-wal, read from a copy of both in the run's folder"
     return s
 
 
 def _sqlite_kind(path: Path) -> tuple[str | None, str]:
     try:
-        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        con = sqlite3.connect(rocpd.open_uri(path), uri=True)
         try:
             names = {r[0] for r in con.execute("SELECT name FROM sqlite_master LIMIT 10000")}
         finally:
@@ -263,12 +279,15 @@ def _workloads(entries: list[tuple[fmt.Sniffed, bool]], root: Path, allowed: lis
 
 def _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files, per_dispatch) -> None:
     frame: pd.DataFrame | None  # each reader's dispatches; None where a file holds counters only
-    if s.format is None:
+    if s.format is None and s.what.startswith("SQLite's write-ahead log"):
+        record.used_for = s.what
+    elif s.format is None:
         # a description naming the tool stands alone; a generic one says first that nothing could be read
-        record.skipped = s.what if s.what.startswith(("legacy rocprof", "ncu's log")) else f"not a profiler output this reader knows: {s.what}"
+        record.skipped = s.what if s.what.startswith(("legacy rocprof", "ncu's log", "SQLite's")) else f"not a profiler output this reader knows: {s.what}"
     elif s.format in NO_KERNEL_FIGURES:
         record.skipped = NO_KERNEL_FIGURES[s.format]
     elif s.format == fmt.ROCPD:
+        record.used_for = s.what or None  # how it was read, when not in place
         rocpd_files.append((record, s.path))
     elif s.format in (fmt.TRACE, fmt.COMPUTE_TIMES):
         frame = tables.read_dispatches(s.path, SOURCES[s.format], s.label, strip_kd=s.format != fmt.TRACE)
@@ -308,7 +327,7 @@ def _choose(g: Gathered, timed, counter_timed, stats, rocpd_files) -> None:
         g.rocpd = [path for _, path in rocpd_files]
         g.rocpd_labels = [record.path for record, _ in rocpd_files]
         for r, _ in rocpd_files:
-            r.used_for = "GPU times and counters (rocpd)"
+            r.used_for = "GPU times and counters (rocpd" + (f"; {r.used_for})" if r.used_for else ")")
         why = "rocpd databases were read; dispatch lists beside them are not merged (a rocpd CSV export repeats the same dispatches)"
         for record, _, _ in timed + stats:
             record.used_for, record.skipped = None, why

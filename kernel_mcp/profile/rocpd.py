@@ -10,6 +10,7 @@ column this reader needs is refused with the names of what is missing.
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import time
 from pathlib import Path
@@ -66,6 +67,47 @@ DISPATCH_COLUMNS = {
 QUERY_BUDGET_S = 20.0  # all reads of one import: a view can be an endless recursive query
 
 
+def write_ahead_log(path: Path) -> Path | None:
+    """The database's write-ahead log (`<db>-wal`) when it holds anything: committed rows may be
+    there and not yet in the database file (a writer still open, killed, or the files copied so)."""
+    wal = path.with_name(path.name + "-wal")
+    try:
+        return wal if wal.is_file() and not wal.is_symlink() and wal.stat().st_size > 0 else None
+    except OSError:
+        return None
+
+
+def private_copy(path: Path, folder: Path, index: int) -> Path:
+    """A copy of the database and its write-ahead log in `folder` (the run's own), which SQLite then
+    reads whole: opening the user's files read-only cannot do it (`immutable=1` ignores the log, and
+    `mode=ro` needs to create or write the `-shm` index beside them, refused in a folder the server may
+    not write). The log is copied first: a checkpoint between the two copies then leaves its rows in
+    the database copy, never lost. The `-shm` index is not copied; SQLite rebuilds it from the log."""
+    wal = write_ahead_log(path)
+    target = folder / str(index)
+    target.mkdir(parents=True, exist_ok=True)
+    copy = target / path.name
+    if wal is not None:
+        with wal.open("rb") as src, (target / wal.name).open("xb") as dst:
+            shutil.copyfileobj(src, dst, 2**20)
+    with path.open("rb") as src, copy.open("xb") as dst:
+        shutil.copyfileobj(src, dst, 2**20)
+    return copy
+
+
+def open_uri(path: Path) -> str:
+    """How to open a database read-only: a database in WAL mode (file format bytes 18-19 = 2) with no
+    log beside it holds everything in its file, and `immutable=1` reads it without the `-shm` index
+    that `mode=ro` would have to create; any other with `mode=ro` (with a log: the private copy)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(20)
+    except OSError:
+        head = b""
+    wal_mode = len(head) == 20 and head[18] == 2 and head[19] == 2
+    return f"{path.resolve().as_uri()}?{'immutable=1' if wal_mode and write_ahead_log(path) is None else 'mode=ro'}"
+
+
 def _bounded(con: sqlite3.Connection, budget_s: float) -> None:
     """Interrupt any statement once the import's time budget is spent (SQLite calls the handler every
     N virtual-machine steps; a non-zero answer aborts the statement with 'interrupted')."""
@@ -86,7 +128,7 @@ def _open(paths: list[Path]) -> tuple[sqlite3.Connection, list[str]]:
             raise InvalidInput(f"{path.name} is not an SQLite database" + (" (empty file)" if not head else ""))
         schema = f"db{index}"
         try:
-            con.execute(f"ATTACH DATABASE ? AS {schema}", (f"{path.resolve().as_uri()}?mode=ro",))
+            con.execute(f"ATTACH DATABASE ? AS {schema}", (open_uri(path),))
             con.execute(f"SELECT count(*) FROM {schema}.sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
             raise InvalidInput(f"{path.name} is not a readable database (truncated or corrupt?): {exc}") from None
