@@ -166,6 +166,38 @@ def test_a_workload_whose_dispatch_filter_matched_nothing_is_named_as_such(tmp_p
     assert "dispatch filter" in err.value.message and "matched no kernel" in err.value.message and "interrupted" not in err.value.message
 
 
+def _workload_without_tables(folder: Path, kernel: str, warnings: list[str]) -> None:
+    """The layout rocprof-compute 3 leaves when rocprofv3 wrote no counter file for any pass (its src/utils/utils.py at
+    1b1610fc: process_rocprofv3_output returns no file, the pass is skipped with a warning, and with no pass file
+    there is no pmc_perf.csv): the real MI350 workload's sysinfo.csv and profiling_config.yaml, and its log.txt up to
+    its first pass, with the kernel filter set, followed by the warnings that code writes ("%(message)s" format)."""
+    source = data("rocm/rcm-vcopy-mi350-rocprofv3")
+    folder.mkdir()
+    for name in ("sysinfo.csv", "profiling_config.yaml"):
+        shutil.copy(source / name, folder / name)
+    head = (source / "log.txt").read_text().split("~~~~")[0].replace("Kernel Selection: None", f"Kernel Selection: {kernel}")
+    (folder / "log.txt").write_text(head + "\n".join(warnings) + "\n")
+
+
+def test_a_rocprof_compute_3_workload_without_tables_says_nothing_was_profiled(tmp_path):
+    passes = [f"Cannot write results for pmc_perf_{i}.csv due to no counter csv files generated." for i in range(8)]
+    _workload_without_tables(tmp_path / "w", "['not_launched']", passes)
+    with pytest.raises(InvalidInput) as err:
+        _import(tmp_path, "w")
+    message = err.value.message
+    assert "rocprofv3 wrote no counter file for 8 pass(es)" in message and "kernel ['not_launched']" in message, message
+    assert "interrupted" not in message
+    # the same warning after rocprof-compute's own conversion failed (a reported rocprofv3 Agent_Id change): said so
+    failed = (
+        "Error converting out/pmc_1/node/123_counter_collection.csv from v3 to v2 csv: You are trying to merge on str and int64 columns for key 'Agent_Id'."
+    )
+    _workload_without_tables(tmp_path / "v", "None", [failed, *passes])
+    with pytest.raises(InvalidInput) as err:
+        _import(tmp_path, "v")
+    assert "could not convert rocprofv3's counter files" in err.value.message and "Agent_Id" in err.value.message
+    assert "--format-rocprof-output rocpd" in (err.value.hint or "")
+
+
 def test_agent_info_listed_beside_a_counter_file_names_the_gpu(tmp_path):
     """HipKittens' gfx950 probe: the counter file and its agent_info.csv named one by one, as a user lists them."""
     for name in ("lds_conflict_counter_collection.csv", "lds_conflict_agent_info.csv"):

@@ -179,7 +179,7 @@ class Machine:
 
     def note(self) -> str:
         by_source: dict[str, list[str]] = {}
-        for k in SYSINFO_VARS:
+        for k in NEEDED_VARS:
             if k in self.values:
                 where, what = self.sources[k]
                 by_source.setdefault(where, []).append(f"${k} {self.values[k]:g}" + (f" ({what})" if what else ""))

@@ -78,11 +78,12 @@ def read_workload(files: dict[str, fmt.Sniffed]) -> Workload:
         w.arch = w.machine.get("gpu_arch") or None
         w.uses[info.label] = "machine (sysinfo)" + (f": {w.machine.get('gpu_model', '?')} ({w.arch})" if w.arch else "")
     tables_read = [f for f in files.values() if f.path.suffix.lower() == ".csv" and f.label not in w.uses]
+    selection, empty_passes, conversion = _log_facts(files.get("log.txt"))
     if tables_read and all(_header_only(f) for f in tables_read):
         folder = tables_read[0].label.rpartition("/")[0] or "."
         raise InvalidInput(
             f"rocprof-compute workload {folder}: every table ({len(tables_read)} CSV files) holds its header and no row: "
-            "the dispatch filter (-k/--kernel, -d/--dispatch) matched no kernel, so nothing was profiled",
+            f"the dispatch filter (-k/--kernel, -d/--dispatch{selection}) matched no kernel, so nothing was profiled",
             hint="profile again with a kernel name or dispatch filter that the application launches (rocprof-compute's log.txt lists them)",
         )
     merged = files.get(MERGED)
@@ -90,6 +91,24 @@ def read_workload(files: dict[str, fmt.Sniffed]) -> Workload:
         stamps = files.get(TIMESTAMPS)
         if stamps is None or stamps.format != fmt.COMPUTE_TIMES:
             folder = (info or next(iter(files.values()))).label.rpartition("/")[0] or "."
+            if empty_passes and not tables_read and conversion:
+                # the same warning follows rocprof-compute's own failure to convert rocprofv3's files
+                # (utils.py v3_counter_csv_to_v2_csv: "Error converting <file> from v3 to v2 csv: <why>")
+                raise InvalidInput(
+                    f"rocprof-compute workload {folder}: no table at all: its log.txt says rocprof-compute could not convert "
+                    f"rocprofv3's counter files ({conversion[:200]}), so {empty_passes} pass(es) kept nothing",
+                    hint="profile again with --format-rocprof-output rocpd (the database path does not use that conversion)",
+                )
+            if empty_passes and not tables_read:
+                # rocprof-compute 3 with rocprofv3: a pass whose profiler wrote no counter file leaves no table at all
+                # (src/utils/utils.py process_rocprofv3_output, "Cannot write results for <pass>.csv due to no counter
+                # csv files generated"), and with none there is nothing to merge into pmc_perf.csv
+                raise InvalidInput(
+                    f"rocprof-compute workload {folder}: no table at all, and its log.txt says rocprofv3 wrote no counter file for "
+                    f"{empty_passes} pass(es): nothing was profiled. The dispatch filter (-k/--kernel, -d/--dispatch{selection}) "
+                    "matched no kernel, or the application launched none",
+                    hint="profile again with a kernel name or dispatch filter that the application launches",
+                )
             raise InvalidInput(
                 f"rocprof-compute workload {folder}: no {MERGED} (and no {TIMESTAMPS}): was profiling interrupted?",
                 hint="rocprof-compute writes pmc_perf.csv after its last counter pass",
@@ -177,6 +196,28 @@ def _why_skipped(name: str, file: fmt.Sniffed) -> str:
     if file.format:
         return f"{file.format}: no kernel figures beyond {MERGED}'s"
     return file.what or "not a profiler table"
+
+
+EMPTY_PASS = "due to no counter csv files generated"  # rocprof-compute 3's warning, in log.txt, for a pass with no counter file
+CONVERSION_FAILED = "from v3 to v2 csv"  # its warning when it could not convert rocprofv3's files ("Error converting ...")
+LOG_BYTES = 8 * 2**20
+
+
+def _log_facts(log: fmt.Sniffed | None) -> tuple[str, int, str]:
+    """From rocprof-compute's log.txt: the filter it profiled with (its 'Kernel Selection:' and
+    'Dispatch Selection:' lines, as '; this one: kernel X, dispatch Y' or ''), how many passes left no
+    counter file, and its first 'Error converting' line (its own conversion failed), if any."""
+    if log is None:
+        return "", 0, ""
+    with safe_files.open_regular(log.path, log.label) as handle:
+        text = handle.read(LOG_BYTES).decode("utf-8", errors="replace")  # its head: a log of many passes runs to megabytes
+    picked = []
+    for line in text.splitlines():
+        for key, word in (("Kernel Selection:", "kernel"), ("Dispatch Selection:", "dispatch")):
+            if line.startswith(key) and (value := line[len(key) :].strip()) not in ("", "None", "[]"):
+                picked.append(f"{word} {value[:120]}")
+    conversion = next((line.strip() for line in text.splitlines() if CONVERSION_FAILED in line), "")
+    return ("; this one: " + ", ".join(dict.fromkeys(picked)) if picked else ""), text.count(EMPTY_PASS), conversion
 
 
 def _header_only(file: fmt.Sniffed) -> bool:
