@@ -66,6 +66,23 @@ def metrics_of(path: Path) -> list[dict]:
     return out
 
 
+# rocprof-compute's per-target machine constants (src/rocprof_compute_soc/soc_<arch>.py), which its
+# sysinfo.csv carries and a profile made without it needs: `self._mspec.<name> = <int>`
+SOC_CONSTANTS = ("_l2_banks", "lds_banks_per_cu", "pipes_per_gpu")
+
+
+def soc_constants(path: Path) -> dict[str, int]:
+    import re
+
+    text = path.read_text()
+    found = {}
+    for name in SOC_CONSTANTS:
+        match = re.search(rf"self\._mspec\.{name}\s*=\s*(\d+)\s*$", text, re.M)
+        if match:
+            found[name.lstrip("_")] = int(match.group(1))
+    return found
+
+
 def main(checkout: str, commit: str, version: str) -> None:
     root = Path(checkout) / "src" / "rocprof_compute_soc" / "analysis_configs"
     data = {
@@ -78,6 +95,8 @@ def main(checkout: str, commit: str, version: str) -> None:
             "license": NOTICE,
         },
         "arches": {a: [m for f in sorted((root / a).glob("*.yaml")) for m in metrics_of(f)] for a in ARCHES},
+        # path: projects/rocprofiler-compute/src/rocprof_compute_soc/soc_<arch>.py at the same commit
+        "soc": {a: soc_constants(root.parent / f"soc_{a}.py") for a in ARCHES},
     }
     out = Path(__file__).resolve().parent.parent / "kernel_mcp" / "profile" / "data" / "rocprof_compute_metrics.json"
     out.write_text(json.dumps(data, indent=0, sort_keys=False) + "\n")

@@ -320,3 +320,24 @@ def test_passes_in_separate_files_are_joined_per_dispatch_as_rocprof_compute_joi
         assert d.value == (None if expected is None else pytest.approx(expected, rel=1e-12)), (d.name, d.value, merged[d.name])
         compared += d.value is not None
     assert compared >= 30
+
+
+def test_a_live_runs_machine_figures_come_from_the_agent_info_it_wrote_else_the_products_table(tmp_path):
+    """profile_kernels reads the agent_info.csv rocprofv3 writes beside each pass's counters (a real MI355X one here,
+    laid out as rocprofv3's %hostname%/%pid% output); with none, the hardware table of the GPU's product, named."""
+    from kernel_mcp.arch_registry import product_named
+    from kernel_mcp.profile import gather
+
+    folder = tmp_path / "run" / "pmc-1-ab12" / "node-a"
+    folder.mkdir(parents=True)
+    shutil.copy(data("rocm/hk-ds_read_b64-out/lds_conflict_agent_info.csv"), folder / "4242_agent_info.csv")
+    agents = gather.agent_rows(tmp_path / "run")
+    machine, notes = vendor_metrics.machine_figures("gfx950", vendor_metrics.Machine({}, {}), agents, None)
+    assert notes == [] and machine.values["cu_per_gpu"] == 256 and machine.values["max_sclk"] == 2400
+    assert machine.sources["cu_per_gpu"] == ("pmc-1-ab12/node-a/4242_agent_info.csv", "cu_count")
+    spec = vendor_metrics.machine_figures("gfx950", vendor_metrics.Machine({}, {}), [], product_named("MI355X"))[0]
+    assert spec.values["cu_per_gpu"] == 256 and spec.sources["cu_per_gpu"] == ("hw_spec MI355X", "compute_units")
+    assert spec.sources["max_sclk"] == ("hw_spec MI355X", "peak_engine_clock_mhz") and "max_mclk" not in spec.values
+    # the target alone (no product): its shared facts, no counts or clocks
+    alone = vendor_metrics.machine_figures("gfx950", vendor_metrics.Machine({}, {}), [], None)[0]
+    assert "cu_per_gpu" not in alone.values and alone.values["simd_per_cu"] == 4

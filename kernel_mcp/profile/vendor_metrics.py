@@ -227,13 +227,6 @@ AGENT_FIELDS = {
     "max_sclk": "max_engine_clk_fcompute",
     "num_xcd": "num_xcc",
 }
-# rocprof-compute's own per-target constants (rocprof_compute_soc/soc_<arch>.py: lds_banks_per_cu,
-# pipes_per_gpu, and _l2_banks, the L2 channels of one XCD, which make total_l2_chan = _l2_banks x XCDs)
-SOC_CONSTANTS = {
-    "gfx90a": {"lds_banks_per_cu": 32, "pipes_per_gpu": 4, "l2_banks": 32},
-    "gfx942": {"lds_banks_per_cu": 32, "pipes_per_gpu": 4, "l2_banks": 16},
-    "gfx950": {"lds_banks_per_cu": 32, "pipes_per_gpu": 4, "l2_banks": 16},
-}
 
 
 def machine_from_agent(agent: dict[str, Any], arch: str | None, label: str) -> Machine:
@@ -254,7 +247,9 @@ def _derived(values: dict[str, float], sources: dict[str, tuple[str, str]], arch
         # specs.py total_sqc: one SQC per two CUs of a shader engine, rounded up (MI50/MI100: per three)
         values["sqc_per_gpu"] = float(np.ceil(values["cu_per_gpu"] / values["se_per_gpu"] / 2) * values["se_per_gpu"])
         sources["sqc_per_gpu"] = ("rocprof-compute's specs.py", "total_sqc of the CUs and shader engines")
-    constants = SOC_CONSTANTS.get(arch or "")
+    # rocprof-compute's own per-target constants (soc_<arch>.py: lds_banks_per_cu, pipes_per_gpu, and _l2_banks, the
+    # L2 channels of one XCD, which make total_l2_chan = _l2_banks x XCDs), shipped in the metrics data
+    constants = _compute().get("soc", {}).get(arch or "")
     if constants:
         for name in ("lds_banks_per_cu", "pipes_per_gpu"):
             values[name], sources[name] = float(constants[name]), (f"rocprof-compute's soc_{arch}.py", "")
