@@ -3,10 +3,13 @@
 - rocprof_compute_metrics.json: every metric of rocprof-compute's analysis configs (its panels'
   metric tables) for gfx90a, gfx942 and gfx950, the expression and unit as the vendor wrote them;
   evaluated by expressions.py on a kernel's counters and, where a metric needs them, the machine's
-  figures ($cu_per_gpu, $num_xcd, ...) from the workload's sysinfo.csv. As rocprof-compute's analysis
+  figures ($cu_per_gpu, $num_xcd, ...) from the workload's sysinfo.csv, else from the GPU agent
+  rocprofv3 recorded (agent_info.csv, rocpd_info_agent) or the hardware tables, each figure named with
+  its source (machine_figures); unknown ones are said so. As rocprof-compute's analysis
   does, each metric is computed per dispatch and then reduced over the kernel's dispatches (its
   AVG/MIN/MAX), from the per-dispatch tables the readers keep (tables.DispatchTable); where an input
-  gives no dispatch rows (rocpd), on the kernel's mean counters, and the definition says so.
+  gives no dispatch rows (a rocpd database of over 2 million counter rows), on the kernel's mean
+  counters, and the definition says so.
 - rocprofiler_sdk_derived.json: rocprofv3's own derived counters (counter_defs.yaml), whose values
   the profiler computes itself: a file's LDSBankConflict is passed on with the expression that made it.
 
