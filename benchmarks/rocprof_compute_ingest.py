@@ -8,7 +8,7 @@ targets are kept with their description and per-target expressions.
 CHECKOUT holds src/rocprof_compute_soc/analysis_configs/<gfx>/*.yaml (rocprof-compute's own tree,
 or projects/rocprofiler-compute of ROCm/rocm-systems). Every metric of every metric_table is kept
 as the vendor wrote it: its panel and table, its name, the expression rocprof-compute shows as the
-value (value, else avg, else mean), and its unit. Nothing is rewritten; the evaluator reads the
+value (value, else avg, else mean), its unit, and its coll_level where it has one. Nothing is rewritten; the evaluator reads the
 vendor's own expression language.
 """
 
@@ -59,8 +59,28 @@ def metrics_of(path: Path) -> list[dict]:
                     "unit": str(fields.get("unit") or ""),
                     "file": path.name,
                 }
+                # the table rocprof-compute reads this metric's counters from, where not pmc_perf (SQ_LEVEL_WAVES: the
+                # pass that collects SQ_ACCUM_PREV_HIRES for that level)
+                | ({"coll_level": str(fields["coll_level"])} if fields.get("coll_level") else {})
             )
     return out
+
+
+# rocprof-compute's per-target machine constants (src/rocprof_compute_soc/soc_<arch>.py), which its
+# sysinfo.csv carries and a profile made without it needs: `self._mspec.<name> = <int>`
+SOC_CONSTANTS = ("_l2_banks", "lds_banks_per_cu", "pipes_per_gpu")
+
+
+def soc_constants(path: Path) -> dict[str, int]:
+    import re
+
+    text = path.read_text()
+    found = {}
+    for name in SOC_CONSTANTS:
+        match = re.search(rf"self\._mspec\.{name}\s*=\s*(\d+)\s*$", text, re.M)
+        if match:
+            found[name.lstrip("_")] = int(match.group(1))
+    return found
 
 
 def main(checkout: str, commit: str, version: str) -> None:
@@ -75,6 +95,8 @@ def main(checkout: str, commit: str, version: str) -> None:
             "license": NOTICE,
         },
         "arches": {a: [m for f in sorted((root / a).glob("*.yaml")) for m in metrics_of(f)] for a in ARCHES},
+        # path: projects/rocprofiler-compute/src/rocprof_compute_soc/soc_<arch>.py at the same commit
+        "soc": {a: soc_constants(root.parent / f"soc_{a}.py") for a in ARCHES},
     }
     out = Path(__file__).resolve().parent.parent / "kernel_mcp" / "profile" / "data" / "rocprof_compute_metrics.json"
     out.write_text(json.dumps(data, indent=0, sort_keys=False) + "\n")

@@ -11,6 +11,7 @@ pmc descriptions and one pmc event per dispatch and counter).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import uuid
 from pathlib import Path
@@ -26,10 +27,17 @@ def build(
     pid: int = 4242,
     agent: str = "gfx950",
     product: str = "AMD Instinct MI350X",
+    agent_fields: dict | None = None,
+    wal_writer: list | None = None,
 ) -> Path:
     suffix = "_" + str(uuid.uuid4()).replace("-", "_")
     guid = str(uuid.uuid4())
     con = sqlite3.connect(path)
+    if wal_writer is not None:
+        # SQLite's own WAL state: every commit goes to `<db>-wal` and stays there (no automatic checkpoint) while
+        # the writer is open, as with a profiler still running or killed before it closed the database
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("PRAGMA wal_autocheckpoint=0")
     for name in DDL_ORDER:
         sql = (schema_dir / name).read_text().replace("{{uuid}}", suffix).replace("{{guid}}", guid)
         con.executescript(sql)
@@ -38,8 +46,9 @@ def build(
     con.execute(f"INSERT INTO {t('rocpd_info_process')} (id, guid, nid, pid, command) VALUES (1, ?, 1, ?, 'python bench.py')", (guid, pid))
     con.execute(f"INSERT INTO {t('rocpd_info_thread')} (id, guid, nid, pid, tid) VALUES (1, ?, 1, 1, ?)", (guid, pid))
     con.execute(
-        f"INSERT INTO {t('rocpd_info_agent')} (id, guid, nid, pid, type, absolute_index, logical_index, type_index, name, product_name) VALUES (1, ?, 1, 1, 'GPU', 2, 2, 0, ?, ?)",
-        (guid, agent, product),
+        f"INSERT INTO {t('rocpd_info_agent')} (id, guid, nid, pid, type, absolute_index, logical_index, type_index, name, product_name, extdata) VALUES (1, ?, 1, 1, 'GPU', 2, 2, 0, ?, ?, ?)",
+        # extdata: the whole agent as generateRocpd.cpp saves it (cereal JSON of rocprofiler_agent_v0_t, its fields by name)
+        (guid, agent, product, json.dumps(agent_fields or {})),
     )
     con.execute(f"INSERT INTO {t('rocpd_info_queue')} (id, guid, nid, pid, name) VALUES (1, ?, 1, 1, 'queue 0')", (guid,))
     con.execute(f"INSERT INTO {t('rocpd_info_stream')} (id, guid, nid, pid, name) VALUES (1, ?, 1, 1, 'stream 0')", (guid,))
@@ -88,5 +97,8 @@ def build(
             [(guid, c["dispatch"], names.index(c["counter"]) + 1, c["value"]) for c in counters],
         )
     con.commit()
-    con.close()
+    if wal_writer is not None:
+        wal_writer.append(con)  # the caller closes it (closing checkpoints the log into the file)
+    else:
+        con.close()
     return path

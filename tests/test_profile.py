@@ -21,7 +21,7 @@ from kernel_mcp.profile import parsers, rocpd
 from kernel_mcp.profile.summary import summarise
 from kernel_mcp.server import build_server
 
-from conftest import PY, fixture, toml_list
+from conftest import PY, data, fixture, toml_list
 from rocpd_builder import build as build_rocpd
 
 pytestmark = pytest.mark.anyio
@@ -355,6 +355,86 @@ def test_rocpd_counters_and_derived(tmp_path):
     hit = next(d for d in row.derived if d.name == "L2 Speed-of-Light: Hit Rate")
     assert hit.value == 80.0 and hit.unit == "pct" and "rocprof-compute 3.3.0 gfx950/1700_l2_cache.yaml" in hit.definition
     assert any("definitions for gfx950" in n and "c.db" in n for n in s.notes), s.notes
+
+
+def test_rocpd_metrics_are_per_dispatch_with_the_machine_of_its_agent(tmp_path):
+    """As rocprof-compute reads a rocpd database (its counters_collection export): each dispatch's ratio, then the mean,
+    not the ratio of the mean counters; the machine figures from the agent rocprofv3 saved in rocpd_info_agent.extdata,
+    here the fields of a real MI355X agent_info.csv row (HipKittens), as generateRocpd.cpp saves the same agent."""
+    import csv
+
+    row = next(r for r in csv.DictReader(data("rocm/hk-ds_read_b64-out/lds_conflict_agent_info.csv").open()) if r["Agent_Type"] == "GPU")
+    fields = {k.lower(): (int(v) if v.isdigit() else v) for k, v in row.items()}
+    db = build_rocpd(
+        tmp_path / "c.db",
+        SCHEMA,
+        [{"name": "k", "start": 0, "end": 1000}, {"name": "k", "start": 2000, "end": 3000}],
+        counters=[
+            {"dispatch": 1, "counter": "TCC_HIT_sum", "value": 9.0},
+            {"dispatch": 1, "counter": "TCC_MISS_sum", "value": 1.0},
+            {"dispatch": 2, "counter": "TCC_HIT_sum", "value": 10.0},
+            {"dispatch": 2, "counter": "TCC_MISS_sum", "value": 90.0},
+        ],
+        agent_fields=fields,
+    )
+    s = rocpd.summary([db], None, ["c.db"])
+    hit = next(d for d in s.counters[0].derived if d.name == "L2 Speed-of-Light: Hit Rate")
+    assert hit.value == pytest.approx((90.0 + 10.0) / 2) and "mean counters" not in hit.definition  # not 19 / 110
+    note = next(n for n in s.notes if n.startswith("machine figures"))
+    assert f"from c.db rocpd_info_agent: $cu_per_gpu {row['Cu_Count']} (cu_count)" in note and f"$max_sclk {row['Max_Engine_Clk_Fcompute']}" in note
+
+
+def test_a_rocpd_database_whose_rows_are_in_its_write_ahead_log_is_read_whole_and_left_untouched(tmp_path):
+    """A database in SQLite's WAL mode whose writer never checkpointed: its tables and rows are in `run.db-wal`, the
+    file `run.db` alone holds almost nothing. The user copied both (no -shm) into a folder of theirs. Read in place
+    with `immutable=1` the log is ignored and every row lost; `mode=ro` creates an -shm beside their files (and fails
+    where the server may not write). The import reads a private copy of both in its run folder, removes it, and
+    leaves the user's folder byte for byte as it was."""
+    import hashlib
+    import sqlite3
+
+    from kernel_mcp.platforms import VENDORS
+    from kernel_mcp.profile import profile_import
+    from kernel_mcp.workspace import Workspace
+
+    from conftest import BASIC_TOML, write_toml
+
+    writer: list = []
+    live = tmp_path / "node"
+    live.mkdir()
+    dispatches = [{"name": "k_main", "start": 1000 * i, "end": 1000 * i + 100 + i} for i in range(5)]
+    build_rocpd(live / "run.db", SCHEMA, dispatches, wal_writer=writer)
+    try:
+        ws_root = tmp_path / "ws"
+        (ws_root / "from-node").mkdir(parents=True)
+        for name in ("run.db", "run.db-wal"):  # copied while the writer still holds them: a real WAL state
+            shutil.copyfile(live / name, ws_root / "from-node" / name)
+    finally:
+        writer[0].close()
+    user = ws_root / "from-node"
+    before = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in user.iterdir()}
+    in_place = sqlite3.connect(f"{(user / 'run.db').as_uri()}?immutable=1", uri=True)
+    assert in_place.execute("SELECT count(*) FROM sqlite_master WHERE name = 'kernels'").fetchone() == (0,)  # the log is where the tables are
+    in_place.close()
+    write_toml(ws_root, BASIC_TOML)
+    ws = Workspace.open(ws_root)
+    run = ws.runs.create("profile_import", {})
+    s = profile_import(ws, run, ["from-node"], vendors=VENDORS)
+    assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in user.iterdir()} == before  # no -shm, nothing written
+    assert s.dispatches == 5 and s.kernels[0].calls == 5 and s.kernels[0].max_us == pytest.approx(0.104)
+    db = next(f for f in s.inputs if f.path == "from-node/run.db")
+    assert "write-ahead log" in (db.used_for or "") and "copy" in (db.used_for or "")
+    wal = next(f for f in s.inputs if f.path == "from-node/run.db-wal")
+    assert wal.skipped is None and "write-ahead log of run.db" in (wal.used_for or "")
+    assert not (run.folder / "sqlite-copies").exists()
+    # the writer closed: its checkpoint moved everything into run.db, still marked WAL mode, with no log beside it.
+    # Read in place with immutable=1 (mode=ro would create -wal and -shm beside it, refused where the server may not write)
+    closed = ws_root / "closed"
+    closed.mkdir()
+    shutil.copyfile(live / "run.db", closed / "run.db")
+    assert not (live / "run.db-wal").exists() and (closed / "run.db").read_bytes()[18:20] == bytes([2, 2])
+    s = profile_import(ws, ws.runs.create("profile_import", {}), ["closed"], vendors=VENDORS)
+    assert s.kernels[0].calls == 5 and sorted(p.name for p in closed.iterdir()) == ["run.db"]
 
 
 def test_rocpd_bad_databases(tmp_path):

@@ -77,7 +77,8 @@ def kernel_lines(k: KernelFacts) -> list[str]:
         occ = k.occupancy
         lines.append(f"  occupancy {occ.short()}" + (f"; compiler says {k.compiler_occupancy}" if k.compiler_occupancy is not None else ""))
     mix = ", ".join(f"{key} {value}" for key, value in k.mix.nonzero().items())
-    lines.append(f"  mix ({k.mix.total} instr): {mix}")
+    if k.mix.total:  # a remark log has no code: no mix to show, rather than an empty one
+        lines.append(f"  mix ({k.mix.total} instr): {mix}")
     if k.changes:
         lines.append(f"  vs previous: {', '.join(k.changes)}")
     return lines

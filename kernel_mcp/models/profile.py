@@ -106,11 +106,13 @@ class ProfileSummary(ToolOutput):
             lacking = [d for d in row.derived if d.value is None]
             derived = "; ".join(f"{d.name} {d.value:.3g}{d.unit if d.unit.startswith((' ', '%')) else ' ' + d.unit}" for d in shown)
             more = len(valued) - len(shown)
-            tail = (f"; +{more} more derived" if more else "") + (f"; {len(lacking)} without a value (why: in their definitions)" if lacking else "")
+            parts = [derived] if derived else []
+            parts += [f"+{more} more derived"] if more else []
+            parts += [f"{len(lacking)} without a value (why: in their definitions)"] if lacking else []
             lines.append(
                 f"counters {inline(row.kernel)[:40]}: "
                 + ", ".join(f"{inline(k)} {v:.4g}" for k, v in list(row.counters.items())[:8])
-                + (f" | {derived}{tail}" if derived or tail else "")
+                + (f" | {'; '.join(parts)}" if parts else "")
             )
             shown_defs += shown[:4] + lacking[:1]
         defs = {d.name: d.definition for d in shown_defs}

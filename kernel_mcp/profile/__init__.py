@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import shutil
 from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -69,7 +70,7 @@ def rows_from_sums(sums: pd.DataFrame, durations: dict[str, float], derive) -> l
         group = group[group["n"] > 0]
         counters = {str(c): float(v) / float(n) for c, v, n in zip(group["counter"], group["value_sum"], group["n"])}
         dispatches = int(group["n"].max()) if len(group) else 0
-        rows.append(CounterRow(kernel=str(kernel), dispatches=dispatches, counters=counters, derived=derive(counters, durations.get(str(kernel)))))
+        rows.append(CounterRow(kernel=str(kernel), dispatches=dispatches, counters=counters, derived=derive(counters, durations.get(str(kernel)), str(kernel))))
     return rows
 
 
@@ -151,8 +152,6 @@ def _keep(run: Run, summary: ProfileSummary) -> ProfileSummary:
 def profile_import(ws: Workspace, run: Run, paths: list[str], *, vendors: Vendors) -> ProfileSummary:
     """Summaries of profiler output made elsewhere: every file of the folders and files named is
     read (or reported as skipped, with the reason) and merged; see gather.py for the order of sources."""
-    from kernel_mcp.profile import rocpd
-
     target = ws.config.benchmark.target_kernel if ws.config.benchmark else None
     targets = []
     for given in paths:
@@ -160,7 +159,16 @@ def profile_import(ws: Workspace, run: Run, paths: list[str], *, vendors: Vendor
         if not path.is_dir():
             safe_files.check_regular(path, given)  # a FIFO would block the read forever
         targets.append((given, path, within))
-    g = gather.gather(targets, ws.root)
+    scratch = run.folder / "sqlite-copies"  # databases with a write-ahead log are read from copies here, removed once read
+    try:
+        return _import(ws, run, gather.gather(targets, ws.root, scratch), target, vendors)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _import(ws: Workspace, run: Run, g: gather.Gathered, target: str | None, vendors: Vendors) -> ProfileSummary:
+    from kernel_mcp.profile import rocpd
+
     if g.rocpd:
         summary = rocpd.summary(g.rocpd, target, g.rocpd_labels)
     elif g.dispatches is not None:
@@ -179,7 +187,9 @@ def profile_import(ws: Workspace, run: Run, paths: list[str], *, vendors: Vendor
     if g.counter_sums is not None and not g.rocpd:
         durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
         peak = peak_bandwidth(ws)
-        arch, machine = g.arch, vendor_metrics.machine_vars(g.machine)
+        arch = g.arch
+        machine, machine_notes = import_machine(ws, g, arch)
+        summary.notes += machine_notes + [machine.note()]
         if arch:
             summary.notes.append(
                 f"derived metrics: {vendor_metrics.compute_version()} definitions for {arch}, the target {', '.join(g.arches[arch][:2])} names"
@@ -190,9 +200,30 @@ def profile_import(ws: Workspace, run: Run, paths: list[str], *, vendors: Vendor
                 f"derived metrics: no input names the GPU target (sysinfo.csv, agent_info.csv): only the {vendor_metrics.compute_version()} "
                 f"metrics defined alike for {', '.join(vendor_metrics.arches())}"
             )
-        summary.counters = rows_from_sums(g.counter_sums, durations, lambda c, t: ctr.derived_amd(c, t, peak, {}, arch, machine))
+        columns: dict[str, vendor_metrics.KernelColumns | None] = {}
+
+        def derive(c: dict[str, float], t: float | None, kernel: str) -> list:
+            columns[kernel] = vendor_metrics.kernel_columns(g.dispatch_tables, kernel)
+            return ctr.derived_amd(c, t, peak, {}, arch, machine.values, columns[kernel])
+
+        summary.counters = rows_from_sums(g.counter_sums, durations, derive)
+        passes = max((c.passes for c in columns.values() if c), default=1)
+        if passes > 1:
+            summary.notes.append(
+                f"derived metrics: the counters of {passes} files of different counters (passes) are joined per dispatch as rocprof-compute "
+                "joins its passes: the n-th dispatch of a kernel and grid size in one is the n-th in the others"
+            )
     summary.notes += impossible_resources(ws, summary, vendors)
     return _keep(run, summary)
+
+
+def import_machine(ws: Workspace, g: gather.Gathered, arch: str | None) -> tuple[vendor_metrics.Machine, list[str]]:
+    """The machine figures of an import: a workload's sysinfo.csv, else the GPU agents its
+    agent_info.csv files list, else the hardware tables of the product kernel-mcp.toml names (of the
+    same target), else of the target alone."""
+    sysinfo = vendor_metrics.machine_vars(g.machine, g.machine_label) if g.machine else vendor_metrics.Machine({}, {})
+    target = ws.config.target
+    return vendor_metrics.machine_figures(arch, sysinfo, g.agents, target.product if target.arch == arch else None)
 
 
 def _found(g: gather.Gathered) -> str:

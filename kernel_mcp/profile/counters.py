@@ -75,9 +75,11 @@ def derived_amd(
     listing: dict[str, dict[str, str]],
     arch: str | None = None,
     machine: dict[str, float] | None = None,
+    columns: vendor_metrics.KernelColumns | None = None,
 ) -> list[DerivedMetric]:
     """A kernel's derived metrics: rocprofv3's own derived counters as it wrote them, rocprof-compute's
-    metrics for `arch` (vendor_metrics.py; `machine`: its sysinfo figures), and the few figures the
+    metrics for `arch` (vendor_metrics.py; `machine`: its sysinfo figures; `columns`: the counters per
+    dispatch), and the few figures the
     vendor defines nowhere, labelled as this project's own."""
     out = []
     for name, value in c.items():
@@ -86,7 +88,7 @@ def derived_amd(
             continue
         listed = listing.get(name, {}).get("expression")
         out.append(DerivedMetric(name=name, value=value, unit="", definition=f"rocprofv3 --list-avail: {listed}" if listed else definition))
-    out += vendor_metrics.vendor_derived(c, arch, machine, duration_s)
+    out += vendor_metrics.vendor_derived(c, arch, machine, duration_s, columns)
     if "SQ_LDS_BANK_CONFLICT" in c and c.get("SQ_INSTS_LDS"):
         out.append(
             DerivedMetric(

@@ -8,9 +8,11 @@ None. rocprof-compute turns it into pandas code and evals it (src/utils/parser.p
 text is parsed by `ast.parse` into a tree and walked by a small interpreter that knows only those
 node kinds: anything else is reported as "cannot evaluate", never run.
 
-Values are scalars: a kernel's counters are the mean over its dispatches, so AVG/MIN/MAX/MEDIAN of
-one value is that value. rocprof-compute averages the per-dispatch ratios instead; the two agree
-for a kernel of one dispatch (its analyses are per dispatch or per kernel).
+Values are what rocprof-compute computes with: a counter is its column over the dispatches (one
+value per dispatch), the arithmetic is element-wise, `a if c else b` is `a.where(c, b)` (None: no
+value for that dispatch), and AVG/MIN/MAX/MEDIAN reduce the column skipping the dispatches without
+a value (pandas' mean, min, max, median). A ratio is thus the mean of the per-dispatch ratios, as
+the vendor reports it. Given one number per counter (a mean), the same code gives that number.
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ from __future__ import annotations
 import ast
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 VAR_PREFIX = "var__"  # `$name` is not Python; rocprof-compute swaps `$` for a prefix the same way
 
@@ -86,14 +91,22 @@ def parse(expr: str) -> ast.Expression:
 
 def inputs(expr: str) -> tuple[set[str], set[str]]:
     """The counters and the machine variables an expression reads, built-ins expanded."""
-    counters: set[str] = set()
+    direct, built_in, variables = _split_inputs(expr)
+    return direct | built_in, variables
+
+
+def _split_inputs(expr: str) -> tuple[set[str], set[str], set[str]]:
+    """The counters the expression names itself, those its built-ins read, and the machine variables."""
+    direct: set[str] = set()
+    built_in: set[str] = set()
     variables: set[str] = set()
-    _inputs(parse(expr), counters, variables, 0)
-    return counters, variables
+    _inputs(parse(expr), direct, built_in, variables, 0)
+    return direct, built_in, variables
 
 
-def _inputs(tree: ast.AST, counters: set[str], variables: set[str], depth: int) -> None:
+def _inputs(tree: ast.AST, direct: set[str], built_in: set[str], variables: set[str], depth: int) -> None:
     callees = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    counters = built_in if depth else direct
     for node in ast.walk(tree):
         if id(node) in callees:
             continue
@@ -103,7 +116,7 @@ def _inputs(tree: ast.AST, counters: set[str], variables: set[str], depth: int) 
             if node.id.startswith(VAR_PREFIX):
                 name = node.id[len(VAR_PREFIX) :]
                 if name in BUILT_INS and depth < 4:
-                    _inputs(parse(BUILT_INS[name]), counters, variables, depth + 1)
+                    _inputs(parse(BUILT_INS[name]), direct, built_in, variables, depth + 1)
                 else:
                     variables.add(name)
             elif not _is_indexed(tree, node):
@@ -121,25 +134,70 @@ def _is_indexed(tree: ast.AST, name: ast.Name) -> bool:
     return any(isinstance(n, ast.Subscript) and n.value is name for n in ast.walk(tree))
 
 
-def _one_or_many(fn: Callable) -> Callable:
-    def apply(*args):
-        if any(a is None for a in args):
+Value = Any  # a number (numpy float64), a column of numbers (one per dispatch), a bool or bool column, a label (CONCAT) or None
+
+
+def _number(v: Value) -> Value:
+    """Python numbers as numpy's, so that x/0 gives inf or nan as it does in rocprof-compute's pandas, never an exception."""
+    if isinstance(v, bool | np.bool_):
+        return v
+    if isinstance(v, int | float):
+        return np.float64(v)
+    return v
+
+
+def _column(v: Value) -> bool:
+    return isinstance(v, np.ndarray) and v.ndim == 1
+
+
+def _reduce(column_fn: Callable, one_fn: Callable | None = None) -> Callable:
+    """AVG/MIN/MAX/MEDIAN: over a column, skipping the dispatches without a value (NaN) as pandas does;
+    all without one (or none at all): no value. On a number: that number."""
+
+    def apply(a):
+        if a is None:
             return None
-        return args[0] if len(args) == 1 else fn(*args)
+        if _column(a):
+            finite = a[~np.isnan(a)]
+            return np.float64(column_fn(finite)) if finite.size else np.float64("nan")
+        return np.float64(a) if one_fn is None else one_fn(a)
+
+    return apply
+
+
+def _min_max(pick: Callable, elementwise: Callable) -> Callable:
+    one = _reduce(lambda c: pick(c))
+
+    def apply(*args):
+        if len(args) == 1:
+            return one(args[0])
+        if any(a is None for a in args):
+            return None  # rocprof-compute: min(None, x) raises TypeError, and the metric has no value
+        if any(_column(a) for a in args):
+            out = args[0]
+            for a in args[1:]:
+                out = elementwise(out, a)
+            return out
+        return pick(args)  # Python's min/max of numbers, as the vendor's to_min/to_max call them
 
     return apply
 
 
 def _round(a, b=0):
-    return None if a is None else round(a, int(b))
+    return None if a is None else np.round(a, int(b))
 
 
 def _to_int(a):
-    return None if a is None else int(a)
+    if a is None:
+        return None
+    if _column(a):
+        # pandas' astype("Int64") refuses a fraction; rocprof-compute then gives no value
+        return a if bool(np.all(np.isnan(a) | (a == np.trunc(a)))) else None
+    return None if not np.isfinite(a) else np.float64(int(a))
 
 
 def _mod(a, b):
-    return None if a is None or b is None or b == 0 else a % b
+    return None if a is None or b is None else np.mod(a, b)
 
 
 def _concat(a, b):
@@ -147,29 +205,29 @@ def _concat(a, b):
 
 
 FUNCTIONS: dict[str, Callable] = {
-    "AVG": _one_or_many(lambda *a: sum(a) / len(a)),
-    "MEDIAN": _one_or_many(lambda *a: sorted(a)[len(a) // 2]),
-    "MIN": _one_or_many(min),
-    "MAX": _one_or_many(max),
+    "AVG": _reduce(np.mean),
+    "MEDIAN": _reduce(np.median),
+    "MIN": _min_max(min, np.minimum),
+    "MAX": _min_max(max, np.maximum),
     "ROUND": _round,
     "TO_INT": _to_int,
     "MOD": _mod,
     "CONCAT": _concat,
 }
 BINARY = {
-    ast.Add: lambda a, b: a + b,
-    ast.Sub: lambda a, b: a - b,
-    ast.Mult: lambda a, b: a * b,
-    ast.Div: lambda a, b: None if b == 0 else a / b,
-    ast.Mod: lambda a, b: None if b == 0 else a % b,
+    ast.Add: np.add,
+    ast.Sub: np.subtract,
+    ast.Mult: np.multiply,
+    ast.Div: np.true_divide,
+    ast.Mod: np.mod,
 }
 COMPARE = {
-    ast.Eq: lambda a, b: a == b,
-    ast.NotEq: lambda a, b: a != b,
-    ast.Lt: lambda a, b: a < b,
-    ast.LtE: lambda a, b: a <= b,
-    ast.Gt: lambda a, b: a > b,
-    ast.GtE: lambda a, b: a >= b,
+    ast.Eq: np.equal,
+    ast.NotEq: np.not_equal,
+    ast.Lt: np.less,
+    ast.LtE: np.less_equal,
+    ast.Gt: np.greater,
+    ast.GtE: np.greater_equal,
 }
 
 
@@ -177,58 +235,80 @@ class _Missing(Exception):
     pass
 
 
-def evaluate(expr: str, counters: dict[str, float], variables: dict[str, float]) -> Outcome:
-    """The value of `expr` for one kernel; None where the vendor's expression yields None (its
-    `... if x != 0 else None`) or divides by zero. Missing inputs are named, all of them."""
+def evaluate(expr: str, counters: Mapping[str, Any], variables: Mapping[str, float], base: Mapping[str, Any] | None = None) -> Outcome:
+    """The value of `expr` for one kernel. `counters`: each counter's value per dispatch (an array)
+    or one number; `base`: the columns the built-ins ($GRBM_GUI_ACTIVE_PER_XCD, $numActiveCUs) read,
+    rocprof-compute's pmc_perf, when `counters` is another of its tables (a metric's coll_level);
+    by default `counters`. None where the vendor's expression yields none (its `... if x != 0 else
+    None` for every dispatch) or divides by zero. Missing inputs are named, all of them."""
+    base = counters if base is None else base
     try:
-        needed_counters, needed_vars = inputs(expr)
+        direct, built_in, needed_vars = _split_inputs(expr)
     except CannotEvaluate as exc:
         return Outcome(None, error=f"cannot evaluate: {exc}")
-    missing = sorted(c for c in needed_counters if c not in counters)
+    missing = sorted({c for c in direct if c not in counters} | {c for c in built_in if c not in base})
     missing_vars = sorted(v for v in needed_vars if v not in variables)
     if missing or missing_vars:
         return Outcome(None, missing, missing_vars)
     try:
-        value = _Interpreter(counters, variables).run(parse(expr).body)
+        with np.errstate(all="ignore"):
+            value = _Interpreter(counters, variables, base).run(parse(expr).body)
     except CannotEvaluate as exc:
         return Outcome(None, error=f"cannot evaluate: {exc}")
     except (TypeError, ValueError, OverflowError) as exc:  # e.g. arithmetic on a CONCAT string
         return Outcome(None, error=f"cannot evaluate: {exc}")
-    if isinstance(value, bool):
-        value = float(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        value = None
-    return Outcome(value)
+    if isinstance(value, str) or value is None:
+        return Outcome(value)
+    array = np.asarray(value, dtype="float64")
+    if array.size != 1:
+        return Outcome(None, error=f"cannot evaluate: the expression gives one value per dispatch ({array.size}), not one figure")
+    number = float(array.reshape(-1)[0])
+    return Outcome(number if math.isfinite(number) else None)
 
 
 class _Interpreter:
-    def __init__(self, counters: dict[str, float], variables: dict[str, float]):
-        self.counters, self.variables = counters, variables
+    def __init__(self, counters: Mapping[str, Any], variables: Mapping[str, float], base: Mapping[str, Any]):
+        self.counters, self.variables, self.base = counters, variables, base
         self.depth = 0
 
-    def run(self, node: ast.AST):
+    def _counter(self, name: str) -> Value:
+        source = self.base if self.depth else self.counters  # inside a built-in: rocprof-compute's pmc_perf
+        if name not in source:
+            raise _Missing(name)  # inputs() named every counter first: not reached for a checked expression
+        value = source[name]
+        return np.asarray(value, dtype="float64") if isinstance(value, np.ndarray | list) else _number(value)
+
+    def run(self, node: ast.AST) -> Value:
         if isinstance(node, ast.Constant):
-            if node.value is None or isinstance(node.value, (int, float, str)):
+            if node.value is None or isinstance(node.value, str):
                 return node.value
+            if isinstance(node.value, int | float):
+                return _number(node.value)
             raise CannotEvaluate(f"constant {node.value!r}")
         if isinstance(node, ast.Name):
             return self._name(node.id)
         if _instance(node):
-            return self.counters[_instance(node) or ""]
+            return self._counter(_instance(node) or "")
         if isinstance(node, ast.BinOp) and type(node.op) in BINARY:
             a, b = self.run(node.left), self.run(node.right)
             return None if a is None or b is None else BINARY[type(node.op)](a, b)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
             a = self.run(node.operand)
-            return None if a is None else (-a if isinstance(node.op, ast.USub) else a)
+            return None if a is None else (np.negative(a) if isinstance(node.op, ast.USub) else a)
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in COMPARE:
             a, b = self.run(node.left), self.run(node.comparators[0])
-            return False if a is None or b is None else COMPARE[type(node.ops[0])](a, b)
+            if a is None or b is None:  # pandas compares None as unequal to everything
+                return isinstance(node.ops[0], ast.NotEq) and not (a is None and b is None)
+            return COMPARE[type(node.ops[0])](a, b)
         if isinstance(node, ast.IfExp):
-            return self.run(node.body) if self.run(node.test) else self.run(node.orelse)
+            return self._where(node)
         if isinstance(node, ast.BoolOp):
             values = [self.run(v) for v in node.values]
-            return all(values) if isinstance(node.op, ast.And) else any(values)
+            combine = np.logical_and if isinstance(node.op, ast.And) else np.logical_or
+            out = values[0]
+            for v in values[1:]:
+                out = combine(out, v)
+            return out
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
             fn = FUNCTIONS.get(node.func.id)
             if fn is None:
@@ -236,7 +316,18 @@ class _Interpreter:
             return fn(*[self.run(a) for a in node.args])
         raise CannotEvaluate(f"{type(node).__name__} in {ast.unparse(node)[:80]}")
 
-    def _name(self, name: str):
+    def _where(self, node: ast.IfExp) -> Value:
+        """`body if test else orelse` as rocprof-compute rewrites it: body.where(test, orelse), per dispatch."""
+        test = self.run(node.test)
+        if not _column(test):  # one condition for all: only the branch it picks is computed
+            return self.run(node.body) if bool(test) else self.run(node.orelse)
+        body, orelse = self.run(node.body), self.run(node.orelse)
+        if isinstance(body, str) or isinstance(orelse, str):
+            raise CannotEvaluate("a label in a per-dispatch condition")
+        nan = np.float64("nan")
+        return np.where(test, nan if body is None else body, nan if orelse is None else orelse).astype("float64")
+
+    def _name(self, name: str) -> Value:
         if name.startswith(VAR_PREFIX):
             var = name[len(VAR_PREFIX) :]
             if var in BUILT_INS:
@@ -247,10 +338,8 @@ class _Interpreter:
                     return self.run(parse(BUILT_INS[var]).body)
                 finally:
                     self.depth -= 1
-            return self.variables[var]
-        if name in self.counters:
-            return self.counters[name]
-        raise _Missing(name)  # inputs() named every counter first: not reached for a checked expression
+            return _number(self.variables[var])
+        return self._counter(name)
 
 
 def unit_text(unit: str) -> str:

@@ -26,8 +26,10 @@ from pathlib import Path
 import pandas as pd
 
 # the package's modules by their full names: the package imports this one (see test_architecture.py)
+import kernel_mcp.profile.rocpd as rocpd
 import kernel_mcp.profile.sniff as fmt
 import kernel_mcp.profile.tables as tables
+import kernel_mcp.profile.vendor_metrics as vendor_metrics
 import kernel_mcp.profile.workload as workload
 from kernel_mcp import limits, safe_files
 from kernel_mcp.errors import InvalidInput, KernelMcpError
@@ -69,6 +71,9 @@ class Gathered:
     # the GPU targets the inputs name (workload sysinfo.csv, rocprofv3 agent_info.csv): target -> the files
     arches: dict[str, list[str]] = field(default_factory=dict)
     machine: dict[str, str] = field(default_factory=dict)  # a rocprof-compute workload's sysinfo row
+    machine_label: str = ""  # the sysinfo.csv it came from
+    agents: list[tuple[str, dict[str, str]]] = field(default_factory=list)  # rocprofv3 agent_info.csv GPU rows (keys lower-case), by file
+    dispatch_tables: list[tables.DispatchTable] = field(default_factory=list)  # counters per dispatch, for the derived metrics
 
     @property
     def arch(self) -> str | None:
@@ -80,10 +85,11 @@ class Gathered:
         return [f.path for f in self.inputs if f.skipped is None]
 
 
-def gather(targets: list[tuple[str, Path, Path]], root: Path) -> Gathered:
+def gather(targets: list[tuple[str, Path, Path]], root: Path, scratch: Path | None = None) -> Gathered:
     """`targets`: (label, resolved path, the folder its files must stay in) of each file or folder
-    named; `root`: the workspace, whose files are named relative to it (others as the label leads)."""
-    entries = _entries(targets, root)
+    named; `root`: the workspace, whose files are named relative to it (others as the label leads);
+    `scratch`: a folder of the run's own, where a database with a write-ahead log is copied to be read."""
+    entries = _entries(targets, root, scratch)
     g = Gathered()
     timed: list[tuple[InputFile, pd.DataFrame, str]] = []  # dispatch lists
     counter_timed: list[tuple[InputFile, pd.DataFrame]] = []  # dispatches read from counter files
@@ -101,9 +107,13 @@ def gather(targets: list[tuple[str, Path, Path]], root: Path) -> Gathered:
                 main = g.inputs[-1]
         timed.append((main or g.inputs[-1], w.dispatches, w.source))
         sums.append(w.counter_sums)
+        if w.table is not None:
+            g.dispatch_tables.append(w.table)
         if w.arch:
             g.arches.setdefault(w.arch, []).append(next((s.label for s, _ in files if s.path.name == workload.SYSINFO), str(folder)))
-            g.machine = g.machine or w.machine
+        if w.machine and not g.machine:
+            g.machine = w.machine
+            g.machine_label = next((s.label for s, _ in files if s.path.name == workload.SYSINFO), "sysinfo.csv")
         g.notes += w.notes
         taken = {s.label for s, _ in files}
         entries = [(s, e) for s, e in entries if s.label not in taken]
@@ -114,12 +124,12 @@ def gather(targets: list[tuple[str, Path, Path]], root: Path) -> Gathered:
             if s.format == fmt.AGENT_INFO:
                 _agents(s, record, g)
                 continue
-            _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files)
+            _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files, g.dispatch_tables)
         except KernelMcpError as exc:
             if exc.message.startswith(s.path.name) or s.label in exc.message or s.path.name in exc.message:
                 raise
             raise type(exc)(f"{s.label}: {exc.message}", exc.hint) from None
-        if record.skipped is not None and explicit:
+        if record.skipped is not None and explicit and not record.skipped.startswith("SQLite's"):
             raise InvalidInput(
                 f"{s.label}: {record.skipped}",
                 hint="profile_import reads rocprofv3 output (folders, kernel_trace/counter_collection/"
@@ -136,6 +146,18 @@ def gather(targets: list[tuple[str, Path, Path]], root: Path) -> Gathered:
     return g
 
 
+def agent_rows(folder: Path) -> list[tuple[str, dict[str, str]]]:
+    """The GPU agents of every rocprofv3 agent_info.csv under a run's own output folder (keys lower-case), by file."""
+    found: list[tuple[str, dict[str, str]]] = []
+    for path in safe_files.files_under(folder, "*agent_info.csv", within=folder, relative_to=folder):
+        s = _sniff(path, path.relative_to(folder).as_posix())
+        if s.format == fmt.AGENT_INFO:
+            g = Gathered()
+            _agents(s, InputFile(path=s.label, format=s.format), g)
+            found += g.agents
+    return found
+
+
 def _agents(s: fmt.Sniffed, record: InputFile, g: Gathered) -> None:
     """rocprofv3's agent_info.csv: which GPU ran the dispatches beside it (its GPU agents' target
     names and products); not kernel figures, but named as read, never refused when listed."""
@@ -144,8 +166,11 @@ def _agents(s: fmt.Sniffed, record: InputFile, g: Gathered) -> None:
     if "agent_type" not in cols or "name" not in cols:
         record.skipped = "agent info without Agent_Type/Name columns"
         return
-    frame = tables.read(s.path, "rocprofv3 agent info", {cols[c] for c in ("agent_type", "name", "product_name") if c in cols}, set())
+    wanted = {"agent_type", "name", "product_name", *vendor_metrics.AGENT_FIELDS.values()}
+    frame = tables.read(s.path, "rocprofv3 agent info", {cols[c] for c in wanted if c in cols}, set())
     gpus = frame[frame[cols["agent_type"]].astype(str).str.upper() == "GPU"]
+    for row in gpus.to_dict("records"):
+        g.agents.append((s.label, {str(k).strip().lower(): str(v) for k, v in row.items()}))
     names = sorted({str(n).strip() for n in gpus[cols["name"]] if str(n).strip()})
     if not names:
         record.skipped = "agent info naming no GPU agent"
@@ -158,7 +183,7 @@ def _agents(s: fmt.Sniffed, record: InputFile, g: Gathered) -> None:
         g.arches.setdefault(name, []).append(s.label)
 
 
-def _entries(targets: list[tuple[str, Path, Path]], root: Path) -> list[tuple[fmt.Sniffed, bool]]:
+def _entries(targets: list[tuple[str, Path, Path]], root: Path, scratch: Path | None = None) -> list[tuple[fmt.Sniffed, bool]]:
     seen: set[Path] = set()
     entries: list[tuple[fmt.Sniffed, bool]] = []
     for label, path, within in targets:
@@ -170,7 +195,7 @@ def _entries(targets: list[tuple[str, Path, Path]], root: Path) -> list[tuple[fm
             if key in seen:
                 continue  # named twice (a folder and a file in it): read once
             seen.add(key)
-            entries.append((_sniff(p, _label(p, root, label if explicit else _beside(label, path, p))), explicit))
+            entries.append((_sniff(p, _label(p, root, label if explicit else _beside(label, path, p)), scratch, len(entries)), explicit))
     return entries
 
 
@@ -190,19 +215,33 @@ def _beside(label: str, folder: Path, path: Path) -> str:
         return path.name
 
 
-def _sniff(path: Path, label: str) -> fmt.Sniffed:
+SQLITE_SIDE_FILES = {"-wal": "SQLite's write-ahead log of {db}, read with it", "-shm": "SQLite's shared-memory index of {db}'s log (not needed to read it)"}
+
+
+def _sniff(path: Path, label: str, scratch: Path | None = None, index: int = 0) -> fmt.Sniffed:
+    side = next((suffix for suffix in SQLITE_SIDE_FILES if path.name.endswith(suffix)), None)
+    database = path.with_name(path.name[: -len(side)]) if side else None
+    if side and database is not None and database.is_file():
+        safe_files.check_regular(path, label)
+        return fmt.Sniffed(path, label, None, what=SQLITE_SIDE_FILES[side].format(db=database.name))
     if path.suffix.lower() not in fmt.TEXT_SUFFIXES | {".db"}:
         safe_files.check_regular(path, label)
         return fmt.Sniffed(path, label, None, what=fmt.describe_other(path))
     s = fmt.sniff(path, label)
     if s.what == "an SQLite database":
-        s.format, s.what = _sqlite_kind(path)
+        copied = scratch is not None and rocpd.write_ahead_log(path) is not None
+        if copied and scratch is not None:
+            # committed rows may be only in the log: a private copy of both is read, the user's files are never opened to write
+            s.path = rocpd.private_copy(path, scratch, index)
+        s.format, s.what = _sqlite_kind(s.path)
+        if copied and s.format is not None:
+            s.what = f"with its write-ahead log {path.name}-wal, read from a copy of both in the run's folder"
     return s
 
 
 def _sqlite_kind(path: Path) -> tuple[str | None, str]:
     try:
-        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        con = sqlite3.connect(rocpd.open_uri(path), uri=True)
         try:
             names = {r[0] for r in con.execute("SELECT name FROM sqlite_master LIMIT 10000")}
         finally:
@@ -238,21 +277,25 @@ def _workloads(entries: list[tuple[fmt.Sniffed, bool]], root: Path, allowed: lis
     return found
 
 
-def _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files) -> None:
+def _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files, per_dispatch) -> None:
     frame: pd.DataFrame | None  # each reader's dispatches; None where a file holds counters only
-    if s.format is None:
+    if s.format is None and s.what.startswith("SQLite's write-ahead log"):
+        record.used_for = s.what
+    elif s.format is None:
         # a description naming the tool stands alone; a generic one says first that nothing could be read
-        record.skipped = s.what if s.what.startswith(("legacy rocprof", "ncu's log")) else f"not a profiler output this reader knows: {s.what}"
+        record.skipped = s.what if s.what.startswith(("legacy rocprof", "ncu's log", "SQLite's")) else f"not a profiler output this reader knows: {s.what}"
     elif s.format in NO_KERNEL_FIGURES:
         record.skipped = NO_KERNEL_FIGURES[s.format]
     elif s.format == fmt.ROCPD:
+        record.used_for = s.what or None  # how it was read, when not in place
         rocpd_files.append((record, s.path))
     elif s.format in (fmt.TRACE, fmt.COMPUTE_TIMES):
         frame = tables.read_dispatches(s.path, SOURCES[s.format], s.label, strip_kd=s.format != fmt.TRACE)
         timed.append((record, frame, SOURCES[s.format]))
     elif s.format == fmt.LEGACY_DISPATCHES:
-        long, frame, instances = tables.read_wide(s.path, "rocprof results.csv", s.label, fmt.LEGACY_FIXED, strip_kd=True)
+        long, frame, instances, table = tables.read_wide(s.path, "rocprof results.csv", s.label, fmt.LEGACY_FIXED, strip_kd=True, keep=vendor_metrics.wanted)
         sums.append(long)
+        per_dispatch += [table] if table is not None else []
         if frame is None:  # counter mode without --timestamp on
             record.used_for = f"counters ({long['counter'].nunique()})"
         else:
@@ -263,14 +306,16 @@ def _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files) -> None
         timed.append((record, frame, SOURCES[s.format]))
     elif s.format in (fmt.COUNTERS, fmt.COMPUTE_LONG, fmt.COMPUTE_WIDE):
         if s.format == fmt.COMPUTE_WIDE:
-            long, frame, _ = tables.read_wide(s.path, s.format, s.label, fmt.COMPUTE_FIXED, strip_kd=True)
+            long, frame, _, table = tables.read_wide(s.path, s.format, s.label, fmt.COMPUTE_FIXED, strip_kd=True, keep=vendor_metrics.wanted)
             sums.append(long)
             count = long["counter"].nunique() if len(long) else 0
         else:
             rows, frame = tables.read_counter_rows(s.path, s.format, s.label, strip_kd=s.format != fmt.COUNTERS)
+            table = tables.dispatch_table(rows, s.label, vendor_metrics.wanted, rocpd=s.format == fmt.COMPUTE_LONG)
             sums.append(tables.counter_sums(rows))
             count = rows["counter"].nunique()
         record.used_for = f"counters ({count})"
+        per_dispatch += [table] if table is not None else []
         if frame is not None:
             counter_timed.append((record, frame))
     elif s.format in (fmt.KERNEL_STATS, fmt.LEGACY_STATS):
@@ -282,7 +327,7 @@ def _choose(g: Gathered, timed, counter_timed, stats, rocpd_files) -> None:
         g.rocpd = [path for _, path in rocpd_files]
         g.rocpd_labels = [record.path for record, _ in rocpd_files]
         for r, _ in rocpd_files:
-            r.used_for = "GPU times and counters (rocpd)"
+            r.used_for = "GPU times and counters (rocpd" + (f"; {r.used_for})" if r.used_for else ")")
         why = "rocpd databases were read; dispatch lists beside them are not merged (a rocpd CSV export repeats the same dispatches)"
         for record, _, _ in timed + stats:
             record.used_for, record.skipped = None, why

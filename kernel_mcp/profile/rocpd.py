@@ -9,13 +9,18 @@ column this reader needs is refused with the names of what is missing.
 
 from __future__ import annotations
 
+import json
+import shutil
 import sqlite3
 import time
 from pathlib import Path
 
+import pandas as pd
 from pydantic import ValidationError
 
 import kernel_mcp.profile.counters as ctr  # by its full name: the package imports this one (see test_architecture.py)
+import kernel_mcp.profile.tables as tables
+import kernel_mcp.profile.vendor_metrics as vendor_metrics
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.models.profile import CounterRow, KernelRow, ProfileSummary
 from kernel_mcp.profile.summary import MAX_GROUP_SAMPLES, MAX_KERNELS, target_pattern
@@ -46,7 +51,61 @@ NEEDED = {
 }
 COUNTER_VIEW = ("counters_collection", {"dispatch_id", "kernel_name", "counter_name", "value"})
 MAX_ATTACHED = 9  # SQLite's default limit is 10 attached databases
+MAX_COUNTER_ROWS = 2_000_000  # counter rows read one by one for the per-dispatch metrics; past it, per-kernel means
+# counters_collection's per-dispatch columns, as the readers name them (tables.VENDOR_NAMES)
+DISPATCH_COLUMNS = {
+    "start": "start",
+    "end": "end",
+    "grid_size": "grid_total",
+    "workgroup_size": "wg_total",
+    "lds_block_size": "lds_bytes",
+    "scratch_size": "scratch_bytes",
+    "vgpr_count": "vgprs",
+    "accum_vgpr_count": "agprs",
+    "sgpr_count": "sgprs",
+}
 QUERY_BUDGET_S = 20.0  # all reads of one import: a view can be an endless recursive query
+
+
+def write_ahead_log(path: Path) -> Path | None:
+    """The database's write-ahead log (`<db>-wal`) when it holds anything: committed rows may be
+    there and not yet in the database file (a writer still open, killed, or the files copied so)."""
+    wal = path.with_name(path.name + "-wal")
+    try:
+        return wal if wal.is_file() and not wal.is_symlink() and wal.stat().st_size > 0 else None
+    except OSError:
+        return None
+
+
+def private_copy(path: Path, folder: Path, index: int) -> Path:
+    """A copy of the database and its write-ahead log in `folder` (the run's own), which SQLite then
+    reads whole: opening the user's files read-only cannot do it (`immutable=1` ignores the log, and
+    `mode=ro` needs to create or write the `-shm` index beside them, refused in a folder the server may
+    not write). The log is copied first: a checkpoint between the two copies then leaves its rows in
+    the database copy, never lost. The `-shm` index is not copied; SQLite rebuilds it from the log."""
+    wal = write_ahead_log(path)
+    target = folder / str(index)
+    target.mkdir(parents=True, exist_ok=True)
+    copy = target / path.name
+    if wal is not None:
+        with wal.open("rb") as src, (target / wal.name).open("xb") as dst:
+            shutil.copyfileobj(src, dst, 2**20)
+    with path.open("rb") as src, copy.open("xb") as dst:
+        shutil.copyfileobj(src, dst, 2**20)
+    return copy
+
+
+def open_uri(path: Path) -> str:
+    """How to open a database read-only: a database in WAL mode (file format bytes 18-19 = 2) with no
+    log beside it holds everything in its file, and `immutable=1` reads it without the `-shm` index
+    that `mode=ro` would have to create; any other with `mode=ro` (with a log: the private copy)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(20)
+    except OSError:
+        head = b""
+    wal_mode = len(head) == 20 and head[18] == 2 and head[19] == 2
+    return f"{path.resolve().as_uri()}?{'immutable=1' if wal_mode and write_ahead_log(path) is None else 'mode=ro'}"
 
 
 def _bounded(con: sqlite3.Connection, budget_s: float) -> None:
@@ -69,7 +128,7 @@ def _open(paths: list[Path]) -> tuple[sqlite3.Connection, list[str]]:
             raise InvalidInput(f"{path.name} is not an SQLite database" + (" (empty file)" if not head else ""))
         schema = f"db{index}"
         try:
-            con.execute(f"ATTACH DATABASE ? AS {schema}", (f"{path.resolve().as_uri()}?mode=ro",))
+            con.execute(f"ATTACH DATABASE ? AS {schema}", (open_uri(path),))
             con.execute(f"SELECT count(*) FROM {schema}.sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
             raise InvalidInput(f"{path.name} is not a readable database (truncated or corrupt?): {exc}") from None
@@ -261,6 +320,9 @@ def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> 
         durations = {k.name: k.avg_us / 1e6 for k in kernels}
         # the vendor's definitions for the one GPU target the databases' agents name (several, or none: those alike on every target)
         arch = next(iter(targets)) if len(targets) == 1 else None
+        machine, machine_notes = vendor_metrics.machine_figures(arch, vendor_metrics.Machine({}, {}), _agents(con, schemas, labels), None)
+        per_dispatch, how = _dispatch_tables(con, counter_schemas)
+        result.notes += machine_notes + [machine.note()] + ([how] if how else [])
         result.notes.append(
             f"derived metrics: rocprof-compute definitions for {arch}, the target rocpd_info_agent of {', '.join(targets[arch][:2])} names"
             if arch
@@ -269,7 +331,50 @@ def _summary(paths: list[Path], target_regex: str | None, labels: list[str]) -> 
             + ": only the rocprof-compute metrics defined alike on every shipped target"
         )
         result.counters = [
-            CounterRow(kernel=k, dispatches=dispatches[k], counters=c, derived=ctr.derived_amd(c, durations.get(k), None, {}, arch)) for k, c in found.items()
+            CounterRow(
+                kernel=k,
+                dispatches=dispatches[k],
+                counters=c,
+                derived=ctr.derived_amd(c, durations.get(k), None, {}, arch, machine.values, vendor_metrics.kernel_columns(per_dispatch, k)),
+            )
+            for k, c in found.items()
         ][:MAX_KERNELS]
     con.close()
     return result
+
+
+def _agents(con: sqlite3.Connection, schemas: list[str], labels: list[str]) -> list[tuple[str, dict[str, str]]]:
+    """Each database's GPU agents with the figures rocprofv3 keeps in rocpd_info_agent.extdata (the
+    agent's fields, as its agent_info.csv lists them: generateRocpd.cpp saves the whole agent there)."""
+    found = []
+    for schema, label in zip(schemas, labels):
+        for name, extdata in con.execute(f"SELECT name, extdata FROM {schema}.rocpd_info_agent WHERE type = 'GPU'"):
+            try:
+                fields = json.loads(extdata) if isinstance(extdata, str | bytes) else {}
+            except ValueError:
+                fields = {}
+            row = {str(k).lower(): str(v) for k, v in (fields.items() if isinstance(fields, dict) else []) if not isinstance(v, dict | list)}
+            row["name"] = str(name or "")
+            found.append((f"{label} rocpd_info_agent", row))
+    return found
+
+
+def _dispatch_tables(con: sqlite3.Connection, counter_schemas: list[tuple[str, str]]) -> tuple[list[tables.DispatchTable], str | None]:
+    """Each database's counters per dispatch, as rocprof-compute reads a rocpd database (its CSV
+    export of counters_collection, one row per dispatch and counter; src/utils/rocpd_data.py), for
+    the derived metrics; none past MAX_COUNTER_ROWS rows (then per-kernel means, said so)."""
+    out = []
+    for schema, label in counter_schemas:
+        have = _columns(con, schema, COUNTER_VIEW[0])
+        extra = [c for c in DISPATCH_COLUMNS if c in have]
+        query = f"SELECT dispatch_id, kernel_name, counter_name, value{''.join(', ' + c for c in extra)} FROM {schema}.{COUNTER_VIEW[0]} LIMIT ?"
+        rows = con.execute(query, (MAX_COUNTER_ROWS + 1,)).fetchall()
+        if len(rows) > MAX_COUNTER_ROWS:
+            return [], f"{label}: over {MAX_COUNTER_ROWS:,} counter rows: the derived metrics are computed on each kernel's mean counters, not per dispatch"
+        frame = pd.DataFrame(rows, columns=["dispatch", "kernel", "counter", "value", *(DISPATCH_COLUMNS[c] for c in extra)])
+        frame["value"] = pd.to_numeric(frame["value"], errors="coerce")
+        frame = frame.assign(origin=label, kernel=frame["kernel"].astype(str), counter=frame["counter"].astype(str))
+        table = tables.dispatch_table(frame, label, vendor_metrics.wanted, rocpd=True)
+        if table is not None:
+            out.append(table)
+    return out, None

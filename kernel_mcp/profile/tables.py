@@ -14,7 +14,8 @@ import contextlib
 import csv
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,34 @@ NUMERIC = ("grid_x", "grid_y", "grid_z", "grid_total", "wg_x", "wg_y", "wg_z", "
 KD_SUFFIX = re.compile(r"(\s*\[clone \.kd\]|\s*\(\.kd\)|\.kd)$")
 TIME_COLUMNS = set(ALIASES["start"] + ALIASES["end"])
 EXPONENT = re.compile(r"^\s*[-+]?(\d*)\.?(\d*)[eE]([-+]?\d+)\s*$")
+# The launch facts and times under the names rocprof-compute's expressions read them by (its
+# pmc_perf.csv columns; src/utils/utils.py renames rocprofv3's and rocprof's to these)
+VENDOR_NAMES = {
+    "grid_total": "Grid_Size",
+    "wg_total": "Workgroup_Size",
+    "lds_bytes": "LDS_Per_Workgroup",
+    "scratch_bytes": "Scratch_Per_Workitem",
+    "vgprs": "Arch_VGPR",
+    "agprs": "Accum_VGPR",
+    "sgprs": "SGPR",
+    "start": "Start_Timestamp",
+    "end": "End_Timestamp",
+}
+PMC = "pmc_perf"  # rocprof-compute's main table; its other tables are named by their pass (SQ_LEVEL_WAVES)
+
+
+@dataclass
+class DispatchTable:
+    """One file's counters per dispatch, as rocprof-compute's analysis holds them: `tables[PMC]` one
+    row per dispatch and one column per counter (vendor names), other tables aligned with it by row;
+    `kernels` the kernel of each row; `accum`: a level's SQ_ACCUM_PREV_HIRES is the `<level>_ACCUM`
+    column of PMC (rocprofv3 and rocpd name it so), not a table of its own."""
+
+    origin: str
+    kernels: pd.Series
+    tables: dict[str, pd.DataFrame]
+    accum: bool = False
+    grid: pd.Series | None = None  # Grid_Size per row, for joining passes as rocprof-compute joins them
 
 
 def _malformed(what: str, name: str):
@@ -209,10 +238,14 @@ def read_counter_rows(path: Path, what: str, origin: str, strip_kd: bool = False
                 "value": pd.to_numeric(frame[cols["value"]], errors="coerce").to_numpy(),
             }
         )
+        for name in NUMERIC:
+            if name in cols and name in VENDOR_NAMES:  # launch facts, per row: the per-dispatch tables read them
+                rows[name] = pd.to_numeric(frame[cols[name]], errors="coerce").to_numpy()
         if "start" not in cols or "end" not in cols:
             return rows, None
         start = timestamps(frame[cols["start"]], path, what).to_numpy()
         end = timestamps(frame[cols["end"]], path, what).to_numpy()
+        rows["start"], rows["end"] = start, end
         timed = pd.DataFrame({"dispatch": rows["dispatch"], "kernel": rows["kernel"], "duration_ns": (end - start).astype("float64"), "start_ns": start})
         if (timed["duration_ns"] < 0).any():
             raise InvalidInput(f"{what}: {path.name} has a dispatch that ends before it starts (inconsistent)")
@@ -229,10 +262,13 @@ def read_counter_rows(path: Path, what: str, origin: str, strip_kd: bool = False
         return rows, dispatches
 
 
-def read_wide(path: Path, what: str, origin: str, fixed: set[str], strip_kd: bool = False) -> tuple[pd.DataFrame, pd.DataFrame | None, int]:
+def read_wide(
+    path: Path, what: str, origin: str, fixed: set[str], strip_kd: bool = False, keep: Callable[[str], bool] | None = None
+) -> tuple[pd.DataFrame, pd.DataFrame | None, int, DispatchTable | None]:
     """A table with one row per dispatch and one column per counter (rocprof-compute pmc_perf.csv,
     legacy rocprof results.csv in counter mode): the counter sums per kernel, the dispatches when
-    it has Start/End, and how many per-instance columns were left out."""
+    it has Start/End, how many per-instance columns were left out, and with `keep` (which counters,
+    per-instance ones included, the derived metrics read) the per-dispatch table of those."""
     from kernel_mcp.profile.sniff import counter_columns
 
     with _malformed(what, path.name):
@@ -241,7 +277,8 @@ def read_wide(path: Path, what: str, origin: str, fixed: set[str], strip_kd: boo
         require(cols, ("kernel",), path, what)
         counters, instances = counter_columns(names, fixed)
         timed = "start" in cols and "end" in cols
-        frame = read(path, what, set(cols.values()) | set(counters), {cols[k] for k in ("kernel", "start", "end", "agent") if k in cols})
+        wanted = [c for c in names if keep(c)] if keep else []
+        frame = read(path, what, set(cols.values()) | set(counters) | set(wanted), {cols[k] for k in ("kernel", "start", "end", "agent") if k in cols})
         kernel = _names(frame[cols["kernel"]], strip_kd).astype(str)
         values = frame[counters].apply(pd.to_numeric, errors="coerce") if counters else pd.DataFrame(index=frame.index)
         values.index = kernel.to_numpy()
@@ -261,7 +298,41 @@ def read_wide(path: Path, what: str, origin: str, fixed: set[str], strip_kd: boo
             if (dispatches["duration_ns"] < 0).any():
                 raise InvalidInput(f"{what}: {path.name} has a dispatch that ends before it starts (inconsistent)")
             dispatches = _launch_columns(dispatches, frame, cols, origin)
-        return long, dispatches, instances
+        table = None
+        if keep:
+            per = frame[[c for c in wanted if c not in cols.values()]].apply(pd.to_numeric, errors="coerce")
+            for name, vendor in VENDOR_NAMES.items():
+                if name in cols:
+                    per[vendor] = pd.to_numeric(frame[cols[name]], errors="coerce")
+            per = per.reset_index(drop=True).astype("float64")
+            table = DispatchTable(origin, kernel.reset_index(drop=True), {PMC: per}, grid=per.get("Grid_Size"))
+        return long, dispatches, instances, table
+
+
+def dispatch_table(rows: pd.DataFrame, origin: str, keep: Callable[[str], bool], rocpd: bool) -> DispatchTable | None:
+    """Long counter rows of one file as rocprof-compute turns them into one row per dispatch:
+    rocprofv3's counter_collection.csv by pivot_table (the mean of a counter's values within a dispatch;
+    src/utils/utils.py v3_counter_csv_to_v2_csv), its rocpd-layout pmc_perf.csv by dispatch, kernel
+    and launch size with the last value of each counter and End - Start the median over the rows
+    (src/utils/rocpd_data.py process_rocpd_csv, which sets Start to 0)."""
+    if rows.empty or not rows["counter"].map(keep).any():
+        return None
+    launch = [c for c in VENDOR_NAMES if c in rows.columns and c not in ("start", "end")]
+    keys = ["dispatch", "kernel"] + ([c for c in ("grid_total", "wg_total", "lds_bytes") if c in launch] if rocpd else [])
+    timed = "start" in rows.columns and "end" in rows.columns
+    every = rows.assign(duration=rows["end"] - rows["start"]) if timed else rows
+    group = every.groupby(keys, sort=False, dropna=False)  # every row of a dispatch: its time is the median over all
+    facts = group[[c for c in launch if c not in keys] + (["start", "end"] if timed else [])].first()
+    if rocpd and timed:
+        facts["end"] = group["duration"].median()
+        facts["start"] = 0.0
+    rows = rows[rows["counter"].map(keep)]
+    values = rows.pivot_table(index=keys, columns="counter", values="value", aggfunc="last" if rocpd else "mean", sort=False, dropna=False)
+    table = facts.join(values, how="inner").reset_index()
+    kernels = table["kernel"].astype(str)
+    per = table.drop(columns=["dispatch", "kernel"]).rename(columns=VENDOR_NAMES).astype("float64")
+    per.columns = [str(c) for c in per.columns]
+    return DispatchTable(origin, kernels, {PMC: per}, accum=True, grid=per.get("Grid_Size"))
 
 
 def drop_instances(rows: pd.DataFrame) -> tuple[pd.DataFrame, int]:

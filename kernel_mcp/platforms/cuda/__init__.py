@@ -123,7 +123,7 @@ class CudaPlatform:
             )
             durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
             peak = peak_bandwidth(ws, request.gpu)
-            summary.counters = counter_rows(long, durations, lambda c, t: ncu.derived(c, t, peak)) if not long.empty else []
+            summary.counters = counter_rows(long, durations, lambda c, t, _kernel: ncu.derived(c, t, peak)) if not long.empty else []
         return summary, notes
 
     # -- kernel tracer: CUPTI activity records inside ordinary benchmark runs (the keep metric's)

@@ -168,7 +168,21 @@ class RocmPlatform:
         durations = {k.name: k.avg_us / 1e6 for k in summary.kernels}
         peak = peak_bandwidth(ws, request.gpu)
         arch = request.gpu.arch if request.gpu is not None else None  # the gated GPU's own target picks the vendor's definitions
-        summary.counters = counter_rows(pd.concat(frames), durations, lambda c, t: ctr.derived_amd(c, t, peak, listing, arch))
+        from kernel_mcp.profile import gather, tables, vendor_metrics
+
+        # the machine figures of the vendor's expressions: the agent_info.csv rocprofv3 wrote beside the counters, else the GPU's product table
+        machine, machine_notes = vendor_metrics.machine_figures(
+            arch, vendor_metrics.Machine({}, {}), gather.agent_rows(run.folder), request.gpu.product_entry() if request.gpu is not None else None
+        )
+        notes += machine_notes + [machine.note()]
+        rows = pd.concat(frames)
+        # per file (each pass, each process), the counters per dispatch: the vendor's metrics are computed per dispatch
+        per_dispatch = [
+            t for origin, part in rows.groupby("origin", sort=False) if (t := tables.dispatch_table(part, str(origin), vendor_metrics.wanted, rocpd=False))
+        ]
+        summary.counters = counter_rows(
+            rows, durations, lambda c, t, k: ctr.derived_amd(c, t, peak, listing, arch, machine.values, vendor_metrics.kernel_columns(per_dispatch, k))
+        )
         return summary, notes
 
     # -- tracer: rocprofv3's advanced thread trace, decoded into ui_output folders
