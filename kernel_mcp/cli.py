@@ -217,12 +217,14 @@ def serve(
         signal.signal(signal.SIGINT, _leave_at_once)
         if sys.stdin is not None and sys.stdin.isatty():
             print(waiting_message(root), file=sys.stderr)
+    if http is None:
+        from kernel_mcp.server import serve_stdio
+
+        serve_stdio(root)
+        return
     from kernel_mcp import http_security
     from kernel_mcp.server import build_server
 
-    if http is None:
-        build_server(root).run("stdio")
-        return
     host, port = http
     policy = http_security.policy(host, port, http_security.read_token(token_file), allow_hosts, allow_origins, no_token=no_token)
     server = build_server(root, policy)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -227,8 +228,8 @@ class TasksExtension(Extension):
                     store,
                     stopped,
                     "failed",
-                    error=interrupted_error(stopped, "the server running it shut down"),
-                    message="interrupted: the server running it shut down",
+                    error=interrupted_error(stopped, "the shutdown of the server that ran it"),
+                    message="interrupted by the shutdown of the server that ran it",
                 )
             raise
         except Exception as exc:  # call_handler answers every failure of the tool; this is ours
@@ -269,6 +270,33 @@ class TasksExtension(Extension):
                 if store.cancel_requested(task_id):
                     await self._cancel_here(task_id)
                     return
+
+    async def finish_running(self) -> None:
+        """Wait for the tasks still running to end and store their answers: called once the stdio client
+        has left, so that a session closed mid-run loses nothing (the next server reads the answer back).
+        SIGTERM stops the wait: the tasks are cancelled, their process trees killed, and each is stored
+        as failed, interrupted by the shutdown. Every run has its own time limit, so the wait is bounded."""
+        running = [task for task in self._running.values() if not task.done()]
+        if not running:
+            return
+        loop = asyncio.get_running_loop()
+
+        def stop() -> None:
+            for task in running:
+                task.cancel()  # not in _cancelling: stored as interrupted by the shutdown, not as cancelled
+
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # no signal handlers off the main thread
+            loop.add_signal_handler(signal.SIGTERM, stop)
+        # said once SIGTERM is handled: from here on it settles the tasks (before, it ended the process at once)
+        names = ", ".join(sorted(task.get_name() for task in running))
+        log.warning(
+            "kernel-mcp: the client left; finishing %d task(s) (%s) before exiting; tasks/get reads their answers from the next server", len(running), names
+        )
+        try:
+            await asyncio.wait(running)
+        finally:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGTERM)
 
     async def _cancel_here(self, task_id: str) -> None:
         """Cancel a task this server runs and wait (a while) for the runner to kill its process tree."""

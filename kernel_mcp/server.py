@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import anyio
+
 from kernel_mcp import __version__, doctor, platforms
 from kernel_mcp.bench import tools as bench_tools
 from kernel_mcp.compile import tools as compile_tools
@@ -47,13 +49,29 @@ TOOLS: list[ToolSpec] = [
 
 def build_server(workspace_dir: str | Path | None, http: HttpPolicy | None = None) -> KernelMcpServer:
     """The server; with an HTTP policy that holds a token, every HTTP request must bear it."""
+    return _assemble(workspace_dir, http)[0]
+
+
+def serve_stdio(workspace_dir: str | Path) -> None:
+    """Serve over stdio until the client leaves (closes stdin). Tasks still running then run to their
+    end and store their answers, read back by the next server on the workspace, before the process
+    exits: a session that ends mid-benchmark loses nothing (see TasksExtension.finish_running)."""
+    server, tasks = _assemble(workspace_dir, None)
+
+    async def serve() -> None:
+        await server.run_stdio_async()
+        await tasks.finish_running()
+
+    anyio.run(serve)
+
+
+def _assemble(workspace_dir: str | Path | None, http: HttpPolicy | None) -> tuple[KernelMcpServer, TasksExtension]:
     # the platforms are resolved here, at the top, and handed down: no capability package imports them
     state = ServerState(Path(workspace_dir) if workspace_dir else None, platforms.VENDORS, tools=tuple(TOOLS))
     auth, verifier = http.auth() if http is not None else (None, None)
     # the long tools run as MCP Tasks for a request that declares the extension (see mcp_tasks)
-    server = KernelMcpServer(
-        "kernel-mcp", version=__version__, instructions=INSTRUCTIONS, auth=auth, token_verifier=verifier, extensions=[TasksExtension(state, TOOLS)]
-    )
+    tasks = TasksExtension(state, TOOLS)
+    server = KernelMcpServer("kernel-mcp", version=__version__, instructions=INSTRUCTIONS, auth=auth, token_verifier=verifier, extensions=[tasks])
     keep_out_of_the_handshake(server)
     for spec in TOOLS:
         register(server, state, spec)
@@ -90,4 +108,4 @@ def build_server(workspace_dir: str | Path | None, http: HttpPolicy | None = Non
             return exc.render()
 
     register_run_artifacts(server, state)
-    return server
+    return server, tasks

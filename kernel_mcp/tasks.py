@@ -109,7 +109,7 @@ def owner_alive(record: TaskRecord) -> bool:
 def interrupted_error(record: TaskRecord, why: str) -> dict[str, Any]:
     runs = ", ".join(record.run_ids)
     message = (
-        f"interrupted: {why} before {record.tool} finished, and its processes ended with it; nothing of the call's answer was kept"
+        f"interrupted by {why} before {record.tool} finished, and its processes ended with it; nothing of the call's answer was kept"
         + (f". Its runs: {runs} (run_artifacts shows what they wrote)" if runs else "")
         + f". Call {record.tool} again to get an answer"
     )
@@ -187,8 +187,8 @@ class TaskStore:
         return self.finish(
             record,
             "failed",
-            error=interrupted_error(record, "the server running it stopped (killed or restarted)"),
-            message="interrupted: the server running it stopped",
+            error=interrupted_error(record, "the restart: the server that ran it was stopped or killed"),
+            message="interrupted by the restart: the server that ran it stopped",
         )
 
     def update(self, record: TaskRecord, *, message: str | None = None, run_ids: list[str] | None = None) -> TaskRecord:

@@ -72,6 +72,18 @@ def data(relative: str) -> Path:
     return path
 
 
+TORCH_ABSENT = (
+    "torch is not installed: the example workspaces' CPU reference tests need it, and the test extra leaves it out "
+    "(on PyPI a Linux torch is a CUDA build of several GB); a CPU build runs them: "
+    "pip install torch --index-url https://download.pytorch.org/whl/cpu"
+)
+
+
+def needs_torch():
+    """torch, or the test (or, at import time, the module) skipped saying why it is absent and how to get it."""
+    return pytest.importorskip("torch", reason=TORCH_ABSENT)
+
+
 def has_gpu() -> bool:
     return shutil.which("nvidia-smi") is not None or shutil.which("amd-smi") is not None
 

@@ -42,6 +42,21 @@ def test_capability_packages_load_no_mcp_module():
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
 
 
+def test_the_server_lists_its_tools_without_the_table_libraries():
+    """pandas, numpy and matplotlib are loaded by the tools that read tables and draw, not by a start:
+    a client waits for the first answer (issue 34: the first request within 2.5 s of a warm start)."""
+    script = (
+        "import anyio, json, sys\n"
+        "from kernel_mcp.server import build_server\n"
+        "tools = anyio.run(build_server(None).list_tools)\n"
+        "print(json.dumps([len(tools), sorted(m for m in ('pandas', 'numpy', 'matplotlib') if m in sys.modules)]))\n"
+    )
+    done = subprocess.run([PY, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    count, loaded = json.loads(done.stdout.strip().splitlines()[-1])
+    assert count > 20 and loaded == []
+
+
 def _is_mcp(module: str) -> bool:
     return module.split(".")[0] in MCP_ROOTS
 

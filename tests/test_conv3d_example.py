@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
+from conftest import needs_torch
+
+torch = needs_torch()
 
 WORKSPACE = Path(__file__).resolve().parents[1] / "kernels" / "conv3d_depthwise"
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from mcp import Client
 
-from conftest import REPO, text_of
+from conftest import REPO, needs_torch, text_of
 from kernel_mcp.server import build_server
 from kernel_mcp.workspace.config import load_config
 
@@ -93,7 +93,7 @@ def test_the_workspace_copy_takes_the_scripts_command_and_repeats(e2e, tmp_path)
 # ---------------------------------------------------------------- the RMSNorm workspace
 def _load_workspace_module(name: str, folder: Path = RMSNORM):
     """bench.py or check.py of the RMSNorm workspace, imported as check.py imports bench (from its folder)."""
-    pytest.importorskip("torch")
+    needs_torch()
     sys.path.insert(0, str(folder))
     try:
         spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
@@ -169,7 +169,7 @@ def test_the_rmsnorm_config_loads_and_names_the_benchmark_columns(rms_bench, tmp
 def test_the_rmsnorm_harness_counts_errors_as_a_correct_and_a_tail_dropping_kernel_make_them(rms_bench):
     """On the CPU: a kernel's bf16 output of the fp32 math is within tolerance, one that leaves the
     last cols % 8 columns unwritten (poisoned) is not, column by column."""
-    torch = pytest.importorskip("torch")
+    torch = needs_torch()
     rows, cols = 6, 1031
     x, w = rms_bench.make_inputs(rows, cols, seed=3, device="cpu")
     expect = rms_bench.reference(x, w)
@@ -186,7 +186,7 @@ def test_the_rmsnorm_harness_counts_errors_as_a_correct_and_a_tail_dropping_kern
 
 @pytest.mark.parametrize("script", ["bench.py", "check.py"])
 def test_the_rmsnorm_scripts_exit_2_without_a_gpu(script, tmp_path):
-    pytest.importorskip("torch")
+    needs_torch()
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="")
     res = subprocess.run([sys.executable, str(RMSNORM / script), "--csv", str(tmp_path / "x.csv")], capture_output=True, text=True, env=env, timeout=120)
     out = (res.stdout + res.stderr).strip()
@@ -238,7 +238,7 @@ def test_the_rmsnorm_workspace_and_its_candidates_on_the_gpu(e2e, rms_bench, tmp
     """bench.py and check.py on the real GPU, for BEST and the candidates the device script stages:
     the one-pass kernel right everywhere, the wrong tail right on the benchmark and wrong on
     check.py's tail shapes only, output caching caught by the check after repeated calls."""
-    torch = pytest.importorskip("torch")
+    torch = needs_torch()
     if not torch.cuda.is_available():
         pytest.skip("no GPU")
     check_shapes = _load_workspace_module("check").SHAPES

@@ -231,6 +231,7 @@ def import_ws(tmp_path_factory) -> Path:
     return root
 
 
+@pytest.mark.slow
 @FOLDER_FUZZ
 @given(data=st.data(), which=st.sampled_from(sorted(FOLDERS)))
 def test_profile_import_folders(import_ws, data, which):
@@ -267,6 +268,7 @@ TABLE_COLUMNS = {
 }
 
 
+@pytest.mark.slow
 @FUZZ
 @given(data=st.data())
 def test_rocpd(tmp_path_factory, rocpd_base, data):

@@ -148,6 +148,7 @@ async def test_split_suggested_when_classes_diverge(cpu_ws):
         assert any("dispatch" in r for r in ev["attempt"]["reasons"])
 
 
+@pytest.mark.slow
 async def test_opposite_moves_that_cancel_globally_are_a_split_not_a_tie(cpu_ws):
     async with Client(build_server(cpu_ws)) as client:
         wt = (await call(client, "experiment_start", tag="t5b"))["worktree"]
@@ -161,6 +162,7 @@ async def test_opposite_moves_that_cancel_globally_are_a_split_not_a_tie(cpu_ws)
         assert attempt["per_class"]["shape=small"].startswith("faster: ") and attempt["per_class"]["shape=large"].startswith("slower: ")
 
 
+@pytest.mark.slow
 async def test_a_target_gain_that_slows_a_noisy_other_class_is_not_kept(cpu_ws):
     async with Client(build_server(cpu_ws)) as client:
         wt = (await call(client, "experiment_start", tag="t5c"))["worktree"]
@@ -179,6 +181,7 @@ async def test_a_target_gain_that_slows_a_noisy_other_class_is_not_kept(cpu_ws):
         assert refused.is_error and attempt["decision"] in text_of(refused)
 
 
+@pytest.mark.slow
 async def test_small_gain_counts_only_when_seen_twice(cpu_ws):
     async with Client(build_server(cpu_ws)) as client:
         wt = (await call(client, "experiment_start", tag="t6"))["worktree"]
@@ -189,6 +192,7 @@ async def test_small_gain_counts_only_when_seen_twice(cpu_ws):
         assert second["attempt"]["decision"] == "keep" and any("previous attempt also moved faster" in r for r in second["attempt"]["reasons"])
 
 
+@pytest.mark.slow
 async def test_five_regressions_stop_the_run(cpu_ws):
     async with Client(build_server(cpu_ws)) as client:
         wt = (await call(client, "experiment_start", tag="t7"))["worktree"]

@@ -212,6 +212,7 @@ async def engine_batch_matches_one_by_one(tmp_path: Path, timeline: Path, engine
     return ws, result
 
 
+@pytest.mark.slow
 async def test_local_engine_two_slots_matches_one_by_one(tmp_path, monkeypatch):
     timeline = tmp_path / "timeline.txt"
     monkeypatch.setenv("KMCP_TIMELINE", str(timeline))
@@ -302,6 +303,7 @@ def ray_cluster(tmp_path_factory):
         subprocess.run([cli, "stop", "--force"], env=env, capture_output=True, timeout=120)
 
 
+@pytest.mark.slow
 async def test_ray_engine_two_gpus_matches_one_by_one(tmp_path, monkeypatch, ray_cluster):
     monkeypatch.setenv("KMCP_TIMELINE", str(ray_cluster))
     ws, result = await engine_batch_matches_one_by_one(tmp_path, ray_cluster, '[engine]\nkind = "ray"\naddress = "auto"\n', "ray")
@@ -310,6 +312,7 @@ async def test_ray_engine_two_gpus_matches_one_by_one(tmp_path, monkeypatch, ray
     assert any((run / "candidate-1-1.csv").exists() for run in runs)  # the raw files came back to this node
 
 
+@pytest.mark.slow
 async def test_ray_worker_lost_mid_candidate_is_contained(tmp_path, monkeypatch, ray_cluster):
     monkeypatch.setenv("KMCP_TIMELINE", str(ray_cluster))
     ws = make_ws(tmp_path / "repo", '[engine]\nkind = "ray"\naddress = "auto"\n')

@@ -197,12 +197,12 @@ def test_records_past_their_time_to_live_are_forgotten_once_settled(tmp_path):
 class RawServer:
     """The real `kernel-mcp serve` over stdio, spoken to line by line."""
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, stderr: Path | None = None) -> None:
         self.proc = subprocess.Popen(
             [PY, "-m", "kernel_mcp", "serve", "--workspace", str(workspace)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=stderr.open("w") if stderr else subprocess.DEVNULL,
             text=True,
         )
         self.lines: queue.Queue[dict[str, Any]] = queue.Queue()
@@ -245,6 +245,11 @@ class RawServer:
                 return state
             time.sleep(0.1)
 
+    def leave(self) -> None:
+        """What a client that goes away does: close the server's stdin, and wait for nothing."""
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+
     def close(self) -> None:
         if self.proc.poll() is None:
             assert self.proc.stdin is not None
@@ -267,8 +272,8 @@ class RawServer:
 def raw_servers():
     started: list[RawServer] = []
 
-    def start(workspace: Path) -> RawServer:
-        server = RawServer(workspace)
+    def start(workspace: Path, stderr: Path | None = None) -> RawServer:
+        server = RawServer(workspace, stderr)
         started.append(server)
         return server
 
@@ -407,6 +412,7 @@ def test_tasks_outlive_a_killed_server(workspace, raw_servers):
     assert state["status"] == "failed", state
     assert state["error"]["code"] == -32603 and "interrupted" in state["error"]["message"]
     assert "run_benchmark" in state["error"]["message"] and state["error"]["data"]["reason"] == "interrupted"
+    assert "interrupted by the restart" in state["error"]["message"] and state["statusMessage"].startswith("interrupted by the restart")
     # settled for good: asked again, the same answer
     assert again.request("tasks/get", {"taskId": running["taskId"]})["result"]["error"] == state["error"]
     old = again.request("tasks/get", {"taskId": finished["taskId"]})["result"]
@@ -457,6 +463,107 @@ async def test_over_streamable_http(workspace):
             assert not result.is_error, text_of(result)
             assert result.structured_content["bench"]["classes"][0]["key"] == "shape=small"
             assert len(tasks.handles) == 1
+            handle = await client.session.call_tool("run_command", {"name": "hello"}, allow_claimed=True)
+            assert isinstance(handle, TaskHandle)
+        # a session that reconnects (a new one, on the same server) reads the task the old one started
+        async with (
+            create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}) as http,
+            Client(streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http), mode=MODERN, extensions=[TasksClient()]) as client,
+        ):
+            with anyio.fail_after(WAIT_S):
+                while (state := await client.session.send_request(GetTask(params=TaskIdParams(task_id=handle.task_id)), TaskState)).status == "working":
+                    await anyio.sleep(0.1)
+            assert state.status == "completed" and state.result is not None
+            assert state.result["structuredContent"]["stdout_tail"] == "hello from the workspace\n"
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def _gated_benchmark(workspace: Path) -> tuple[Path, Path]:
+    """A benchmark that says it started, then waits for the test to let it finish: no sleep decides the order."""
+    started, gate = workspace / "bench.started", workspace / "bench.go"
+    (workspace / "bench.py").write_text(
+        "import os, time\n"
+        f"open({str(started)!r}, 'w').write(str(os.getpid()))\n"
+        f"while not os.path.exists({str(gate)!r}):\n    time.sleep(0.05)\n"
+        "os.makedirs('out', exist_ok=True)\nopen('out/bench.csv','w').write('shape,err_k,us_k\\nsmall,0,10.0\\n')\n"
+    )
+    write_toml(workspace, (workspace / "kernel-mcp.toml").read_text().replace("timeout_s = 60", "timeout_s = 900"))
+    return started, gate
+
+
+def _exits(server: RawServer) -> int:
+    try:
+        return server.proc.wait(WAIT_S)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the server did not exit")
+
+
+def test_a_client_that_leaves_mid_task_gets_the_answer_from_the_next_server(workspace, raw_servers):
+    """A stdio client that closes stdin mid-benchmark: the server finishes the task, stores its answer
+    and exits; meanwhile and after, another server on the workspace answers tasks/get for it."""
+    started, gate = _gated_benchmark(workspace)
+    server = raw_servers(workspace)
+    handle = server.request("tools/call", {"name": "run_benchmark", "arguments": {"repeats": 1}})["result"]
+    _wait_for(started)
+    server.leave()
+    # the benchmark cannot end before the gate opens, so the task is still running in the server that was left
+    other = raw_servers(workspace)
+    assert other.request("tasks/get", {"taskId": handle["taskId"]})["result"]["status"] == "working"
+    gate.touch()
+    assert _exits(server) == 0
+    state = other.request("tasks/get", {"taskId": handle["taskId"]})["result"]
+    assert state["status"] == "completed", state
+    assert state["result"]["structuredContent"]["bench"]["classes"][0]["key"] == "shape=small"
+    # and a server started after both answers the same
+    again = raw_servers(workspace)
+    assert again.request("tasks/get", {"taskId": handle["taskId"]})["result"]["result"] == state["result"]
+
+
+def test_sigterm_after_the_client_left_interrupts_the_task_and_kills_its_processes(workspace, raw_servers, tmp_path):
+    """The stdio shutdown a client may follow (close stdin, then SIGTERM): the run's tree is killed and the task reads as interrupted."""
+    parent, child = _sleeping_benchmark(workspace)
+    log = tmp_path / "server.err"
+    server = raw_servers(workspace, stderr=log)
+    handle = server.request("tools/call", {"name": "run_benchmark", "arguments": {"repeats": 1}})["result"]
+    notes = [_wait_for(parent), _wait_for(child)]
+    server.leave()
+    deadline = time.monotonic() + WAIT_S
+    while "the client left" not in log.read_text():
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.05)
+    server.proc.terminate()
+    assert _exits(server) == 0
+    assert _all_dead(notes), "the benchmark's processes outlived the server's shutdown"
+    state = raw_servers(workspace).request("tasks/get", {"taskId": handle["taskId"]})["result"]
+    assert state["status"] == "failed" and state["error"]["data"]["reason"] == "interrupted", state
+    assert "interrupted by the shutdown" in state["error"]["message"] and state["statusMessage"].startswith("interrupted by the shutdown")
+
+
+def test_an_evaluation_as_a_task_over_raw_json_rpc(workspace, raw_servers):
+    """experiment_start and experiment_evaluate declared as tasks: handles, then the verdict a plain call would give."""
+    (workspace / "kernel.py").write_text("US = 10.0\nERR = 0\n")
+    (workspace / "bench.py").write_text(
+        "import os, sys\nsys.path.insert(0, os.getcwd())\nfrom kernel import US, ERR\nos.makedirs('out', exist_ok=True)\n"
+        "open('out/bench.csv','w').write(f'shape,err_k,us_k\\nsmall,{ERR},{US}\\n')\n"
+    )
+    (workspace / ".gitignore").write_text("out/\n__pycache__/\n.kernel-mcp/\n")
+    with (workspace / "kernel-mcp.toml").open("a") as toml:
+        toml.write('\n[harness]\neditable = ["kernel.py"]\n')
+    subprocess.run(["git", "-C", str(workspace), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(workspace), "commit", "-qm", "bench", "--author", "t <t@example.invalid>"], check=True)
+    server = raw_servers(workspace)
+    start = server.request("tools/call", {"name": "experiment_start", "arguments": {"tag": "raw"}})["result"]
+    assert start["resultType"] == "task"
+    started = server.poll(start["taskId"], {"completed", "failed", "cancelled"})
+    assert started["status"] == "completed" and not started["result"]["isError"], started
+    Path(started["result"]["structuredContent"]["worktree"], "kernel.py").write_text("US = 5.0\nERR = 0\n")
+    evaluate = server.request("tools/call", {"name": "experiment_evaluate", "arguments": {"hypothesis": "half the time"}})["result"]
+    assert evaluate["resultType"] == "task" and evaluate["status"] == "working"
+    done = server.poll(evaluate["taskId"], {"completed", "failed", "cancelled"})
+    assert done["status"] == "completed" and not done["result"]["isError"], done
+    attempt = done["result"]["structuredContent"]["attempt"]
+    assert attempt["hypothesis"] == "half the time" and attempt["decision"] and attempt["reasons"]
+    plain = server.request("tools/call", {"name": "experiment_evaluate", "arguments": {"hypothesis": "again"}}, declare=False)["result"]
+    _same_answer(done["result"], plain)

@@ -216,7 +216,8 @@ def test_mcp_json_starts_the_server_from_the_plugin_folder_with_uv_only():
     ((name, entry),) = load(".mcp.json")["mcpServers"].items()
     assert name == "kernel-mcp" and entry["command"] == "uvx"
     args = entry["args"]
-    assert args[:3] == ["--from", "${CLAUDE_PLUGIN_ROOT}", "kernel-mcp"] and args[3] == "serve"
+    # compiled at install: without it every start compiles the imported modules again where bytecode is not written (issue 34)
+    assert args[:4] == ["--compile-bytecode", "--from", "${CLAUDE_PLUGIN_ROOT}", "kernel-mcp"] and args[4] == "serve"
     assert args[args.index("--workspace") + 1] == "${CLAUDE_PROJECT_DIR}"
     assert "kernel-mcp" in pyproject()["project"]["scripts"]
 

@@ -20,7 +20,6 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from kernel_mcp import limits
@@ -31,6 +30,7 @@ from kernel_mcp.untrusted import inline
 from kernel_mcp.workspace.config import BenchmarkConfig
 
 if TYPE_CHECKING:  # types only: reading a CSV loads no hardware table
+    import pandas as pd  # imported where a table is read: a server's start does not wait for it
     from kernel_mcp.hardware.calibration import Floor
 
 _OPS = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -74,6 +74,8 @@ class TableFigures(BaseModel):
 def read_csv(path: Path) -> pd.DataFrame:
     """The benchmark's CSV, within stated bounds (size, rows, cell length), or CommandFailed saying
     which bound: the benchmark wrote it, so a table beyond them is a fault of the run."""
+    import pandas as pd
+
     size = path.stat().st_size
     if size > limits.BENCH_CSV_MAX_BYTES:
         raise CommandFailed(f"the benchmark CSV {path.name} is {size / 2**20:.1f} MiB, over the {limits.BENCH_CSV_MAX_BYTES // 2**20} MiB accepted")
@@ -107,6 +109,8 @@ def read_csv(path: Path) -> pd.DataFrame:
 def infer_class_columns(frame: pd.DataFrame, cfg: BenchmarkConfig) -> list[str]:
     """Columns that describe a configuration rather than a measurement: names that are not
     measurement-like, and values that are text or whole numbers."""
+    import pandas as pd
+
     chosen = []
     for column in frame.columns:
         if column in (cfg.metric, cfg.correctness.column) or MEASUREMENT.match(str(column)):
@@ -121,6 +125,8 @@ def infer_class_columns(frame: pd.DataFrame, cfg: BenchmarkConfig) -> list[str]:
 def floors(frame: pd.DataFrame, cfg: BenchmarkConfig, harness, floor: Floor | None) -> pd.Series | None:
     """Each row's roofline floor over its measured time (its fraction of the speed of light); None
     where the benchmark writes no FLOP and byte columns or no floor is known for the GPU."""
+    import pandas as pd
+
     if floor is None or harness is None or not harness.flops_column or not harness.bytes_column:
         return None
     if any(c not in frame.columns for c in (harness.flops_column, harness.bytes_column)):
@@ -215,6 +221,8 @@ def worst_error(raw: pd.Series, errors: pd.Series) -> float | str | None:
 
 
 def figures(frame: pd.DataFrame, cfg: BenchmarkConfig, harness=None, floor=None) -> TableFigures:
+    import pandas as pd
+
     missing = [c for c in (cfg.metric, cfg.correctness.column, *cfg.config_columns) if c not in frame.columns]
     if missing:
         raise WorkspaceError(

@@ -16,8 +16,6 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pandas as pd
-
 from kernel_mcp import limits, safe_files, sandbox
 from kernel_mcp.errors import InvalidInput, KernelMcpError, WorkspaceError
 from kernel_mcp.gpu import gate
@@ -31,7 +29,8 @@ from kernel_mcp.profile.summary import ProfileComparison, compare_summaries, sum
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run, Workspace
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pandas is imported where a table is read: a server's start does not wait for it
+    import pandas as pd
     from kernel_mcp.models.platform import Vendors
 
 SUMMARY_FILE = "profile.json"

@@ -18,12 +18,13 @@ Which files give the GPU times, when several kinds are present:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import sqlite3
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
 
 # the package's modules by their full names: the package imports this one (see test_architecture.py)
 import kernel_mcp.profile.rocpd as rocpd
@@ -35,6 +36,9 @@ from kernel_mcp import limits, safe_files
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.models.profile import InputFile
 from kernel_mcp.profile.parsers import ncu_dispatches
+
+if TYPE_CHECKING:  # pandas is imported where a table is read: a server's start does not wait for it
+    import pandas as pd
 
 MAX_FILES = 10_000  # a thread-trace folder holds a few thousand; a whole home folder is refused
 NO_KERNEL_FIGURES = {
@@ -89,6 +93,8 @@ def gather(targets: list[tuple[str, Path, Path]], root: Path, scratch: Path | No
     """`targets`: (label, resolved path, the folder its files must stay in) of each file or folder
     named; `root`: the workspace, whose files are named relative to it (others as the label leads);
     `scratch`: a folder of the run's own, where a database with a write-ahead log is copied to be read."""
+    import pandas as pd
+
     entries = _entries(targets, root, scratch)
     g = Gathered()
     timed: list[tuple[InputFile, pd.DataFrame, str]] = []  # dispatch lists
@@ -323,6 +329,8 @@ def _read_one(s, record, timed, counter_timed, stats, sums, rocpd_files, per_dis
 
 
 def _choose(g: Gathered, timed, counter_timed, stats, rocpd_files) -> None:
+    import pandas as pd
+
     if rocpd_files:
         g.rocpd = [path for _, path in rocpd_files]
         g.rocpd_labels = [record.path for record, _ in rocpd_files]

@@ -12,13 +12,14 @@ import io
 import math
 import re
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from kernel_mcp import limits
 from kernel_mcp.errors import CommandFailed, InvalidInput
 from kernel_mcp.profile.tables import read_counter_rows, read_dispatches
+
+if TYPE_CHECKING:  # pandas is imported where a table is read: a server's start does not wait for it
+    import pandas as pd
 
 
 def read_kernel_trace(path: Path) -> pd.DataFrame:
@@ -61,6 +62,8 @@ NCU_LAUNCH = [
 
 
 def _ncu_table(text: str, what: str) -> pd.DataFrame:
+    import pandas as pd
+
     start = text.find('"ID"')
     if start < 0:
         raise InvalidInput(f'{what}: no ncu CSV table (no header line starting with "ID")', hint=text.strip()[-300:] or None)
@@ -97,6 +100,8 @@ def _dims(text: str) -> tuple[int, int, int]:
 
 def read_ncu_metrics(text: str) -> pd.DataFrame:
     """`ncu --csv --metrics ...` (long format) -> one row per launch with one column per metric."""
+    import pandas as pd
+
     table = _ncu_table(text, "ncu metrics")
     needed = ("ID", "Kernel Name", "Metric Name", "Metric Value")
     if any(c not in table.columns for c in needed):
@@ -126,6 +131,8 @@ def ncu_duration_ns(value: float | None, unit: str) -> float | None:
 
 def read_ncu_raw(text: str) -> pd.DataFrame:
     """`ncu --page raw --csv` (wide: a units row under the header) -> the same shape as read_ncu_metrics."""
+    import pandas as pd
+
     table = _ncu_table(text, "ncu raw")
     if any(c not in table.columns for c in ("ID", "Kernel Name")):
         raise InvalidInput("ncu raw: not the --page raw format (no ID and Kernel Name columns)", hint="columns: " + ", ".join(map(str, table.columns[:15])))
@@ -150,6 +157,8 @@ def read_ncu_raw(text: str) -> pd.DataFrame:
 
 def ncu_dispatches(text: str) -> tuple[pd.DataFrame, dict[int, dict[str, float]]]:
     """ncu --metrics CSV -> one row per launch (kernel, duration_ns, grid, block, registers, shared) and the metrics per launch."""
+    import pandas as pd
+
     table = read_ncu_metrics(text)
     rows, metrics = [], {}
     for _, r in table.iterrows():

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel
 
 from kernel_mcp.models.profile import KernelRow, ProfileSummary
 from kernel_mcp.patterns import AgentPattern
 from kernel_mcp.tooling import ToolOutput
 from kernel_mcp.untrusted import inline
+
+if TYPE_CHECKING:  # pandas is imported where a table is read: a server's start does not wait for it
+    import pandas as pd
 
 MAX_KERNELS = 15
 MAX_GROUP_SAMPLES = 5000
@@ -157,10 +161,14 @@ def summarise_stats(stats: pd.DataFrame, source: str, target_regex: str | None, 
 
 def _whole(value) -> str:
     """A grid dimension as text; "?" where the profiler's cell was empty or not a number."""
+    import pandas as pd
+
     return str(int(value)) if not pd.isna(value) and abs(value) < 2**63 else "?"
 
 
 def _opt(row: pd.Series, column: str) -> float | None:
+    import pandas as pd
+
     if column not in row.index:
         return None
     value = row[column]

@@ -17,12 +17,13 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any
 
 from kernel_mcp import limits
 from kernel_mcp.errors import InvalidInput
+
+if TYPE_CHECKING:  # pandas is imported where a table is read: a server's start does not wait for it
+    import pandas as pd
 
 # canonical name -> the lower-cased spellings the tools use, first match wins
 ALIASES: dict[str, tuple[str, ...]] = {
@@ -125,6 +126,8 @@ def resolve(columns: list[str]) -> dict[str, str]:
 
 
 def header(path: Path, what: str) -> list[str]:
+    import pandas as pd
+
     if limits.check_size(path, limits.PROFILE_CSV_MAX_BYTES, what) == 0:
         raise InvalidInput(f"{what}: {path.name} is empty")
     with path.open("rb") as handle:  # counted before pandas parses it: a header of 150,000 columns took it 13 s
@@ -142,6 +145,8 @@ def header(path: Path, what: str) -> list[str]:
 def read(path: Path, what: str, usecols: set[str], text: set[str]) -> pd.DataFrame:
     """Only the named columns (the file's spelling); `text` columns read as text (names as
     categories, timestamps as written so that their precision can be checked)."""
+    import pandas as pd
+
     dtype = {c: (str if c.strip().lower() in TIME_COLUMNS else "category") for c in text}
     try:
         frame = pd.read_csv(path, usecols=lambda c: c in usecols, dtype=dtype, nrows=limits.PROFILE_CSV_MAX_ROWS + 1)
@@ -165,6 +170,8 @@ def timestamps(raw: pd.Series, path: Path, what: str) -> pd.Series:
     """Nanosecond timestamps as written. A value in exponent notation that cannot resolve a
     nanosecond (8.1097E+14: a spreadsheet saved the file with 5 digits) is refused: every dispatch
     of such a file lasts 0 ns or 10 s, and no figure from it is a GPU time."""
+    import pandas as pd
+
     text = raw.astype(str)
     marked = text[text.str.contains("e", case=False, regex=False)]
     if len(marked):
@@ -190,6 +197,8 @@ def timestamps(raw: pd.Series, path: Path, what: str) -> pd.Series:
 
 def read_dispatches(path: Path, what: str, origin: str, strip_kd: bool = False) -> pd.DataFrame:
     """One row per dispatch from any table with a kernel name and Start/End (or BeginNs/EndNs)."""
+    import pandas as pd
+
     with _malformed(what, path.name):
         cols = resolve(header(path, what))
         require(cols, ("kernel", "start", "end"), path, what)
@@ -212,6 +221,8 @@ def _names(series: pd.Series, strip_kd: bool) -> pd.Series:
 
 
 def _launch_columns(out: pd.DataFrame, frame: pd.DataFrame, cols: dict[str, str], origin: str) -> pd.DataFrame:
+    import pandas as pd
+
     out["dispatch"] = pd.to_numeric(frame[cols["dispatch"]], errors="coerce").to_numpy() if "dispatch" in cols else range(len(out))
     for name in NUMERIC:
         if name in cols:
@@ -225,6 +236,8 @@ def read_counter_rows(path: Path, what: str, origin: str, strip_kd: bool = False
     """Long-format counters (one row per dispatch and counter): the rows, and when the file has
     Start/End columns, its dispatches: per dispatch the median of End - Start over its rows (what
     rocprof-compute computes when a dispatch was re-run once per counter pass)."""
+    import pandas as pd
+
     with _malformed(what, path.name):
         cols = resolve(header(path, what))
         require(cols, ("dispatch", "kernel", "counter", "value"), path, what)
@@ -269,6 +282,7 @@ def read_wide(
     legacy rocprof results.csv in counter mode): the counter sums per kernel, the dispatches when
     it has Start/End, how many per-instance columns were left out, and with `keep` (which counters,
     per-instance ones included, the derived metrics read) the per-dispatch table of those."""
+    import pandas as pd
     from kernel_mcp.profile.sniff import counter_columns
 
     with _malformed(what, path.name):
@@ -345,6 +359,8 @@ def drop_instances(rows: pd.DataFrame) -> tuple[pd.DataFrame, int]:
 def counter_sums(rows: pd.DataFrame) -> pd.DataFrame:
     """Long counter rows -> per kernel and counter: the sum of values and the number of dispatches
     that carry it (a dispatch is its file and its id: processes reuse ids, passes split counters)."""
+    import pandas as pd
+
     if rows.empty:
         return pd.DataFrame(columns=["kernel", "counter", "value_sum", "n"])
     keyed = rows.assign(key=rows["origin"].astype(str) + "#" + rows["dispatch"].astype(str)) if "origin" in rows.columns else rows.assign(key=rows["dispatch"])
@@ -356,6 +372,8 @@ def read_stats(path: Path, what: str, origin: str) -> pd.DataFrame:
     """A kernel stats table (rocprofv3 kernel_stats.csv, rocprof results.stats.csv). Read with the
     csv module: old rocprof wrote kernel names unquoted, commas and all, so a row has more cells than
     the header and the name is all cells but the trailing figures."""
+    import pandas as pd
+
     text = limits.read_text(path, limits.PROFILE_CSV_MAX_BYTES, what)
     with _malformed(what, path.name), _readable(what, path.name):
         reader = csv.reader(io.StringIO(text))

@@ -16,10 +16,11 @@ reader. Counters come from the same file; per-instance columns (NAME[i]) are cou
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
 
 # the package's modules by their full names: the package imports this one (see test_architecture.py)
 import kernel_mcp.profile.sniff as fmt
@@ -27,6 +28,9 @@ import kernel_mcp.profile.tables as tables
 import kernel_mcp.profile.vendor_metrics as vendor_metrics
 from kernel_mcp import limits, safe_files
 from kernel_mcp.errors import InvalidInput
+
+if TYPE_CHECKING:  # pandas is imported where a table is read: a server's start does not wait for it
+    import pandas as pd
 
 MERGED = "pmc_perf.csv"
 SYSINFO = "sysinfo.csv"
@@ -69,6 +73,8 @@ def profiler_of(files: dict[str, fmt.Sniffed]) -> str:
 
 def read_workload(files: dict[str, fmt.Sniffed]) -> Workload:
     """`files`: the folder's files by name (its own level only), already sniffed."""
+    import pandas as pd
+
     profiler = profiler_of(files)
     w = Workload(source=f"rocprof-compute workload ({profiler})", dispatches=pd.DataFrame(), counter_sums=pd.DataFrame())
     info = files.get(SYSINFO)

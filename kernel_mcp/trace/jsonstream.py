@@ -13,7 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import ijson
-import numpy as np
 
 from kernel_mcp import limits
 from kernel_mcp.errors import InvalidInput
@@ -114,6 +113,8 @@ class DepthGuard:
         self.carry = b""
 
     def read(self, size: int = -1) -> bytes:
+        import numpy as np  # here: a server's start does not wait for numpy
+
         if size == 0:
             return b""
         buf = self.carry

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
+from pathlib import Path
 
 from kernel_mcp import runner, safe_files, toolchain
 from kernel_mcp.errors import BackendMissing, CommandFailed, InvalidInput
 from kernel_mcp.profile.parsers import parse_list_avail
+
+if TYPE_CHECKING:  # pandas is imported where a table is read: a server's start does not wait for it
+    import pandas as pd
 
 # profile_kernels' presets: named sets of counters, filtered by what `rocprofv3 --list-avail` lists
 COUNTER_PRESETS: dict[str, list[str]] = {
@@ -105,6 +108,7 @@ def read_trace_folder(folder: Path, within: Path | None = None) -> pd.DataFrame:
 
 def read_counters_folder(folder: Path, within: Path | None = None) -> pd.DataFrame | None:
     """Every counter row of the folder's counter_collection files (one per process), each keeping its file."""
+    import pandas as pd
     from kernel_mcp.profile import sniff, tables
 
     frames = []
