@@ -145,10 +145,7 @@ def claude_figures(request: dict) -> dict:
     (the name without Claude Code's mcp__<server>__ prefix, so the two compare)."""
     prefix = f"mcp__{SERVER_NAME}__"
     ours = [t for t in request["tools"] if t.get("name", "").startswith(prefix)]
-    given = [
-        {"name": t["name"].removeprefix(prefix), "description": t.get("description", ""), "inputSchema": t.get("input_schema", {})}
-        for t in ours
-    ]
+    given = [{"name": t["name"].removeprefix(prefix), "description": t.get("description", ""), "inputSchema": t.get("input_schema", {})} for t in ours]
     return {
         "tools": len(ours),
         "keys": sorted({key for t in ours for key in t}),
