@@ -9,9 +9,10 @@ same on any machine.
 
 With `--claude PATH`, Claude Code itself (that executable) is started once with the server and a
 local stand-in for the model API that records the request: the figures are then the bytes of
-kernel-mcp's tools in what Claude Code really sent.
+kernel-mcp's tools in what Claude Code really sent. With `--call TOOL` as well, the stand-in calls
+that tool (no arguments) and the figures say what of its answer Claude Code gave the model.
 
-    python benchmarks/tool_definitions.py [--json] [--claude PATH]
+    python benchmarks/tool_definitions.py [--json] [--claude PATH [--call TOOL]]
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -74,22 +76,43 @@ async def measure(workspace: Path) -> dict:
     }
 
 
+def tool_results(request: dict) -> list[dict]:
+    last = request.get("messages", [{}])[-1].get("content")
+    return [block for block in last if block.get("type") == "tool_result"] if isinstance(last, list) else []
+
+
+WAIT_FOR_TOOLS_S = 60  # Claude Code may send its first request before the server has listed its tools
+
+
 class _ModelStandIn(BaseHTTPRequestHandler):
-    """Answers every request as a model that says "ok" and stops; keeps each request's body."""
+    """Answers every request as a model that says "ok" and stops, or first calls `call` (a tool
+    name as the client gives it) where the request offers it; keeps each request's body. Until a
+    request offers the server's tools (names starting with `prefix`), it waits a second and calls a
+    tool not there yet: the client answers that call with an error and asks again, tools listed."""
 
     requests: list[dict]
+    prefix: str
+    call: str | None = None
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
         self.requests.append(body)
+        names = [tool.get("name", "") for tool in body.get("tools", [])]
+        if not any(name.startswith(self.prefix) for name in names) and len(self.requests) < WAIT_FOR_TOOLS_S:
+            time.sleep(1)
+            content, stop = [{"type": "tool_use", "id": f"toolu_wait{len(self.requests)}", "name": self.prefix + "doctor", "input": {}}], "tool_use"
+        elif self.call in names and not any(block.get("tool_use_id") == "toolu_1" for r in self.requests for block in tool_results(r)):
+            content, stop = [{"type": "tool_use", "id": "toolu_1", "name": self.call, "input": {}}], "tool_use"
+        else:
+            content, stop = [{"type": "text", "text": "ok"}], "end_turn"
         reply = json.dumps(
             {
                 "id": f"msg_{len(self.requests)}",
                 "type": "message",
                 "role": "assistant",
                 "model": body.get("model", ""),
-                "content": [{"type": "text", "text": "ok"}],
-                "stop_reason": "end_turn",
+                "content": content,
+                "stop_reason": stop,
                 "stop_sequence": None,
                 "usage": {"input_tokens": 1, "output_tokens": 1},
             }
@@ -104,11 +127,13 @@ class _ModelStandIn(BaseHTTPRequestHandler):
         pass
 
 
-def claude_request(claude: Path, workspace: Path, home: Path, env: dict[str, str] | None = None) -> dict:
-    """The first model request Claude Code sends that carries kernel-mcp's tools: `claude -p` run
-    once with this checkout's server (stdio) and a local stand-in for the model API."""
+def claude_requests(claude: Path, workspace: Path, home: Path, env: dict[str, str] | None = None, call: str | None = None) -> list[dict]:
+    """The model requests Claude Code sends, `claude -p` run once with this checkout's server
+    (stdio) and a local stand-in for the model API, which first calls the tool `call` if given.
+    The first request carrying kernel-mcp's tools comes first."""
     requests: list[dict] = []
-    handler = type("Recorder", (_ModelStandIn,), {"requests": requests})
+    prefix = f"mcp__{SERVER_NAME}__"
+    handler = type("Recorder", (_ModelStandIn,), {"requests": requests, "prefix": prefix, "call": prefix + call if call else None})
     api = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=api.serve_forever, daemon=True).start()
     server = {"command": sys.executable, "args": ["-m", "kernel_mcp", "serve", "--workspace", str(workspace)], "env": {"PYTHONPATH": str(REPO)}}
@@ -123,7 +148,8 @@ def claude_request(claude: Path, workspace: Path, home: Path, env: dict[str, str
     }
     try:
         done = subprocess.run(
-            [str(claude), "-p", "say ok", "--strict-mcp-config", "--mcp-config", str(config), "--model", "claude-sonnet-4-5"],
+            [str(claude), "-p", "say ok", "--strict-mcp-config", "--mcp-config", str(config), "--model", "claude-sonnet-4-5"]
+            + (["--allowedTools", prefix + call] if call else []),
             capture_output=True,
             text=True,
             timeout=300,
@@ -133,11 +159,26 @@ def claude_request(claude: Path, workspace: Path, home: Path, env: dict[str, str
     finally:
         api.shutdown()
         api.server_close()
-    prefix = f"mcp__{SERVER_NAME}__"
-    for request in requests:
+    for index, request in enumerate(requests):
         if any(tool.get("name", "").startswith(prefix) for tool in request.get("tools", [])):
-            return request
+            return requests[index:]
     raise RuntimeError(f"Claude Code sent no request with {SERVER_NAME}'s tools (exit {done.returncode}): {done.stdout[-2000:]}{done.stderr[-2000:]}")
+
+
+def claude_request(claude: Path, workspace: Path, home: Path, env: dict[str, str] | None = None) -> dict:
+    """The first model request Claude Code sends that carries kernel-mcp's tools."""
+    return claude_requests(claude, workspace, home, env)[0]
+
+
+def answer_given(requests: list[dict]) -> str:
+    """What of a tool's answer Claude Code gave the model: the text of its tool result."""
+    for request in requests:
+        for block in tool_results(request):
+            if block.get("tool_use_id") != "toolu_1":
+                continue
+            content = block.get("content")
+            return content if isinstance(content, str) else json.dumps(content)
+    raise RuntimeError("the model was given no tool result")
 
 
 def claude_figures(request: dict) -> dict:
@@ -156,10 +197,30 @@ def claude_figures(request: dict) -> dict:
     }
 
 
+async def answer_figures(tool: str, given: str, workspace: Path) -> dict:
+    """The answer the model was given beside the same call's text and structured content."""
+    async with Client(build_server(workspace)) as client:
+        answer = await client.call_tool(tool, {})
+    text = "\n".join(block.text for block in answer.content if getattr(block, "type", "") == "text")
+    try:
+        structured = json.loads(given) == answer.structured_content
+    except ValueError:
+        structured = False
+    return {
+        "tool": tool,
+        "given_bytes": len(given.encode()),
+        "text_bytes": len(text.encode()),
+        "structured_bytes": size(answer.structured_content),
+        "given_is_structured_content": structured,
+        "given_is_text": given == text,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--claude", type=Path, help="a Claude Code executable: also measure the request it sends the model")
+    parser.add_argument("--call", help="with --claude: a tool (called without arguments) whose answer, as given to the model, is measured")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         workspace = Path(folder) / "ws"
@@ -169,8 +230,11 @@ def main() -> None:
         if args.claude:
             home = Path(folder) / "home"
             home.mkdir()
-            sent = claude_figures(claude_request(args.claude, workspace, home))
+            requests = claude_requests(args.claude, workspace, home, call=args.call)
+            sent = claude_figures(requests[0])
             sent.pop("given")
+            if args.call:
+                sent["call"] = anyio.run(answer_figures, args.call, answer_given(requests), workspace)
             version = subprocess.run([str(args.claude), "--version"], capture_output=True, text=True, env={**os.environ, "HOME": str(home)}).stdout.strip()
             figures["claude_code"] = {"version": version, **sent}
     if args.json:
@@ -190,6 +254,13 @@ def main() -> None:
             f"Claude Code {sent['version']} sent the model {sent['tools']} tools ({', '.join(sent['keys'])}): {sent['model_visible']} bytes "
             f"({sent['with_prefix']} with its mcp__{SERVER_NAME}__ names); instructions sent: {sent['instructions_sent']}"
         )
+        if "call" in sent:
+            got = sent["call"]
+            what = "its structured content (JSON)" if got["given_is_structured_content"] else "its text" if got["given_is_text"] else "neither"
+            print(
+                f"{got['tool']}: the model was given {what}, {got['given_bytes']} bytes; the answer's text is {got['text_bytes']} bytes, "
+                f"its structured content {got['structured_bytes']}"
+            )
     print(f"  {'tool':28} {'model':>6} {'total':>6}  (description, input, output)")
     for r in figures["per_tool"]:
         print(f"  {r['tool']:28} {r['model_visible']:6} {r['total']:6}  ({r['description']}, {r['input_schema']}, {r['output_schema']})")
