@@ -1,65 +1,242 @@
-"""How big the tool definitions are that every MCP client loads at the start of a session.
+"""How big the tool definitions are that every MCP client loads, and what of them a model reads.
 
 Prints the bytes of the `tools/list` answer as the SDK's real client receives it (JSON, compact),
-split into descriptions, input schemas and output schemas, and the ten largest tools. No timing:
-the figures are sizes, the same on any machine.
+split into descriptions, input schemas and output schemas, and the part a model reads on every
+turn: each tool's name, description and input schema (Claude Code sends the model these three and
+never an output schema, which clients use to check structured content), per tool and in total,
+beside the server's instructions (also sent each turn). No timing: the figures are sizes, the
+same on any machine.
 
-    python benchmarks/tool_definitions.py [--json]
+With `--claude PATH`, Claude Code itself (that executable) is started once with the server and a
+local stand-in for the model API that records the request: the figures are then the bytes of
+kernel-mcp's tools in what Claude Code really sent. With `--call TOOL` as well, the stand-in calls
+that tool (no arguments) and the figures say what of its answer Claude Code gave the model.
+
+    python benchmarks/tool_definitions.py [--json] [--claude PATH [--call TOOL]]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
 import tempfile
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import anyio
 from mcp import Client
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
 
-from kernel_mcp.server import build_server
+from kernel_mcp.server import INSTRUCTIONS, build_server  # noqa: E402
+
+SERVER_NAME = "kernel-mcp"  # Claude Code names a server's tools mcp__<server>__<tool>
+MODEL_VISIBLE = ("name", "description", "inputSchema")
 
 
 def size(value) -> int:
     return len(json.dumps(value, separators=(",", ":")).encode())
 
 
+def model_visible(tool: dict) -> int:
+    """Bytes of what a model is given of one tool (a tools/list entry): name, description, input schema."""
+    return size({key: tool[key] for key in MODEL_VISIBLE if key in tool})
+
+
 async def measure(workspace: Path) -> dict:
     async with Client(build_server(workspace)) as client:
         tools = (await client.list_tools()).tools
-    rows = []
-    for tool in tools:
-        whole = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
-        rows.append(
-            {
-                "tool": tool.name,
-                "total": size(whole),
-                "description": len((tool.description or "").encode()),
-                "input_schema": size(whole.get("inputSchema", {})),
-                "output_schema": size(whole.get("outputSchema", {})),
-            }
-        )
-    listing = {"tools": [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]}
+    listing = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools]
+    rows = [
+        {
+            "tool": whole["name"],
+            "total": size(whole),
+            "model_visible": model_visible(whole),
+            "description": len(whole.get("description", "").encode()),
+            "input_schema": size(whole.get("inputSchema", {})),
+            "output_schema": size(whole.get("outputSchema", {})),
+        }
+        for whole in listing
+    ]
     return {
         "tools": len(tools),
-        "tools_list_bytes": size(listing),
+        "tools_list_bytes": size({"tools": listing}),
+        "model_visible": sum(r["model_visible"] for r in rows),
+        "instructions": len(INSTRUCTIONS.encode()),
         "descriptions": sum(r["description"] for r in rows),
         "input_schemas": sum(r["input_schema"] for r in rows),
         "output_schemas": sum(r["output_schema"] for r in rows),
-        "largest": sorted(rows, key=lambda r: -r["total"])[:10],
+        "per_tool": sorted(rows, key=lambda r: -r["model_visible"]),
+    }
+
+
+def tool_results(request: dict) -> list[dict]:
+    last = request.get("messages", [{}])[-1].get("content")
+    return [block for block in last if block.get("type") == "tool_result"] if isinstance(last, list) else []
+
+
+WAIT_FOR_TOOLS_S = 60  # Claude Code may send its first request before the server has listed its tools
+
+
+class _ModelStandIn(BaseHTTPRequestHandler):
+    """Answers every request as a model that says "ok" and stops, or first calls `call` (a tool
+    name as the client gives it) where the request offers it; keeps each request's body. Until a
+    request offers the server's tools (names starting with `prefix`), it waits a second and calls a
+    tool not there yet: the client answers that call with an error and asks again, tools listed."""
+
+    requests: list[dict]
+    prefix: str
+    call: str | None = None
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
+        self.requests.append(body)
+        names = [tool.get("name", "") for tool in body.get("tools", [])]
+        if not any(name.startswith(self.prefix) for name in names) and len(self.requests) < WAIT_FOR_TOOLS_S:
+            time.sleep(1)
+            content, stop = [{"type": "tool_use", "id": f"toolu_wait{len(self.requests)}", "name": self.prefix + "doctor", "input": {}}], "tool_use"
+        elif self.call in names and not any(block.get("tool_use_id") == "toolu_1" for r in self.requests for block in tool_results(r)):
+            content, stop = [{"type": "tool_use", "id": "toolu_1", "name": self.call, "input": {}}], "tool_use"
+        else:
+            content, stop = [{"type": "text", "text": "ok"}], "end_turn"
+        reply = json.dumps(
+            {
+                "id": f"msg_{len(self.requests)}",
+                "type": "message",
+                "role": "assistant",
+                "model": body.get("model", ""),
+                "content": content,
+                "stop_reason": stop,
+                "stop_sequence": None,
+                "usage": {"input_tokens": 1, "output_tokens": 1},
+            }
+        ).encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+    def log_message(self, *args) -> None:
+        pass
+
+
+def claude_requests(claude: Path, workspace: Path, home: Path, env: dict[str, str] | None = None, call: str | None = None) -> list[dict]:
+    """The model requests Claude Code sends, `claude -p` run once with this checkout's server
+    (stdio) and a local stand-in for the model API, which first calls the tool `call` if given.
+    The first request carrying kernel-mcp's tools comes first."""
+    requests: list[dict] = []
+    prefix = f"mcp__{SERVER_NAME}__"
+    handler = type("Recorder", (_ModelStandIn,), {"requests": requests, "prefix": prefix, "call": prefix + call if call else None})
+    api = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=api.serve_forever, daemon=True).start()
+    server = {"command": sys.executable, "args": ["-m", "kernel_mcp", "serve", "--workspace", str(workspace)], "env": {"PYTHONPATH": str(REPO)}}
+    config = home / "mcp.json"
+    config.write_text(json.dumps({"mcpServers": {SERVER_NAME: server}}))
+    environment = {
+        **(env if env is not None else os.environ),
+        "HOME": str(home),
+        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{api.server_address[1]}",
+        "ANTHROPIC_API_KEY": "placeholder: the stand-in checks no key",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+    try:
+        done = subprocess.run(
+            [str(claude), "-p", "say ok", "--strict-mcp-config", "--mcp-config", str(config), "--model", "claude-sonnet-4-5"]
+            + (["--allowedTools", prefix + call] if call else []),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=workspace,
+            env=environment,
+        )
+    finally:
+        api.shutdown()
+        api.server_close()
+    for index, request in enumerate(requests):
+        if any(tool.get("name", "").startswith(prefix) for tool in request.get("tools", [])):
+            return requests[index:]
+    raise RuntimeError(f"Claude Code sent no request with {SERVER_NAME}'s tools (exit {done.returncode}): {done.stdout[-2000:]}{done.stderr[-2000:]}")
+
+
+def claude_request(claude: Path, workspace: Path, home: Path, env: dict[str, str] | None = None) -> dict:
+    """The first model request Claude Code sends that carries kernel-mcp's tools."""
+    return claude_requests(claude, workspace, home, env)[0]
+
+
+def answer_given(requests: list[dict]) -> str:
+    """What of a tool's answer Claude Code gave the model: the text of its tool result."""
+    for request in requests:
+        for block in tool_results(request):
+            if block.get("tool_use_id") != "toolu_1":
+                continue
+            content = block.get("content")
+            return content if isinstance(content, str) else json.dumps(content)
+    raise RuntimeError("the model was given no tool result")
+
+
+def claude_figures(request: dict) -> dict:
+    """kernel-mcp's tools as Claude Code gave them to the model, sized as `measure` sizes them
+    (the name without Claude Code's mcp__<server>__ prefix, so the two compare)."""
+    prefix = f"mcp__{SERVER_NAME}__"
+    ours = [t for t in request["tools"] if t.get("name", "").startswith(prefix)]
+    given = [{"name": t["name"].removeprefix(prefix), "description": t.get("description", ""), "inputSchema": t.get("input_schema", {})} for t in ours]
+    return {
+        "tools": len(ours),
+        "keys": sorted({key for t in ours for key in t}),
+        "model_visible": sum(size(t) for t in given),
+        "with_prefix": sum(size({k: v for k, v in t.items() if k in ("name", "description", "input_schema")}) for t in ours),
+        "instructions_sent": INSTRUCTIONS.strip().splitlines()[0] in json.dumps(request.get("messages", [])) + json.dumps(request.get("system", "")),
+        "given": {t["name"]: t for t in given},
+    }
+
+
+async def answer_figures(tool: str, given: str, workspace: Path) -> dict:
+    """The answer the model was given beside the same call's text and structured content."""
+    async with Client(build_server(workspace)) as client:
+        answer = await client.call_tool(tool, {})
+    text = "\n".join(block.text for block in answer.content if getattr(block, "type", "") == "text")
+    try:
+        structured = json.loads(given) == answer.structured_content
+    except ValueError:
+        structured = False
+    return {
+        "tool": tool,
+        "given_bytes": len(given.encode()),
+        "text_bytes": len(text.encode()),
+        "structured_bytes": size(answer.structured_content),
+        "given_is_structured_content": structured,
+        "given_is_text": given == text,
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--claude", type=Path, help="a Claude Code executable: also measure the request it sends the model")
+    parser.add_argument("--call", help="with --claude: a tool (called without arguments) whose answer, as given to the model, is measured")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        (Path(folder) / "kernel-mcp.toml").write_text('[target]\narch = "gfx950"\n')
-        figures = anyio.run(measure, Path(folder))
+        workspace = Path(folder) / "ws"
+        workspace.mkdir()
+        (workspace / "kernel-mcp.toml").write_text('[target]\narch = "gfx950"\n')
+        figures = anyio.run(measure, workspace)
+        if args.claude:
+            home = Path(folder) / "home"
+            home.mkdir()
+            requests = claude_requests(args.claude, workspace, home, call=args.call)
+            sent = claude_figures(requests[0])
+            sent.pop("given")
+            if args.call:
+                sent["call"] = anyio.run(answer_figures, args.call, answer_given(requests), workspace)
+            version = subprocess.run([str(args.claude), "--version"], capture_output=True, text=True, env={**os.environ, "HOME": str(home)}).stdout.strip()
+            figures["claude_code"] = {"version": version, **sent}
     if args.json:
         print(json.dumps(figures, indent=1))
         return
@@ -67,8 +244,26 @@ def main() -> None:
         f"{figures['tools']} tools, tools/list {figures['tools_list_bytes']} bytes: descriptions {figures['descriptions']}, "
         f"input schemas {figures['input_schemas']}, output schemas {figures['output_schemas']}"
     )
-    for r in figures["largest"]:
-        print(f"  {r['tool']:28} {r['total']:6}  (description {r['description']}, input {r['input_schema']}, output {r['output_schema']})")
+    print(
+        f"a model reads {figures['model_visible']} bytes of them per turn (name + description + input schema), "
+        f"and {figures['instructions']} bytes of server instructions"
+    )
+    if "claude_code" in figures:
+        sent = figures["claude_code"]
+        print(
+            f"Claude Code {sent['version']} sent the model {sent['tools']} tools ({', '.join(sent['keys'])}): {sent['model_visible']} bytes "
+            f"({sent['with_prefix']} with its mcp__{SERVER_NAME}__ names); instructions sent: {sent['instructions_sent']}"
+        )
+        if "call" in sent:
+            got = sent["call"]
+            what = "its structured content (JSON)" if got["given_is_structured_content"] else "its text" if got["given_is_text"] else "neither"
+            print(
+                f"{got['tool']}: the model was given {what}, {got['given_bytes']} bytes; the answer's text is {got['text_bytes']} bytes, "
+                f"its structured content {got['structured_bytes']}"
+            )
+    print(f"  {'tool':28} {'model':>6} {'total':>6}  (description, input, output)")
+    for r in figures["per_tool"]:
+        print(f"  {r['tool']:28} {r['model_visible']:6} {r['total']:6}  ({r['description']}, {r['input_schema']}, {r['output_schema']})")
 
 
 if __name__ == "__main__":

@@ -242,8 +242,7 @@ async def _doctor(args: DoctorInput, ctx: ToolContext) -> DoctorResult:
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "doctor",
-        "What this machine can do: compilers, profilers, GPU monitors and GPUs found (with versions), "
-        "the platform in use, and which kernel-mcp tools are live or what to install for the others.",
+        "What this machine has (compilers, profilers, GPU monitors, GPUs) and which tools work here, or what to install. Call it first.",
         DoctorInput,
         DoctorResult,
         _doctor,

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from kernel_mcp.models.platform import Vendors
 
 DEFAULT_BUDGET = 4096
+# the one wording of the argument that every tool running the benchmark takes
+IN_EXPERIMENT = "run the latest experiment's worktree, not the workspace"
 
 
 @dataclass(frozen=True)

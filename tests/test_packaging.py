@@ -13,6 +13,7 @@ uvx and pipx are tried where they are on PATH.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -25,12 +26,13 @@ import venv
 import zipfile
 from pathlib import Path
 
+import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 from kernel_mcp import __version__, skills
-from kernel_mcp.server import TOOLS
+from kernel_mcp.server import TOOLS, build_server
 
 from conftest import PY, REPO
 
@@ -287,6 +289,26 @@ def test_claude_finds_the_mcp_server_and_the_skills(claude, tmp_path):
     found = re.search(r"Skills \((\d+)\) ([\w, -]+)", text)
     assert found and int(found.group(1)) == len(SKILL_NAMES) and {s.strip() for s in found.group(2).split(",")} == SKILL_NAMES, done.stdout
     assert {s.name for s in skills.all_skills()} == SKILL_NAMES
+
+
+@pytest.mark.network
+@pytest.mark.anyio
+async def test_claude_code_gives_the_model_each_tool_as_published(claude, gfx950_workspace, tmp_path_factory):
+    """Claude Code connects to the server and sends the model, in its request (recorded by a local
+    stand-in for the model API), every tool's name, description and input schema exactly as
+    tools/list publishes them, and no output schema: what tests/test_tool_schemas.py caps."""
+    binary, env = claude
+    spec = importlib.util.spec_from_file_location("tool_definitions", REPO / "benchmarks" / "tool_definitions.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    request = await anyio.to_thread.run_sync(lambda: bench.claude_request(binary, gfx950_workspace, tmp_path_factory.mktemp("home"), env))
+    sent = bench.claude_figures(request)
+    async with Client(build_server(gfx950_workspace)) as client:
+        published = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in (await client.list_tools()).tools]
+    assert sent["keys"] == ["description", "input_schema", "name"]  # the instructions too, unless the server connected late
+    assert sent["given"] == {t["name"]: {key: t[key] for key in bench.MODEL_VISIBLE} for t in published}
+    assert sent["model_visible"] == sum(bench.model_visible(t) for t in published)
 
 
 # uvx and pipx, where they are on PATH: each builds the wheel itself and installs the dependencies.

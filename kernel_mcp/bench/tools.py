@@ -7,13 +7,13 @@ from pydantic import Field
 from kernel_mcp import bench
 from kernel_mcp.ledger.core import compare_with_best
 from kernel_mcp.ledger.tools import workdir_for
-from kernel_mcp.tooling import RUNS_COMMANDS, ToolContext, ToolInput, ToolSpec
+from kernel_mcp.tooling import IN_EXPERIMENT, RUNS_COMMANDS, ToolContext, ToolInput, ToolSpec
 
 
 class RunBenchmarkInput(ToolInput):
-    label: str | None = Field(default=None, max_length=120, description="a label kept with the run")
-    repeats: int | None = Field(default=None, ge=1, le=100, description="runs of the command (default: [benchmark] repeats)")
-    in_experiment: bool = Field(default=False, description="run in the latest experiment's worktree (its current code) instead of the workspace")
+    label: str | None = Field(default=None, max_length=120)
+    repeats: int | None = Field(default=None, ge=1, le=100, description="default: [benchmark] repeats")
+    in_experiment: bool = Field(default=False, description=IN_EXPERIMENT)
 
 
 async def _run_benchmark(args: RunBenchmarkInput, ctx: ToolContext) -> bench.BenchAnswer:
@@ -36,9 +36,7 @@ async def _run_benchmark(args: RunBenchmarkInput, ctx: ToolContext) -> bench.Ben
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "run_benchmark",
-        "Run the workspace's fixed benchmark on the most idle GPU (gated, locked), repeated with fresh seeds; "
-        "per config class: correctness, metric, and the change against the experiment's BEST with a confidence statement. "
-        "A failed benchmark (crash, timeout, no usable CSV) is an error answer naming its run, whose logs and CSVs are kept.",
+        "Run the fixed benchmark on the most idle GPU: per config class, correctness, the metric and its change against BEST, with confidence.",
         RunBenchmarkInput,
         bench.BenchAnswer,
         _run_benchmark,

@@ -21,32 +21,26 @@ else:
 
 
 class CompileKernelInput(ToolInput):
-    source: str = Field(description="kernel source file, relative to the workspace (.hip, .cu, .cpp)", max_length=512)
-    arch: Arch | None = Field(default=None, description="target; default: the workspace's [target] arch")
+    source: str = Field(description="workspace-relative .hip, .cu or .cpp file", max_length=512)
+    arch: Arch | None = Field(default=None, description="default: the workspace's [target] arch")
     defines: list[str] = Field(default_factory=list, max_length=64, description="preprocessor defines, NAME or NAME=VALUE")
-    flags: list[str] = Field(default_factory=list, max_length=32, description="extra compiler flags from an allowlist (-O2, -ffast-math, ...)")
-    block_size: int | None = Field(default=None, ge=1, le=1024, description="threads per block, for occupancy (default: the kernel's launch bounds)")
-    dynamic_lds_bytes: int | None = Field(
-        default=None,
-        ge=0,
-        le=1 << 20,
-        description="dynamic LDS / shared memory per block set at launch "
-        "(extern __shared__, HIP_DYNAMIC_SHARED); occupancy adds it to the static LDS (default: unknown)",
-    )
+    flags: list[str] = Field(default_factory=list, max_length=32, description="allowlisted, e.g. -O2, -ffast-math")
+    block_size: int | None = Field(default=None, ge=1, le=1024, description="for occupancy; default: the launch bounds")
+    dynamic_lds_bytes: int | None = Field(default=None, ge=0, le=1 << 20, description="per block, set at launch (extern __shared__); occupancy adds it")
 
 
 class CompileImportInput(ToolInput):
-    paths: list[str] = Field(min_length=1, max_length=imported.MAX_FILES, description="workspace files")
+    paths: list[str] = Field(min_length=1, max_length=imported.MAX_FILES, description="files in the workspace or an [imports] folder")
     arch: AmdArch | None = Field(default=None, description="if no file names it")
 
 
 class IsaViewInput(ToolInput):
-    kernel: str | None = Field(default=None, max_length=256, description="kernel name (needed when the compile had several)")
-    source_line: int | None = Field(default=None, ge=1, description="show the instructions generated for this source line")
-    around: str | None = Field(default=None, max_length=128, description="show the lines from this label (e.g. .LBB0_3)")
-    pattern: str | None = Field(default=None, max_length=200, description="regular expression; matching instructions with context")
-    context: int = Field(default=4, ge=0, le=50, description="lines of context around label/pattern matches")
-    full: bool = Field(default=False, description="page through the whole listing (use offset to continue)")
+    kernel: str | None = Field(default=None, max_length=256, description="needed when the compile had several")
+    source_line: int | None = Field(default=None, ge=1)
+    around: str | None = Field(default=None, max_length=128, description="a label, e.g. .LBB0_3")
+    pattern: str | None = Field(default=None, max_length=200, description="regex")
+    context: int = Field(default=4, ge=0, le=50)
+    full: bool = False
     offset: int = Field(default=0, ge=0, description="first line, with full=true")
     run_id: str | None = Field(default=None, max_length=64, description="a compile run; default: the latest")
 
@@ -96,10 +90,8 @@ async def _isa_view(args: IsaViewInput, ctx: ToolContext) -> isa_view.IsaSlice:
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "compile_kernel",
-        "Compile a workspace kernel source and report, per kernel: VGPRs/AGPRs/SGPRs (or registers), "
-        "scratch, spills, LDS (static; dynamic unknown or as given), occupancy and its limiter, code size, instruction mix, "
-        "diagnostics as file:line:col, and the change since the previous "
-        "compile. ISA and compiler output kept as artifacts; a failed compile is an error answer.",
+        "Compile a kernel source: per kernel registers, spills, LDS, occupancy and its limiter, instruction mix, "
+        "diagnostics, the change since the last compile. Use after every edit.",
         CompileKernelInput,
         compiler.CompileAnswer,
         _compile_kernel,
@@ -108,7 +100,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "compile_import",
-        "compile_kernel's kernel facts from AMD compiler output made elsewhere: --save-temps .s, resource-remark logs, Triton .amdgcn and .json.",
+        "compile_kernel's facts from AMD compiler output made elsewhere: --save-temps .s, resource-remark logs, Triton .amdgcn/.json.",
         CompileImportInput,
         imported.CompileImportAnswer,
         _compile_import,
@@ -117,8 +109,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "isa_view",
-        "A slice of the latest compile's ISA for one kernel: the instructions of a source line, the lines "
-        "after a label, or regex matches with context. The whole listing only with full=true, paged.",
+        "Read the last compile's ISA of a kernel: a source line's instructions, the lines after a label, "
+        "regex matches with context, or the whole listing paged (full=true).",
         IsaViewInput,
         isa_view.IsaSlice,
         _isa_view,

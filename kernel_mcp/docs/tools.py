@@ -24,18 +24,18 @@ class DocsMapInput(ToolInput):
 
 
 class DocsSearchInput(ToolInput):
-    query: str = Field(min_length=1, max_length=400, description="words to look for (BM25; exact instruction, counter, arch names)")
-    arch: Arch | None = Field(default=None, description="only sections about this target (and general ones)")
+    query: str = Field(min_length=1, max_length=400, description="words; exact instruction, counter, arch names work best")
+    arch: Arch | None = Field(default=None, description="only this target's sections and general ones")
     limit: int = Field(default=8, ge=1, le=30)
 
 
 class DocsReadInput(ToolInput):
-    id: str = Field(min_length=1, max_length=200, description="a section id from docs_map, or a passage id from docs_search (opens the section at it)")
-    page: int = Field(default=1, ge=1, description="page of a long section")
+    id: str = Field(min_length=1, max_length=200)  # the tool's description says which ids
+    page: int = Field(default=1, ge=1)
 
 
 class IsaLookupInput(ToolInput):
-    mnemonic: str = Field(min_length=2, max_length=64, pattern=r"^[A-Za-z0-9_.]+$", description="instruction, e.g. ds_read_b128")
+    mnemonic: str = Field(min_length=2, max_length=64, pattern=r"^[A-Za-z0-9_.]+$", description="e.g. ds_read_b128")
     arch: AmdArch = arch_registry.DEFAULT_AMD_ARCH or ""  # "": no docs index, which the lookup reports first
 
 
@@ -81,7 +81,7 @@ async def _isa_lookup(args: IsaLookupInput, ctx: ToolContext) -> docs.IsaAnswer:
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "docs_map",
-        "The one-screen map of the documentation index (L0): each topic with a one-line summary and its id. Start here.",
+        "The map of the documentation index: each topic with a line and its id. Start here.",
         DocsMapInput,
         docs.DocsMap,
         _docs_map,
@@ -89,10 +89,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "docs_search",
-        "Search the documentation index (shipped pages plus the user's ingested official documents): "
-        "ranked passages (a table row such as one counter, an instruction entry, a paragraph) with snippets "
-        "around the matching words; docs_read(id) opens the section at the passage. A target named in the "
-        "query (arch, family or product name) is preferred; filter by arch.",
+        "Search the documentation (shipped pages and the user's ingested official documents): ranked passages "
+        "(a counter's table row, an instruction entry, a paragraph) with snippets; docs_read(id) opens one.",
         DocsSearchInput,
         docs.SearchAnswer,
         _docs_search,
@@ -100,8 +98,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "docs_read",
-        "Read one section by id, within the response budget (paged), with its citation and the ids of its parent and children; "
-        "a passage id from docs_search opens its section there (a table row first, with its header).",
+        "Read a section by id from docs_map (paged), with its citation and the ids around it; a docs_search passage id opens it there.",
         DocsReadInput,
         docs.SectionAnswer,
         _docs_read,
@@ -109,8 +106,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "isa_lookup",
-        "One instruction on an AMD target: its entry (what it does, operands, counter moved, source), the targets "
-        "that have it, existence judged by the target's assembler; nearest names when unknown.",
+        "One AMD instruction: what it does, operands, counter moved, source, the targets whose assembler has it; nearest names if unknown.",
         IsaLookupInput,
         docs.IsaAnswer,
         _isa_lookup,

@@ -18,7 +18,7 @@ async def _gpu_status(args: GpuStatusInput, ctx: ToolContext) -> gate.GpuStatus:
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "gpu_status",
-        "GPUs with utilization, memory in use and compute processes; which are idle, which locked by another run, and the most idle.",
+        "The GPUs now: utilization, memory, compute processes; which are idle and which locked by another run.",
         GpuStatusInput,
         gate.GpuStatus,
         _gpu_status,

@@ -16,7 +16,7 @@ from kernel_mcp.workspace.config import Arch  # the one definition of the target
 
 PLOT = "roofline.png"
 
-PRODUCT = Field(default=None, min_length=1, max_length=80, description="product, as gpu_status names it")  # default: the workspace's, else the arch's reference
+PRODUCT = Field(default=None, min_length=1, max_length=80, description="as gpu_status names it")  # default: the workspace's, else the arch's reference
 ARCH = Field(default=None)  # default: the product's arch, else the workspace's target
 
 
@@ -32,32 +32,30 @@ def _defaults(ctx: ToolContext) -> dict:
 class HwSpecInput(ToolInput):
     arch: Arch | None = ARCH
     product: str | None = PRODUCT
-    section: Section | None = Field(
-        default=None, description="show this section's figures whole: exact value, note, source, disagreement; omit for the summary of every value"
-    )
-    keys: list[str] | None = Field(default=None, max_length=MAX_KEYS, description="show these figures whole, by key (as the summary names them)")
+    section: Section | None = Field(default=None, description="this section in full: notes, sources; omit for a summary")
+    keys: list[str] | None = Field(default=None, max_length=MAX_KEYS, description="these figures in full, by summary key")
 
 
 class OccupancyInput(ToolInput):
     arch: Arch | None = ARCH
     product: str | None = PRODUCT
-    vgprs: int = Field(ge=0, le=512, description="arch VGPRs per lane (AMD) or registers per thread (NVIDIA)")
-    agprs: int = Field(default=0, ge=0, le=512, description="accumulation VGPRs (AMD)")
-    sgprs: int = Field(default=0, ge=0, le=112, description="SGPRs per wave (AMD)")
+    vgprs: int = Field(ge=0, le=512, description="per lane (AMD) or registers per thread (NVIDIA)")
+    agprs: int = Field(default=0, ge=0, le=512)
+    sgprs: int = Field(default=0, ge=0, le=112)
     lds_bytes: int = Field(default=0, ge=0, description="LDS / shared memory per workgroup")
-    block_size: int = Field(default=256, ge=1, le=1024, description="threads per workgroup")
+    block_size: int = Field(default=256, ge=1, le=1024)
 
 
 class RooflineInput(ToolInput):
     arch: Arch | None = ARCH
     product: str | None = PRODUCT
     # finite only: NaN and inf are refused as such (the roofline refuses subnormal figures too)
-    flops: float = Field(ge=0, allow_inf_nan=False, description="floating-point operations of the kernel (FMA = 2)")
-    bytes: float = Field(gt=0, allow_inf_nan=False, description="fewest bytes it must move through device memory")
-    seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="measured time, to compare with the floor")
+    flops: float = Field(ge=0, allow_inf_nan=False, description="FMA = 2")
+    bytes: float = Field(gt=0, allow_inf_nan=False, description="fewest it must move through device memory")
+    seconds: float | None = Field(default=None, gt=0, allow_inf_nan=False, description="measured time")
     dtype: Literal["fp64", "fp32", "tf32", "fp16", "bf16", "fp8"] = "fp32"
-    engine: Literal["vector", "matrix"] | None = Field(default=None, description="vector ALUs or matrix cores; default by dtype")
-    plot: bool = Field(default=False, description="also draw the roofline: a PNG in the answer, kept as a run artifact")
+    engine: Literal["vector", "matrix"] | None = Field(default=None, description="ALUs or matrix cores; default by dtype")
+    plot: bool = False
 
 
 async def _hw_spec(args: HwSpecInput, ctx: ToolContext) -> hardware.HwSpecAnswer:
@@ -105,9 +103,8 @@ async def _roofline(args: RooflineInput, ctx: ToolContext) -> hardware.RooflineA
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "hw_spec",
-        f"Hardware figures of a product ({', '.join(p.label for p in arch_registry.products().values())}) or an arch "
-        f"({arch_registry.describe()}), each with its primary source: counts, clocks, LDS, registers, caches, bandwidth, peaks. "
-        "Without section or keys: every value by section; with one: notes, sources, disagreements.",
+        "Hardware figures with their primary sources (counts, clocks, registers, LDS, caches, bandwidth, peaks) "
+        f"of a product or an arch: {arch_registry.describe()}. Use it instead of recalling a figure.",
         HwSpecInput,
         hardware.HwSpecAnswer,
         _hw_spec,
@@ -115,8 +112,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "occupancy",
-        "Waves per SIMD (warps per SM sub-partition on NVIDIA) for given registers, LDS and block size: "
-        "the limiting resource and the arithmetic, with sources.",
+        "Occupancy (waves per SIMD; warps per SM sub-partition on NVIDIA) from registers, LDS and block size: the limiter, the arithmetic.",
         OccupancyInput,
         hardware.OccupancyAnswer,
         _occupancy,
@@ -124,8 +120,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "roofline",
-        "Roofline of a kernel from its FLOPs and bytes: intensity, ridge point, memory- or compute-bound, the time floor, "
-        "and (given a measured time) its distance from the floor; plot=true draws it.",
+        "Roofline of a kernel from its FLOPs and bytes: memory- or compute-bound, the time floor and a measured time's distance from it; plot=true draws it.",
         RooflineInput,
         hardware.RooflineAnswer,
         _roofline,

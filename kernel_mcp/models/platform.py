@@ -33,12 +33,13 @@ if TYPE_CHECKING:  # types only: handing a request over loads nothing more
 class TraceOptions(BaseModel):
     """rocprofv3's thread-trace knobs, as thread_trace takes them (NVIDIA's tracer has none and ignores them)."""
 
-    target_cu: int | None = Field(default=None, ge=0, le=15, description="rocprofv3 --att-target-cu")
-    shader_engine_mask: str | None = Field(default=None, pattern=r"^0x[0-9a-fA-F]{1,8}$", description="--att-shader-engine-mask, e.g. 0x1")
-    simd_select: str | None = Field(default=None, pattern=r"^0x[0-9a-fA-F]$", description="--att-simd-select")
-    buffer_size: str | None = Field(default=None, pattern=r"^0x[0-9a-fA-F]{1,8}$", description="--att-buffer-size in bytes, hex")
-    serialize_all: bool = Field(default=False, description="--att-serialize-all")
-    activity: int | None = Field(default=None, ge=1, le=16, description="--att-activity (gfx9 perfcounter streaming)")
+    # each is rocprofv3's --att-<name, dashed> (thread_trace's description of `options` says so)
+    target_cu: int | None = Field(default=None, ge=0, le=15)
+    shader_engine_mask: str | None = Field(default=None, pattern=r"^0x[0-9a-fA-F]{1,8}$")
+    simd_select: str | None = Field(default=None, pattern=r"^0x[0-9a-fA-F]$")
+    buffer_size: str | None = Field(default=None, pattern=r"^0x[0-9a-fA-F]{1,8}$", description="bytes")
+    serialize_all: bool = False
+    activity: int | None = Field(default=None, ge=1, le=16, description="gfx9 perfcounter streaming")
 
 
 @dataclass(frozen=True)

@@ -11,23 +11,23 @@ from pydantic import Field
 from kernel_mcp import profile
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.ledger.tools import workdir_for
-from kernel_mcp.tooling import READ_ONLY, RUNS_COMMANDS, ToolContext, ToolInput, ToolSpec
+from kernel_mcp.tooling import IN_EXPERIMENT, READ_ONLY, RUNS_COMMANDS, ToolContext, ToolInput, ToolSpec
 
 
 class ProfileKernelsInput(ToolInput):
-    kernel_regex: str | None = Field(default=None, max_length=200, description="profile only kernels matching this (default: all)")
-    counters: list[str] = Field(default_factory=list, max_length=64, description="hardware counter names of the target")
-    preset: Literal["memory", "compute", "lds", "mfma", "occupancy", "cache"] | None = Field(default=None, description="a named set of counters")
-    in_experiment: bool = Field(default=False, description="run in the latest experiment's worktree (its current code) instead of the workspace")
+    kernel_regex: str | None = Field(default=None, max_length=200, description="default: every kernel")
+    counters: list[str] = Field(default_factory=list, max_length=64, description="the target's hardware counter names")
+    preset: Literal["memory", "compute", "lds", "mfma", "occupancy", "cache"] | None = Field(default=None, description="a set of counters")
+    in_experiment: bool = Field(default=False, description=IN_EXPERIMENT)
 
 
 class ProfileImportInput(ToolInput):
-    paths: list[str] = Field(min_length=1, max_length=9, description="workspace-relative folders (read whole) or files, of the kinds above")
+    paths: list[str] = Field(min_length=1, max_length=9, description="folders (read whole) or files, in the workspace or an [imports] folder")
 
 
 class ProfileCompareInput(ToolInput):
-    run_a: str = Field(max_length=64, description="run id of the first profile (before)")
-    run_b: str = Field(max_length=64, description="run id of the second profile (after)")
+    run_a: str = Field(max_length=64, description="before")
+    run_b: str = Field(max_length=64, description="after")
 
 
 async def _profile_kernels(args: ProfileKernelsInput, ctx: ToolContext) -> profile.ProfileSummary:
@@ -65,8 +65,7 @@ async def _profile_compare(args: ProfileCompareInput, ctx: ToolContext) -> profi
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "profile_kernels",
-        "Run the fixed benchmark under rocprofv3 (AMD) or ncu (NVIDIA) on the gated GPU: per kernel, calls, total/avg/median "
-        "GPU time, share, grid and block, registers and LDS; the target kernel marked. Optional counters or a preset, with derived metrics.",
+        "Profile the fixed benchmark (rocprofv3 or ncu): per kernel GPU time, calls, share, grid and block, registers, LDS; counters or a preset optional.",
         ProfileKernelsInput,
         profile.ProfileSummary,
         _profile_kernels,
@@ -75,9 +74,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "profile_import",
-        "Summarise profiler output made elsewhere like profile_kernels does: rocprofv3 folders (every process's file merged) or CSVs, "
-        "rocpd databases, rocprof-compute workloads, legacy rocprof results.csv / "
-        "results.stats.csv, ncu CSV exports. The answer lists the files read and those skipped, with why.",
+        "profile_kernels' summary of profiler output made elsewhere: rocprofv3 folders or CSVs, rocpd databases, "
+        "rocprof-compute workloads, legacy rocprof CSVs, ncu CSV exports.",
         ProfileImportInput,
         profile.ProfileSummary,
         _profile_import,
@@ -86,7 +84,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "profile_compare",
-        "Two profiles side by side (by run id): per kernel average GPU time before and after, calls, and the total.",
+        "Two profile runs side by side: per kernel average GPU time before and after, calls, the total.",
         ProfileCompareInput,
         profile.ProfileComparison,
         _profile_compare,

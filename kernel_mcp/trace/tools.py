@@ -10,27 +10,25 @@ from pydantic import Field
 from kernel_mcp import trace
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.ledger.tools import workdir_for
-from kernel_mcp.tooling import READ_ONLY, RUNS_COMMANDS, ToolContext, ToolInput, ToolSpec
+from kernel_mcp.tooling import IN_EXPERIMENT, READ_ONLY, RUNS_COMMANDS, ToolContext, ToolInput, ToolSpec
 
 
 class ThreadTraceInput(ToolInput):
-    kernel_regex: str = Field(min_length=1, max_length=200, description="the kernel to trace (regular expression)")
-    dispatch: int | None = Field(default=None, ge=0, description="which launch of it to trace (default: the first)")
-    options: trace.TraceOptions = Field(default_factory=trace.TraceOptions, description="rocprofv3 --att options")
-    in_experiment: bool = Field(default=False, description="run in the latest experiment's worktree (its current code) instead of the workspace")
+    kernel_regex: str = Field(min_length=1, max_length=200)
+    dispatch: int | None = Field(default=None, ge=0, description="which launch; default: the first")
+    options: trace.TraceOptions = Field(default_factory=trace.TraceOptions, description="AMD: rocprofv3's --att-<option>")
+    in_experiment: bool = Field(default=False, description=IN_EXPERIMENT)
 
 
 class ThreadTraceImportInput(ToolInput):
-    path: str = Field(max_length=512, description="workspace-relative folder with ui_output_*/code.json, a stats_*.csv, or an ncu source CSV")
-    kernel: str | None = Field(
-        default=None, max_length=200, description="the kernel to summarise when the trace holds several: its name, part of it, or a regular expression"
-    )
-    dispatch: int | None = Field(default=None, ge=0, description="which dispatch (AMD) or launch (ncu) of it")
+    path: str = Field(max_length=512, description="in the workspace or an [imports] folder")
+    kernel: str | None = Field(default=None, max_length=200, description="name, part of it, or regex; default: the costliest")
+    dispatch: int | None = Field(default=None, ge=0)
 
 
 class ThreadTraceCompareInput(ToolInput):
-    a: str = Field(max_length=64, description="run id of the trace before")
-    b: str = Field(max_length=64, description="run id of the trace after")
+    a: str = Field(max_length=64, description="before")
+    b: str = Field(max_length=64, description="after")
 
 
 async def _thread_trace(args: ThreadTraceInput, ctx: ToolContext) -> trace.TraceSummary:
@@ -68,9 +66,8 @@ async def _thread_trace_compare(args: ThreadTraceCompareInput, ctx: ToolContext)
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "thread_trace",
-        "Instruction-level view of one kernel dispatch: rocprofv3 --att (AMD) or ncu source counters (NVIDIA) on the gated "
-        "GPU. Hottest instructions, time by category (stall/issue/idle apart), the top waits with the loads they wait for "
-        "(decoded or marked an estimate), bank conflicts where counted, the kernel's compile facts, findings.",
+        "Instruction-level trace of one kernel dispatch (rocprofv3 --att or ncu source counters): hot instructions, "
+        "time by category, what the top waits wait for, bank conflicts, findings.",
         ThreadTraceInput,
         trace.TraceSummary,
         _thread_trace,
@@ -79,8 +76,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "thread_trace_import",
-        "Summarise a decoded trace made elsewhere (rocprofv3 ui_output folders or stats CSVs, or an ncu source CSV) the same way: "
-        "lists every kernel dispatch found and summarises the one asked for (kernel, dispatch), else the costliest.",
+        "thread_trace's summary of a decoded trace made elsewhere: a rocprofv3 ui_output folder or stats CSV, an ncu source CSV.",
         ThreadTraceImportInput,
         trace.TraceSummary,
         _thread_trace_import,
@@ -89,7 +85,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "thread_trace_compare",
-        "Two trace summaries (by run id) before/after: what moved, by category and by hot instruction.",
+        "Two thread_trace runs side by side: what moved, by category and by hot instruction.",
         ThreadTraceCompareInput,
         trace.TraceComparison,
         _thread_trace_compare,

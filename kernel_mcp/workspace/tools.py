@@ -13,18 +13,15 @@ class WorkspaceInfoInput(ToolInput):
 
 
 class RunCommandInput(ToolInput):
-    name: str = Field(
-        description="'bench' (the fixed benchmark) or a [commands] entry",
-        pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$",
-        max_length=64,
-    )
-    timeout_s: float | None = Field(default=None, gt=0, le=24 * 3600, description="stop earlier than the configured timeout (seconds)")
+    name: str = Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$", max_length=64)  # the tool's description says which names
+    timeout_s: float | None = Field(default=None, gt=0, le=24 * 3600, description="seconds; only shortens the configured timeout")
 
 
 class RunArtifactsInput(ToolInput):
-    run_id: str | None = Field(default=None, description="a run id; omit to list recent runs", max_length=64)
-    file: str | None = Field(default=None, description="an artifact of that run; omit to list its files", max_length=128)
-    offset: int = Field(default=0, ge=0, description="byte offset, for paging a large file")
+    # what each leaves out is in the tool's description
+    run_id: str | None = Field(default=None, max_length=64)
+    file: str | None = Field(default=None, max_length=128)
+    offset: int = Field(default=0, ge=0)
 
 
 async def _workspace_info(args: WorkspaceInfoInput, ctx: ToolContext) -> commands.WorkspaceInfo:
@@ -46,9 +43,7 @@ async def _run_artifacts(args: RunArtifactsInput, ctx: ToolContext) -> commands.
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "workspace_info",
-        "The workspace's configuration: where it sits in git, target arch, platform, fixed benchmark command, "
-        "correctness rule, metric, repeats, config columns, target kernel, harness settings, named "
-        "commands, recent runs and their states.",
+        "The workspace's kernel-mcp.toml in force (target, benchmark, metric, correctness rule, harness, named commands) and its recent runs.",
         WorkspaceInfoInput,
         commands.WorkspaceInfo,
         _workspace_info,
@@ -57,8 +52,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "run_command",
-        "Run a command named in kernel-mcp.toml ('bench' or a [commands] entry; no other command can run). "
-        "Returns exit status, duration and output tails; the full output is kept as run artifacts.",
+        "Run a command named in kernel-mcp.toml, 'bench' or a [commands] entry (no other can run): exit status and output tails.",
         RunCommandInput,
         commands.CommandOutcome,
         _run_command,
@@ -67,7 +61,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "run_artifacts",
-        "List recent runs, list one run's files, or read a slice of one file (paged by byte offset).",
+        "What runs kept: recent runs (no run_id), one run's files (no file), or a file read from a byte offset.",
         RunArtifactsInput,
         commands.RunListing,
         _run_artifacts,
