@@ -37,7 +37,7 @@ NOT_IN_THE_SCHEMA = {
 # Bytes of name, description and input schema of every tool: 22,689 before issue 34, 17,963 after its
 # compaction and shorter descriptions (benchmarks/RESULTS.md, "Catalog size"); a ceiling, so that
 # growth is noticed and weighed
-MODEL_VISIBLE_CEILING = 18_000
+MODEL_VISIBLE_CEILING = 17_000  # 16,846 with every description shortened (22,689 before issue 34)
 
 
 def nullable(schema: dict) -> tuple[dict, bool]:

@@ -54,8 +54,8 @@ RANK = {
 
 
 class Candidate(BaseModel):
-    commit: str | None = Field(None, max_length=200, description="a commit sha or branch holding the candidate")
-    patch: str | None = Field(None, max_length=MAX_PATCH_BYTES, description="a unified diff against BEST (git diff format)")
+    commit: str | None = Field(None, max_length=200, description="sha or branch")
+    patch: str | None = Field(None, max_length=MAX_PATCH_BYTES, description="a unified diff against BEST")
     hypothesis: str = Field(min_length=3, max_length=500, description="one sentence: what should get faster, and why")
 
     @model_validator(mode="after")

@@ -14,7 +14,8 @@ from kernel_mcp.ledger.models import ExperimentAnswer, LogAnswer
 from kernel_mcp.tooling import DESTRUCTIVE, READ_ONLY, RUNS_COMMANDS, Image, ToolContext, ToolInput, ToolSpec
 from kernel_mcp.workspace import Workspace
 
-Tag = Field(default=None, max_length=48, description="run tag (default: the latest experiment)")
+Tag = Field(default=None, max_length=48, description="default: the latest experiment")
+TARGET_CLASS = "the config class it targets, e.g. 'shape=x3d_m'; omit for a global change"
 
 
 def workdir_for(ws: Workspace, in_experiment: bool) -> Path | None:
@@ -27,27 +28,27 @@ def workdir_for(ws: Workspace, in_experiment: bool) -> Path | None:
 
 
 class ExperimentStartInput(ToolInput):
-    tag: str = Field(max_length=48, description="run tag: names the branch kernel-opt/<tag> and the worktree")
-    carry_changes: bool = Field(default=False, description="bring the workspace's uncommitted changes into the experiment")
+    tag: str = Field(max_length=48)  # the tool's description says what it names
+    carry_changes: bool = Field(default=False, description="bring the workspace's uncommitted changes")
 
 
 class ExperimentEvaluateInput(ToolInput):
-    hypothesis: str = Field(min_length=3, max_length=500, description="the one-sentence hypothesis this change tests")
-    target_class: str | None = Field(default=None, max_length=300, description="config class the change targets, e.g. 'shape=x3d_m'; omit for a global change")
+    hypothesis: str = Field(min_length=3, max_length=500, description="one sentence: what should get faster, and why")
+    target_class: str | None = Field(default=None, max_length=300, description=TARGET_CLASS)
     tag: str | None = Tag
 
 
 class ExperimentEvaluateManyInput(ToolInput):
     candidates: list[many.Candidate] = Field(
-        min_length=1, max_length=many.MAX_CANDIDATES, description="each a commit (sha or branch) or a unified diff against BEST, with its hypothesis"
+        min_length=1, max_length=many.MAX_CANDIDATES, description="each exactly one of commit or patch, with its hypothesis"
     )
-    target_class: str | None = Field(default=None, max_length=300, description="config class the candidates target; omit for global changes")
+    target_class: str | None = Field(default=None, max_length=300, description=TARGET_CLASS)
     tag: str | None = Tag
 
 
 class ExperimentKeepInput(ToolInput):
-    why: str | None = Field(default=None, max_length=500, description="why it worked (goes into the commit and performance.md)")
-    attempt: int | None = Field(default=None, ge=1, description="the attempt to keep (default: the latest); e.g. a winner of experiment_evaluate_many")
+    why: str | None = Field(default=None, max_length=500, description="why it worked, for the commit and performance.md")
+    attempt: int | None = Field(default=None, ge=1, description="default: the latest evaluated")
     tag: str | None = Tag
 
 
@@ -56,7 +57,7 @@ class ExperimentTagInput(ToolInput):
 
 
 class ExperimentEndInput(ToolInput):
-    reason: str = Field(min_length=3, max_length=300, description="why the experiment ends (goes into performance.md's stop summary)")
+    reason: str = Field(min_length=3, max_length=300, description="why it ends, for the stop summary")
     tag: str | None = Tag
 
 
@@ -64,9 +65,7 @@ class ExperimentLogInput(ToolInput):
     tag: str | None = Tag
     limit: int = Field(default=20, ge=1, le=200)
     outcome: Literal["kept", "reverted", "pending", "not kept", "superseded", "refused"] | None = None
-    chart: bool = Field(
-        default=False, description="also draw every attempt's metric per config class (kept ones marked, the BEST line) as a PNG, kept as a run artifact"
-    )
+    chart: bool = False  # the tool's description says what it draws
 
 
 async def _experiment_start(args: ExperimentStartInput, ctx: ToolContext) -> ExperimentAnswer:
@@ -145,8 +144,7 @@ async def _experiment_log(args: ExperimentLogInput, ctx: ToolContext) -> LogAnsw
 TOOLS: list[ToolSpec] = [
     ToolSpec(
         "experiment_start",
-        "Start an optimization run: a branch kernel-opt/<tag> and its own worktree from HEAD (the user's tree is never touched), "
-        "the baseline measured and recorded as BEST, performance.md created. Edit the kernel in the worktree it names.",
+        "Start an optimization run: branch kernel-opt/<tag> in its own worktree (edit the kernel there), the baseline measured as BEST.",
         ExperimentStartInput,
         ExperimentAnswer,
         _experiment_start,
@@ -155,9 +153,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "experiment_evaluate",
-        "Evaluate the worktree's change against BEST, with its hypothesis: BEST and the change run side by side in pairs of fresh runs "
-        "(drift cancels), then a verdict per config class and keep / discard / undecided / repair-needed / split-suggested, with the timing source. "
-        "Every attempt is recorded. Keeping is a separate step.",
+        "Measure the worktree's change against BEST in interleaved pairs: a verdict per config class and keep, discard, "
+        "undecided, repair-needed or split-suggested. Recorded; experiment_keep keeps it.",
         ExperimentEvaluateInput,
         ExperimentAnswer,
         _experiment_evaluate,
@@ -166,9 +163,8 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "experiment_evaluate_many",
-        "Evaluate several candidates at once (commits or diffs against BEST, each with its hypothesis): each in its own worktree on its own "
-        "idle GPU (or Ray task, per [engine]), judged like experiment_evaluate; one table ranked best first, every attempt recorded. "
-        "Keep a winner with experiment_keep(attempt=...).",
+        "experiment_evaluate for several candidates at once, each on its own idle GPU (or Ray task): one table, best first; "
+        "experiment_keep(attempt=N) keeps a winner.",
         ExperimentEvaluateManyInput,
         many.ManyAnswer,
         _experiment_evaluate_many,
@@ -177,8 +173,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "experiment_keep",
-        "Commit the evaluated change (hypothesis and figures in the message), add its row to performance.md, move BEST. "
-        "Refused unless that evaluation decided keep and the worktree is unchanged since; attempt=N keeps a batch candidate.",
+        "Commit an evaluated change judged keep (the worktree unchanged since), record it in performance.md, move BEST.",
         ExperimentKeepInput,
         ExperimentAnswer,
         _experiment_keep,
@@ -196,8 +191,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "experiment_end",
-        "End the experiment: the worktree back to BEST, the stop summary (kept steps, recent regressions) into performance.md, committed. "
-        "Refused while the worktree holds changes that were never evaluated.",
+        "End the experiment: the worktree back to BEST, a stop summary committed to performance.md. Refused while changes are unevaluated.",
         ExperimentEndInput,
         ExperimentAnswer,
         _experiment_end,
@@ -206,7 +200,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "experiment_status",
-        "The experiment's state: BEST commit and figures, the worktree, consecutive regressions and the recent ones, stop state.",
+        "The experiment now: BEST's commit and figures, the worktree, recent regressions, stop state.",
         ExperimentTagInput,
         ExperimentAnswer,
         _experiment_status,
@@ -215,8 +209,7 @@ TOOLS: list[ToolSpec] = [
     ),
     ToolSpec(
         "experiment_log",
-        "Every attempt with its parent commit, hypothesis, per-class figures and outcome: the population and its lineage; "
-        "chart=true adds a picture of the metric per config class over all attempts.",
+        "Every attempt: parent commit, hypothesis, per-class figures, outcome; chart=true plots the metric per config class.",
         ExperimentLogInput,
         LogAnswer,
         _experiment_log,

@@ -15,7 +15,6 @@ import sqlite3
 import time
 from pathlib import Path
 
-import pandas as pd
 from pydantic import ValidationError
 
 import kernel_mcp.profile.counters as ctr  # by its full name: the package imports this one (see test_architecture.py)
@@ -371,6 +370,8 @@ def _dispatch_tables(con: sqlite3.Connection, counter_schemas: list[tuple[str, s
         rows = con.execute(query, (MAX_COUNTER_ROWS + 1,)).fetchall()
         if len(rows) > MAX_COUNTER_ROWS:
             return [], f"{label}: over {MAX_COUNTER_ROWS:,} counter rows: the derived metrics are computed on each kernel's mean counters, not per dispatch"
+        import pandas as pd  # here: listing the tools must not load pandas
+
         frame = pd.DataFrame(rows, columns=["dispatch", "kernel", "counter", "value", *(DISPATCH_COLUMNS[c] for c in extra)])
         frame["value"] = pd.to_numeric(frame["value"], errors="coerce")
         frame = frame.assign(origin=label, kernel=frame["kernel"].astype(str), counter=frame["counter"].astype(str))

@@ -25,18 +25,19 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
 
 from kernel_mcp.arch_registry import ProductEntry
 from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.models.profile import DerivedMetric
 
 # the package's modules by their full names: the package imports this one (see test_architecture.py)
-import kernel_mcp.profile.expressions as expressions
 import kernel_mcp.profile.tables as tables
+
+if TYPE_CHECKING:  # types only: listing the tools must not load numpy or pandas
+    import numpy as np
+    import pandas as pd
 
 DATA = Path(__file__).parent / "data"
 SKIPPED_TABLES = {"Memory Chart"}  # the chart repeats other panels' metrics as a picture's labels
@@ -98,6 +99,8 @@ def _common() -> list[dict[str, Any]]:
 @cache
 def _read_by_metrics() -> frozenset[str]:
     """Every counter a shipped expression reads (per-instance ones such as TCC_HIT[3] included)."""
+    import kernel_mcp.profile.expressions as expressions  # numpy: loaded where metrics are computed
+
     names: set[str] = set()
     for metrics in _compute()["arches"].values():
         for m in metrics:
@@ -138,6 +141,8 @@ def kernel_columns(sources: list[tables.DispatchTable], kernel: str) -> KernelCo
     one another; files of different counters (passes, each a re-run) are joined per dispatch the way
     rocprof-compute joins its passes (src/rocprof_compute_profile/profiler_base.py, join type grid:
     the n-th dispatch of a kernel and grid size in one pass is the n-th in the other), inner."""
+    import pandas as pd
+
     groups: dict[frozenset[str], list[tuple[tables.DispatchTable, np.ndarray]]] = {}
     for t in sources:
         mask = (t.kernels.astype(str) == kernel).to_numpy()
@@ -163,6 +168,8 @@ def kernel_columns(sources: list[tables.DispatchTable], kernel: str) -> KernelCo
 
 
 def _keyed(frame: pd.DataFrame) -> pd.DataFrame:
+    import pandas as pd
+
     grid = frame["Grid_Size"].astype(str) if "Grid_Size" in frame.columns else pd.Series("", index=frame.index)
     return frame.assign(_key=grid + "#" + grid.groupby(grid).cumcount().astype(str))
 
@@ -200,6 +207,8 @@ NEEDED_VARS = tuple(v for v in SYSINFO_VARS if v not in ("cur_sclk", "cur_mclk",
 
 def _number(value: Any) -> float | None:
     """A machine figure; 0 and blanks are unknown, as rocprof-compute reads them ('not available in sysinfo.csv')."""
+    import numpy as np
+
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -246,6 +255,8 @@ def machine_from_agent(agent: dict[str, Any], arch: str | None, label: str) -> M
 
 
 def _derived(values: dict[str, float], sources: dict[str, tuple[str, str]], arch: str | None) -> None:
+    import numpy as np
+
     if "cu_per_gpu" in values and "se_per_gpu" in values:
         # specs.py total_sqc: one SQC per two CUs of a shader engine, rounded up (MI50/MI100: per three)
         values["sqc_per_gpu"] = float(np.ceil(values["cu_per_gpu"] / values["se_per_gpu"] / 2) * values["se_per_gpu"])
@@ -320,6 +331,8 @@ def vendor_derived(
     """rocprof-compute's metrics for one kernel on `arch`: per dispatch from `columns`, else on its
     per-dispatch mean `counters`; with no arch, those every shipped target defines alike, said so in
     each definition."""
+    import kernel_mcp.profile.expressions as expressions  # numpy: loaded where metrics are computed
+
     if arch is not None and arch not in _compute()["arches"]:
         return []
     metrics = _compute()["arches"][arch] if arch else _common()
