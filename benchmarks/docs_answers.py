@@ -20,7 +20,9 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from docs_question_set import (  # noqa: E402
     BLIND_2026_11_26,
+    BLIND_2026_11_26_FOURTH,
     BLIND_2026_11_26_SECOND,
+    BLIND_2026_11_26_THIRD,
     BLIND_KINDS,
     FIFTH_AUTHOR,
     FOURTH_AUTHOR,
@@ -52,6 +54,8 @@ def main() -> None:
             ("sixth author", SIXTH_AUTHOR),
             ("written blind, 2026-11-26", BLIND_2026_11_26),
             ("written blind, second set", BLIND_2026_11_26_SECOND),
+            ("written blind, third set", BLIND_2026_11_26_THIRD),
+            ("written blind, fourth set", BLIND_2026_11_26_FOURTH),
         )
         results = [(name, questions, *score(store, questions)) for name, questions in sets]
     for name, questions, at1, at3, ranks in results:

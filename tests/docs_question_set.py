@@ -675,6 +675,10 @@ BLIND_KINDS: dict[str, str] = {}
 BLIND_2026_11_26 = _written_blind("docs-questions-blind-2026-11-26.json")
 # a second blind set, written while the ranker was tuned on the first and measured once before and after
 BLIND_2026_11_26_SECOND = _written_blind("docs-questions-blind-2026-11-26-second.json")
+# a third and a fourth, written blind after the ranker was tuned on the first two: the third is
+# measured once before any tuning on it, the fourth kept unseen to measure what tuning on the third did
+BLIND_2026_11_26_THIRD = _written_blind("docs-questions-blind-2026-11-26-third.json")
+BLIND_2026_11_26_FOURTH = _written_blind("docs-questions-blind-2026-11-26-fourth.json")
 
 
 def score(store: DocsStore, questions: list[Question] = QUESTIONS) -> tuple[float, float, list[tuple[Question, int | None]]]:
