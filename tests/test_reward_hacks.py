@@ -114,7 +114,7 @@ def hack_ws(tmp_path, monkeypatch):
         f'[target]\narch = "sm_90"\nplatform = "cuda"\n\n[benchmark]\ncommand = {toml_list(PY, "bench.py")}\ncsv = "out/bench.csv"\n'
         'config_columns = ["shape"]\ncorrectness = { column = "err_k", rule = "== 0" }\nmetric = "us_k"\ntarget_kernel = "^k_main$"\n'
         'noise_threshold = 0.01\ntimeout_s = 60\nrepeats = 3\n\n[harness]\neditable = ["kernel.py"]\nflops_column = "flops"\nbytes_column = "bytes"\n'
-        'floor_arch = "sm_90"\nverify_command = ' + toml_list(PY, "bench.py") + '\nverify_csv = "out/bench.csv"\n'
+        'floor_arch = "sm_90"\nkernel_times = "profiler"\nverify_command = ' + toml_list(PY, "bench.py") + '\nverify_csv = "out/bench.csv"\n'
     )
     repo = git.Repo.init(root)
     repo.git.add("-A")
