@@ -449,6 +449,34 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
     return scored
 
 
+# How far from an earlier passage of its section a hit may end and still be on the first page that
+# docs_read gives from that passage at the default budget (about 3,500 characters), with room to spare
+OPENING_SPAN = 2000
+
+
+def held_terms(query: Query, words: tuple[str, ...], text: str) -> frozenset[int]:
+    """The query's terms (by position) that a passage's own text holds, in any of their spellings."""
+    return frozenset(i for i, matchers in enumerate(query.matchers) if any(_holds(m, words, text) for m, _strength in matchers))
+
+
+def opening(query: Query, hit, ranked: list[tuple[float, Any]], cache: dict[int, tuple]):
+    """Where a hit opens: at itself, or at an earlier candidate passage of its section close enough
+    before it that docs_read shows both on one page, when that one holds query terms the hit lacks.
+    A question about two rows of one table ("which mask selects DS reads and which transcendental
+    ops") or about two sentences of one paragraph is answered by the page that holds both, and
+    docs_read shows a section from the passage it opens at on: the earlier passage's page holds the
+    later one, not the other way round."""
+    own = held_terms(query, *cache[hit["rowid"]][0])
+    best, gained = hit, 0
+    for _value, r in ranked:
+        if r["section"] != hit["section"] or not r["start"] < hit["start"] or hit["end"] - r["start"] > OPENING_SPAN:
+            continue
+        more = len(held_terms(query, *cache[r["rowid"]][0]) - own)
+        if more > gained or (more == gained and more and r["start"] < best["start"]):
+            best, gained = r, more
+    return best
+
+
 def snippet(text: str, query: Query, width: int = 220) -> str:
     """About `width` characters of `text` around the densest cluster of the query's words."""
     flat = " ".join(text.split())
