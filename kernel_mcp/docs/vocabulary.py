@@ -212,13 +212,18 @@ def _bridge_index() -> dict[str, list[tuple[tuple[str, ...], BridgeEntry]]]:
 
 
 def _same_word(said: str, asked: str) -> bool:
-    # stems, or one a prefix of the other when both are words of some length ("diverg" / "divergence")
-    return said == asked or (min(len(said), len(asked)) >= 5 and (asked.startswith(said) or said.startswith(asked)))
+    # stems, or one a prefix of the other when both are words of some length and differ by an ending
+    # ("diverg" / "divergence"), not by another word ("group" is no "groupshared")
+    if said == asked:
+        return True
+    short, long = sorted((said, asked), key=len)
+    return len(short) >= 5 and long.startswith(short) and len(long) - len(short) <= 4
 
 
 def _phrase_at(phrase: tuple[str, ...], stems: list[str], start: int) -> list[int]:
     """The positions of the phrase's words from `start` on, in order, each at most two after the one
-    before ("lanes sit idle" holds "lanes idle"); empty when it is not there."""
+    before ("lanes sit idle" holds "lanes idle"); empty when it is not there. In order: "memory
+    (global load)" is no global memory."""
     if not _same_word(phrase[0], stems[start]):
         return []
     hit = [start]
