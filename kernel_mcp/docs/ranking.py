@@ -191,6 +191,13 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
             spaced = " ".join(part for part in term.split("_") if part)
             alternatives[term] = (*alternatives.get(term, ()), spaced)
     bridged_words = {t: tuple(a for a in dict.fromkeys(added[t]) if a != t and a not in alternatives.get(t, ())) for t in terms if added.get(t)}
+    for term in terms:
+        # a long name also as its last two parts, where its qualifier sits: the documents name a stall
+        # reason (long_scoreboard) more often than the profiler metric that samples it
+        # (smsp__pcsamp_warps_issue_stalled_long_scoreboard); found there it counts as the bridge's words
+        parts = [part for part in term.split("_") if part]
+        if len(parts) >= 5:
+            bridged_words[term] = (*bridged_words.get(term, ()), " ".join(parts[-2:]))
     return Query(
         text,
         terms,
@@ -214,9 +221,10 @@ _UNITS = {
     "clock": r"[mg]hz",
     "rate": r"[tpg]?flops|[tpg]?flop/s|tops|flop/clk(?:/cu)?",
     "latency": r"cycles?|ns|clocks",
+    "intensity": r"flop/b(?:yte)?",
 }
 _ASKED = {
-    "bandwidth": re.compile(r"\bbandwidths?\b|\b(?:tb|gb)/s\b|\bbytes per (?:second|clock|cycle)\b"),
+    "bandwidth": re.compile(r"\bbandwidths?\b|\b(?:tb|gb)/s\b|\bbytes per (?:\w+ per )?(?:second|clock|cycle|clk)\b"),
     "size": re.compile(
         r"\bsizes?\b|\bcapacity\b|\bhow (?:big|large)\b|\bhow much (?:device |on-chip |shared |hbm |gpu )?"
         r"(?:memory|lds|cache|scratchpad|hbm|vram|l1|l2|l3|register)|\b[kmg]i?b of\b"
@@ -224,7 +232,12 @@ _ASKED = {
     "clock": re.compile(r"\bclocks?\b|\bfrequenc(?:y|ies)\b|\b[mg]hz\b"),
     "rate": re.compile(r"\b[tpg]?flops\b|\bflop/s\b|\btops\b|\bthroughput\b|\bpeak (?:fp|bf|int|tf|mxfp|dense|matrix|vector)"),
     "latency": re.compile(r"\blatency\b|\bhow long\b|\bcycles\b"),
+    # FLOPs per byte of memory traffic: a roofline's arithmetic intensity, not a FLOP rate
+    "intensity": re.compile(r"\bflops?[ /-]?(?:per[ -])?bytes?\b|\bflop/b\b|\b(?:arithmetic|operational) intensity\b|\bridge points?\b"),
 }
+# a throughput of bytes (of a memory, a cache, reads) is a bandwidth; of math, a FLOP rate
+_BYTES_MOVED = re.compile(r"\bbytes?\b|\b(?:memory|hbm|dram|caches?|lds|scratchpad|scratch|l1|l2|reads?|writes?|loads?|stores?|fetch\w*)\b")
+_MATH = re.compile(r"\b[tpg]?flops?\b|\bflop/s\b|\btops\b|\bops\b|\bfma\b|\bmfma\b|\bmatrix\b|\bmath\b|\bmultipl\w*|\badds?\b|\bfp\d+|\bbf16\b|\bint8\b")
 _FAST = re.compile(r"\b(?:fast|faster|fastest|quickly|speed|stream|streams)\b")
 _CUES = frozenset("big bigger large larger fast faster fastest quickly".split())
 _MEMORY = re.compile(r"\b(?:memory|hbm|dram|vram|caches?|l1|l2|lds|scratchpad|read|reads|load|loads|fetch|deliver)\b")
@@ -244,6 +257,10 @@ def asked_quantities(text: str) -> frozenset[str]:
     asked = {name for name, pattern in _ASKED.items() if pattern.search(text)}
     if _FAST.search(text) and "clock" not in asked and _MEMORY.search(text):
         asked.add("bandwidth")  # "how fast can it read HBM": a rate of bytes
+    if "intensity" in asked:
+        asked.discard("rate")  # "flops per byte" names FLOPs, but asks for no FLOP rate
+    if "rate" in asked and "throughput" in text and _BYTES_MOVED.search(text) and not _MATH.search(text):
+        asked = (asked - {"rate"}) | {"bandwidth"}  # "read throughput of the LDS": bytes per clock
     for match in _COUNT.finditer(text):
         unit = match.group(1)
         if not any(re.fullmatch(_UNITS[q], unit) for q in _UNITS):
