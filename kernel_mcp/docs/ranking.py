@@ -27,7 +27,7 @@ from typing import Any
 
 from kernel_mcp.arch_registry import products, registry
 from kernel_mcp.docs.hardware_pages import PAGE_PREFIX as HARDWARE_PAGES
-from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, bridged, cached, compact, identifiers, name_parts, stem, synonyms
+from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, bridged, cached, compact, identifiers, name_parts, stem, synonyms, vendor_words
 
 # How much a query word counts where it is found: in the passage (a table row with its header,
 # a chunk of prose), in its section's heading, or only in the headings above.
@@ -168,6 +168,11 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
     targets = archs | ({arch} if arch else set())
     prefer_arch, prefer_product = prefer
     assumed = False
+    vendors = {vendor_words()[w] for w in words if w in vendor_words()}
+    if not targets and len(vendors) == 1:
+        # "an AMD Instinct card", "ncu shows": that vendor's targets, as a preference (a page about
+        # another vendor's GPU sinks), the way a workspace's target is preferred
+        targets, assumed = {a for a, e in registry().items() if e.vendor in vendors}, True
     if not targets and prefer_arch is not None:
         targets, assumed = {prefer_arch}, True  # a question asked in a gfx950 workspace is about gfx950 unless it says otherwise
     # the workspace's product by its model number ("H100 PCIe": h100), where the query is about its arch

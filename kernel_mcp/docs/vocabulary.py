@@ -154,6 +154,24 @@ def _read_synonyms() -> dict[str, tuple[str, ...]]:
     return table
 
 
+def _read_vendor_words() -> dict[str, str]:
+    try:
+        path = docs_index_dir() / "synonyms.toml"
+        vendors = read_table(path).get("vendors", {}) if path.is_file() else {}
+    except KernelMcpError:
+        return {}
+    words = {entry.vendor.lower(): entry.vendor for entry in registry().values()}
+    for vendor, said in vendors.items() if isinstance(vendors, dict) else []:
+        words.update({w.lower(): vendor for w in said if isinstance(w, str)} if isinstance(said, list) else {})
+    return words
+
+
+def vendor_words() -> dict[str, str]:
+    """Word -> the vendor it names ("instinct": amd, "ncu": nvidia): the vendors' own names and the
+    `vendors` table of docs_index/synonyms.toml."""
+    return cached("vendor words", _read_vendor_words)
+
+
 def synonyms() -> dict[str, tuple[str, ...]]:
     """Word or phrase -> the other spellings of its group (none without docs_index/synonyms.toml)."""
     return cached("synonyms", _read_synonyms)
