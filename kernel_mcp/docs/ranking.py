@@ -95,6 +95,7 @@ class Query:
             stem(w) for t in self.terms for a in (*self.alternatives.get(t, ()), *self.bridged.get(t, ())) for w in WORD.findall(a.lower())
         }
         self.own_words: set[str] = set()  # bridged terms the documents use themselves (settle_bridge)
+        self.how_to = HOW_TO.search(self.text.lower()) is not None
 
     def weigh(self, found: dict[str, int], total: int) -> None:
         """Weights the terms by rarity (inverse document frequency): a passage holding "latency"
@@ -424,10 +425,18 @@ def product_factor(query: Query, places) -> float:
     return factor
 
 
-def score(bm25_share: float, cover: float, near: float, defines: bool, names: bool, factor: float) -> float:
+# A question that asks how to do something with a name ("how do I turn SQ_LDS_BANK_CONFLICT into
+# conflicts per access", "formula for ...") is answered by the prose that uses the name, more than by
+# the row that defines it
+HOW_TO = re.compile(r"\bhow (?:do|can|should|would) (?:i|you|we)\b|\bhow to\b|\bformula\b|\bconvert\b|\bturn (?:it|them|this|that) into\b")
+DEFINES = 0.6  # the row or entry that defines the counter/instruction asked about
+DEFINES_HOW_TO = 0.3
+
+
+def score(bm25_share: float, cover: float, near: float, defines: bool, names: bool, factor: float, how_to: bool = False) -> float:
     base = bm25_share * (0.2 + 0.8 * cover * cover) * (1.0 + 0.3 * near)
     if defines:
-        base += 0.6  # the row or entry that defines the counter/instruction asked about
+        base += DEFINES_HOW_TO if how_to else DEFINES
     elif names:
         base += 0.15
     return base * factor
@@ -465,6 +474,7 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
             any(k in defines for k in query.keys),
             any(k in keys for k in query.keys),
             factor,
+            query.how_to,
         )
         scored.append((value, r))
     scored.sort(key=lambda pair: -pair[0])
