@@ -188,7 +188,7 @@ class BridgeEntry:
         return not self.vendor or not vendors or self.vendor in vendors
 
 
-def _words_of(phrase: str) -> tuple[str, ...]:
+def phrase_words(phrase: str) -> tuple[str, ...]:
     return tuple(stem(w) for w in WORD.findall(phrase.lower()) if w not in STOPWORDS)
 
 
@@ -204,7 +204,9 @@ def _read_bridge() -> tuple[BridgeEntry, ...]:
             continue
         said = [w for w in entry.get("say", []) if isinstance(w, str)]
         meant = [" ".join(w.split()) for w in (*entry.get("docs", []), *entry.get("counters", [])) if isinstance(w, str) and w.strip()]
-        phrases = tuple(dict.fromkeys(p for p in map(_words_of, said) if p))
+        # a phrase that stop words leave one word of ("wait for all": wait) would widen every
+        # question holding that word: it is left out
+        phrases = tuple(dict.fromkeys(p for w in said for p in [phrase_words(w)] if p and (len(p) > 1 or len(WORD.findall(w)) == 1)))
         vendor = entry.get("docs_vendor", "")
         if phrases and meant:
             out.append(BridgeEntry(phrases, tuple(dict.fromkeys(m.lower() if "_" not in m else m for m in meant)), vendor if isinstance(vendor, str) else ""))
