@@ -27,6 +27,7 @@ from typing import Any
 
 from kernel_mcp.arch_registry import products, registry
 from kernel_mcp.docs.hardware_pages import PAGE_PREFIX as HARDWARE_PAGES
+from kernel_mcp.docs.readers import slug
 from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, bridged, cached, compact, identifiers, name_parts, stem, synonyms, vendor_words
 
 # How much a query word counts where it is found: in the passage (a table row with its header,
@@ -35,6 +36,10 @@ PLACES = (1.0, 0.75, 0.5)
 # The hardware tables restate, as one row per figure, what the documents say in their own words and
 # tables; they answer first only where no document does (hw_spec serves them by key)
 TABLES_FACTOR = 0.7
+# An arch's own table (hardware/gfx950, hardware/sm-90) carries what the compiler and measurements
+# checked (the LDS a workgroup may claim, the 1 KiB CUDA reserves per block, the bank count), which
+# the documents often state less exactly; a product's table restates its datasheet, as they do
+ARCH_TABLES_FACTOR = 0.8
 OWN_WORD = 60  # a word in this many passages is the documents' own: the bridge adds no candidates for it
 OTHER_TARGET = 0.5  # a page about another target than the one asked about (0.7 let the H100 occupancy rule outrank MI300X's)
 DTYPE_LIFT = 1.4  # a passage naming the data type or cache level the query names
@@ -382,6 +387,11 @@ def arch_factor(query_archs: set[str], mentions: set[str], tags: set[str], assum
     return 0.8 if mentions else 1.0
 
 
+def arch_pages() -> frozenset[str]:
+    """The page names of the archs' own hardware tables (gfx950, sm-90), as the store names them."""
+    return cached("arch pages", lambda: frozenset(slug(a) for a in registry()))
+
+
 def _product_words() -> frozenset[str]:
     words = {stem(w) for e in products().values() for name in (e.label, *e.names) for w in WORD.findall(name.lower())}
     return frozenset(w for w in words if MODEL.fullmatch(w) and not re.match(r"(?:hbm|sxm|pcie|oam|nvl)\d", w))
@@ -465,7 +475,7 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
         if r["layer"] == 0:
             factor *= 0.7  # the map points at pages (docs_map shows it); the pages hold the answers
         elif r["id"].startswith(HARDWARE_PAGES):
-            factor *= TABLES_FACTOR
+            factor *= ARCH_TABLES_FACTOR if r["id"].split("/")[1] in arch_pages() else TABLES_FACTOR
         keys, defines = r["keys"].split(), r["defines"].split()
         value = score(
             -r["bm25"] / best,
