@@ -501,20 +501,22 @@ def held_terms(query: Query, words: tuple[str, ...], text: str) -> frozenset[int
     return frozenset(i for i, matchers in enumerate(query.matchers) if any(_holds(m, words, text) for m, _strength in matchers))
 
 
-def opening(query: Query, hit, ranked: list[tuple[float, Any]], cache: dict[int, tuple]):
+def opening(query: Query, hit, section: list, cache: dict[int, tuple]):
     """Where a hit opens: at itself, or at an earlier candidate passage of its section close enough
     before it that docs_read shows both on one page, when that one holds query terms the hit lacks
     or gives the quantity asked for where the hit does not (the table a paragraph comments on).
     A question about two rows of one table ("which mask selects DS reads and which transcendental
     ops") or about two sentences of one paragraph is answered by the page that holds both, and
     docs_read shows a section from the passage it opens at on: the earlier passage's page holds the
-    later one, not the other way round."""
+    later one, not the other way round. `section`: the candidate passages of the hit's section."""
+    start, end = hit["start"], hit["end"]
+    before = [r for r in section if r["start"] < start and end - r["start"] <= OPENING_SPAN]
+    if not before:
+        return hit
     own = held_terms(query, *cache[hit["rowid"]][0])
     gives = quantity_factor(query, cache[hit["rowid"]][3]) > 1.0
     best, gained = hit, 0
-    for _value, r in ranked:
-        if r["section"] != hit["section"] or not r["start"] < hit["start"] or hit["end"] - r["start"] > OPENING_SPAN:
-            continue
+    for r in before:
         # the terms it adds, and the asked quantity where the hit (prose under a table) gives none
         more = len(held_terms(query, *cache[r["rowid"]][0]) - own) + (not gives and quantity_factor(query, cache[r["rowid"]][3]) > 1.0)
         if more > gained or (more == gained and more and r["start"] < best["start"]):

@@ -258,10 +258,13 @@ class DocsStore:
         per_section: dict[str, int] = {}
         ranked = ranking.rank(query, rows, self._words)
         opened: set[str] = set()  # passages a better hit already opens at
+        sections: dict[str, list] = {}  # the candidates of each section, where a hit may open instead
+        for _value, r in ranked:
+            sections.setdefault(r["section"], []).append(r)
         for value, r in ranked:
             if per_section.get(r["section"], 0) >= 2 or r["id"] in opened:
                 continue
-            start = ranking.opening(query, r, ranked, self._words)
+            start = ranking.opening(query, r, sections[r["section"]], self._words)
             if start["id"] in opened:
                 continue
             per_section[r["section"]] = per_section.get(r["section"], 0) + 1
