@@ -14,6 +14,7 @@ from mcp import Client
 from kernel_mcp.arch_registry import docs_index_dir
 from kernel_mcp.docs import docs_read, docs_search, open_store
 from kernel_mcp.docs.ranking import analyse, asked_quantities, given_quantities
+from kernel_mcp.docs.vocabulary import phrase_words
 from kernel_mcp.server import build_server
 
 if sys.version_info >= (3, 11):
@@ -46,6 +47,17 @@ def test_every_bridge_entry_says_why_and_holds_none_of_its_own_words():
         for phrase in entry["say"]:
             words = {w.lower() for w in WORDS.findall(phrase)}
             assert len(words) == 1 or not words & own, (phrase, words & own)
+
+
+def test_a_phrase_keeps_two_words_after_the_stop_words():
+    """A phrase that stop words leave one word of ("wait for all": wait) would widen every question
+    holding that word; the reader leaves it out, and no shipped entry relies on one."""
+    entries = tomllib.loads((docs_index_dir() / "bridge.toml").read_text())["entry"]
+    for entry in entries:
+        for phrase in entry["say"]:
+            if len(WORDS.findall(phrase)) > 1:
+                assert len(phrase_words(phrase)) > 1, phrase
+    assert "wait" not in analyse("how long do I wait for the kernel", None).bridged
 
 
 def widened(query, term: str) -> tuple[str, ...]:

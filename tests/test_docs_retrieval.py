@@ -17,7 +17,18 @@ from mcp import Client
 
 import isa_xml_builder
 from conftest import rocm_docs
-from docs_question_set import BLIND_2026_11_26, FIFTH_AUTHOR, FOURTH_AUTHOR, QUESTIONS, SECOND_AUTHOR, SIXTH_AUTHOR, THIRD_AUTHOR, score
+from docs_question_set import (
+    BLIND_2026_11_26,
+    BLIND_2026_11_26_SECOND,
+    BLIND_2026_11_26_THIRD,
+    FIFTH_AUTHOR,
+    FOURTH_AUTHOR,
+    QUESTIONS,
+    SECOND_AUTHOR,
+    SIXTH_AUTHOR,
+    THIRD_AUTHOR,
+    score,
+)
 from kernel_mcp.arch_registry import arch_names, registry
 from kernel_mcp.docs import DocsStore, docs_read, docs_search, ingest, isa_lookup, open_store
 from kernel_mcp.docs.passages import CHUNK, split
@@ -51,14 +62,18 @@ def test_the_question_set_is_answered_on_the_first_page(rocm_store):
 # about one question. The issue's target, 0.95 at rank 3 on unseen questions: 0.89 on the fifth set,
 # 0.975 on the sixth (written in the issue's own style), both measured blind.
 # The set written blind on 2026-11-26 read 0.74 / 0.52 before issue 33's changes, which were tuned on
-# it: its floor (0.88 / 0.62 now) is no figure for unseen questions.
+# it, and the second and third blind sets read 0.72 / 0.54 and 0.80 / 0.62 before the tuning on them
+# (benchmarks/RESULTS.md): their floors (0.88 / 0.70, 0.80 / 0.66, 0.84 / 0.66 now) hold that tuning
+# and are no figure for unseen questions.
 FLOORS = {
     "second": (SECOND_AUTHOR, 40, 0.925, 0.75),
     "third": (THIRD_AUTHOR, 30, 0.93, 0.73),
     "fourth": (FOURTH_AUTHOR, 45, 0.91, 0.71),
     "fifth": (FIFTH_AUTHOR, 45, 0.91, 0.75),
     "sixth": (SIXTH_AUTHOR, 40, 0.95, 0.82),
-    "blind 2026-11-26": (BLIND_2026_11_26, 50, 0.84, 0.6),
+    "blind 2026-11-26": (BLIND_2026_11_26, 50, 0.86, 0.68),
+    "blind 2026-11-26, second": (BLIND_2026_11_26_SECOND, 50, 0.78, 0.64),
+    "blind 2026-11-26, third": (BLIND_2026_11_26_THIRD, 50, 0.82, 0.64),
 }
 
 

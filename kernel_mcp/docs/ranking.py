@@ -27,7 +27,8 @@ from typing import Any
 
 from kernel_mcp.arch_registry import products, registry
 from kernel_mcp.docs.hardware_pages import PAGE_PREFIX as HARDWARE_PAGES
-from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, bridged, cached, compact, identifiers, name_parts, stem, synonyms
+from kernel_mcp.docs.readers import slug
+from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, bridged, cached, compact, identifiers, name_parts, stem, synonyms, vendor_words
 
 # How much a query word counts where it is found: in the passage (a table row with its header,
 # a chunk of prose), in its section's heading, or only in the headings above.
@@ -35,6 +36,10 @@ PLACES = (1.0, 0.75, 0.5)
 # The hardware tables restate, as one row per figure, what the documents say in their own words and
 # tables; they answer first only where no document does (hw_spec serves them by key)
 TABLES_FACTOR = 0.7
+# An arch's own table (hardware/gfx950, hardware/sm-90) carries what the compiler and measurements
+# checked (the LDS a workgroup may claim, the 1 KiB CUDA reserves per block, the bank count), which
+# the documents often state less exactly; a product's table restates its datasheet, as they do
+ARCH_TABLES_FACTOR = 0.8
 OWN_WORD = 60  # a word in this many passages is the documents' own: the bridge adds no candidates for it
 OTHER_TARGET = 0.5  # a page about another target than the one asked about (0.7 let the H100 occupancy rule outrank MI300X's)
 DTYPE_LIFT = 1.4  # a passage naming the data type or cache level the query names
@@ -95,6 +100,7 @@ class Query:
             stem(w) for t in self.terms for a in (*self.alternatives.get(t, ()), *self.bridged.get(t, ())) for w in WORD.findall(a.lower())
         }
         self.own_words: set[str] = set()  # bridged terms the documents use themselves (settle_bridge)
+        self.how_to = HOW_TO.search(self.text.lower()) is not None
 
     def weigh(self, found: dict[str, int], total: int) -> None:
         """Weights the terms by rarity (inverse document frequency): a passage holding "latency"
@@ -168,6 +174,11 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
     targets = archs | ({arch} if arch else set())
     prefer_arch, prefer_product = prefer
     assumed = False
+    vendors = {vendor_words()[w] for w in words if w in vendor_words()}
+    if not targets and len(vendors) == 1:
+        # "an AMD Instinct card", "ncu shows": that vendor's targets, as a preference (a page about
+        # another vendor's GPU sinks), the way a workspace's target is preferred
+        targets, assumed = {a for a, e in registry().items() if e.vendor in vendors}, True
     if not targets and prefer_arch is not None:
         targets, assumed = {prefer_arch}, True  # a question asked in a gfx950 workspace is about gfx950 unless it says otherwise
     # the workspace's product by its model number ("H100 PCIe": h100), where the query is about its arch
@@ -191,6 +202,13 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
             spaced = " ".join(part for part in term.split("_") if part)
             alternatives[term] = (*alternatives.get(term, ()), spaced)
     bridged_words = {t: tuple(a for a in dict.fromkeys(added[t]) if a != t and a not in alternatives.get(t, ())) for t in terms if added.get(t)}
+    for term in terms:
+        # a long name also as its last two parts, where its qualifier sits: the documents name a stall
+        # reason (long_scoreboard) more often than the profiler metric that samples it
+        # (smsp__pcsamp_warps_issue_stalled_long_scoreboard); found there it counts as the bridge's words
+        parts = [part for part in term.split("_") if part]
+        if len(parts) >= 5:
+            bridged_words[term] = (*bridged_words.get(term, ()), " ".join(parts[-2:]))
     return Query(
         text,
         terms,
@@ -214,9 +232,10 @@ _UNITS = {
     "clock": r"[mg]hz",
     "rate": r"[tpg]?flops|[tpg]?flop/s|tops|flop/clk(?:/cu)?",
     "latency": r"cycles?|ns|clocks",
+    "intensity": r"flop/b(?:yte)?",
 }
 _ASKED = {
-    "bandwidth": re.compile(r"\bbandwidths?\b|\b(?:tb|gb)/s\b|\bbytes per (?:second|clock|cycle)\b"),
+    "bandwidth": re.compile(r"\bbandwidths?\b|\b(?:tb|gb)/s\b|\bbytes per (?:\w+ per )?(?:second|clock|cycle|clk)\b"),
     "size": re.compile(
         r"\bsizes?\b|\bcapacity\b|\bhow (?:big|large)\b|\bhow much (?:device |on-chip |shared |hbm |gpu )?"
         r"(?:memory|lds|cache|scratchpad|hbm|vram|l1|l2|l3|register)|\b[kmg]i?b of\b"
@@ -224,7 +243,12 @@ _ASKED = {
     "clock": re.compile(r"\bclocks?\b|\bfrequenc(?:y|ies)\b|\b[mg]hz\b"),
     "rate": re.compile(r"\b[tpg]?flops\b|\bflop/s\b|\btops\b|\bthroughput\b|\bpeak (?:fp|bf|int|tf|mxfp|dense|matrix|vector)"),
     "latency": re.compile(r"\blatency\b|\bhow long\b|\bcycles\b"),
+    # FLOPs per byte of memory traffic: a roofline's arithmetic intensity, not a FLOP rate
+    "intensity": re.compile(r"\bflops?[ /-]?(?:per[ -])?bytes?\b|\bflop/b\b|\b(?:arithmetic|operational) intensity\b|\bridge points?\b"),
 }
+# a throughput of bytes (of a memory, a cache, reads) is a bandwidth; of math, a FLOP rate
+_BYTES_MOVED = re.compile(r"\bbytes?\b|\b(?:memory|hbm|dram|caches?|lds|scratchpad|scratch|l1|l2|reads?|writes?|loads?|stores?|fetch\w*)\b")
+_MATH = re.compile(r"\b[tpg]?flops?\b|\bflop/s\b|\btops\b|\bops\b|\bfma\b|\bmfma\b|\bmatrix\b|\bmath\b|\bmultipl\w*|\badds?\b|\bfp\d+|\bbf16\b|\bint8\b")
 _FAST = re.compile(r"\b(?:fast|faster|fastest|quickly|speed|stream|streams)\b")
 _CUES = frozenset("big bigger large larger fast faster fastest quickly".split())
 _MEMORY = re.compile(r"\b(?:memory|hbm|dram|vram|caches?|l1|l2|lds|scratchpad|read|reads|load|loads|fetch|deliver)\b")
@@ -244,6 +268,10 @@ def asked_quantities(text: str) -> frozenset[str]:
     asked = {name for name, pattern in _ASKED.items() if pattern.search(text)}
     if _FAST.search(text) and "clock" not in asked and _MEMORY.search(text):
         asked.add("bandwidth")  # "how fast can it read HBM": a rate of bytes
+    if "intensity" in asked:
+        asked.discard("rate")  # "flops per byte" names FLOPs, but asks for no FLOP rate
+    if "rate" in asked and "throughput" in text and _BYTES_MOVED.search(text) and not _MATH.search(text):
+        asked = (asked - {"rate"}) | {"bandwidth"}  # "read throughput of the LDS": bytes per clock
     for match in _COUNT.finditer(text):
         unit = match.group(1)
         if not any(re.fullmatch(_UNITS[q], unit) for q in _UNITS):
@@ -359,6 +387,11 @@ def arch_factor(query_archs: set[str], mentions: set[str], tags: set[str], assum
     return 0.8 if mentions else 1.0
 
 
+def arch_pages() -> frozenset[str]:
+    """The page names of the archs' own hardware tables (gfx950, sm-90), as the store names them."""
+    return cached("arch pages", lambda: frozenset(slug(a) for a in registry()))
+
+
 def _product_words() -> frozenset[str]:
     words = {stem(w) for e in products().values() for name in (e.label, *e.names) for w in WORD.findall(name.lower())}
     return frozenset(w for w in words if MODEL.fullmatch(w) and not re.match(r"(?:hbm|sxm|pcie|oam|nvl)\d", w))
@@ -402,10 +435,18 @@ def product_factor(query: Query, places) -> float:
     return factor
 
 
-def score(bm25_share: float, cover: float, near: float, defines: bool, names: bool, factor: float) -> float:
+# A question that asks how to do something with a name ("how do I turn SQ_LDS_BANK_CONFLICT into
+# conflicts per access", "formula for ...") is answered by the prose that uses the name, more than by
+# the row that defines it
+HOW_TO = re.compile(r"\bhow (?:do|can|should|would) (?:i|you|we)\b|\bhow to\b|\bformula\b|\bconvert\b|\bturn (?:it|them|this|that) into\b")
+DEFINES = 0.6  # the row or entry that defines the counter/instruction asked about
+DEFINES_HOW_TO = 0.3
+
+
+def score(bm25_share: float, cover: float, near: float, defines: bool, names: bool, factor: float, how_to: bool = False) -> float:
     base = bm25_share * (0.2 + 0.8 * cover * cover) * (1.0 + 0.3 * near)
     if defines:
-        base += 0.6  # the row or entry that defines the counter/instruction asked about
+        base += DEFINES_HOW_TO if how_to else DEFINES
     elif names:
         base += 0.15
     return base * factor
@@ -434,7 +475,7 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
         if r["layer"] == 0:
             factor *= 0.7  # the map points at pages (docs_map shows it); the pages hold the answers
         elif r["id"].startswith(HARDWARE_PAGES):
-            factor *= TABLES_FACTOR
+            factor *= ARCH_TABLES_FACTOR if r["id"].split("/")[1] in arch_pages() else TABLES_FACTOR
         keys, defines = r["keys"].split(), r["defines"].split()
         value = score(
             -r["bm25"] / best,
@@ -443,10 +484,44 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
             any(k in defines for k in query.keys),
             any(k in keys for k in query.keys),
             factor,
+            query.how_to,
         )
         scored.append((value, r))
     scored.sort(key=lambda pair: -pair[0])
     return scored
+
+
+# How far from an earlier passage of its section a hit may end and still be on the first page that
+# docs_read gives from that passage at the default budget (about 3,500 characters), with room to spare
+OPENING_SPAN = 2000
+
+
+def held_terms(query: Query, words: tuple[str, ...], text: str) -> frozenset[int]:
+    """The query's terms (by position) that a passage's own text holds, in any of their spellings."""
+    return frozenset(i for i, matchers in enumerate(query.matchers) if any(_holds(m, words, text) for m, _strength in matchers))
+
+
+def opening(query: Query, hit, section: list, cache: dict[int, tuple]):
+    """Where a hit opens: at itself, or at an earlier candidate passage of its section close enough
+    before it that docs_read shows both on one page, when that one holds query terms the hit lacks
+    or gives the quantity asked for where the hit does not (the table a paragraph comments on).
+    A question about two rows of one table ("which mask selects DS reads and which transcendental
+    ops") or about two sentences of one paragraph is answered by the page that holds both, and
+    docs_read shows a section from the passage it opens at on: the earlier passage's page holds the
+    later one, not the other way round. `section`: the candidate passages of the hit's section."""
+    start, end = hit["start"], hit["end"]
+    before = [r for r in section if r["start"] < start and end - r["start"] <= OPENING_SPAN]
+    if not before:
+        return hit
+    own = held_terms(query, *cache[hit["rowid"]][0])
+    gives = quantity_factor(query, cache[hit["rowid"]][3]) > 1.0
+    best, gained = hit, 0
+    for r in before:
+        # the terms it adds, and the asked quantity where the hit (prose under a table) gives none
+        more = len(held_terms(query, *cache[r["rowid"]][0]) - own) + (not gives and quantity_factor(query, cache[r["rowid"]][3]) > 1.0)
+        if more > gained or (more == gained and more and r["start"] < best["start"]):
+            best, gained = r, more
+    return best
 
 
 def snippet(text: str, query: Query, width: int = 220) -> str:

@@ -248,7 +248,7 @@ class DocsStore:
         arch_clause = "AND (p.arch = '' OR p.arch LIKE '%all%' OR (',' || p.arch || ',') LIKE ?)" if arch else ""
         params: list = [query.fts(self._common(query))] + ([f"%,{arch},%"] if arch else []) + [CANDIDATES]
         rows = self.db.execute(
-            f"""SELECT p.rowid, p.id, p.section, p.kind, p.layer, p.path, p.title, p.context, p.text, p.arch, p.mentions, p.keys, p.defines,
+            f"""SELECT p.rowid, p.id, p.section, p.kind, p.start, p.end, p.layer, p.path, p.title, p.context, p.text, p.arch, p.mentions, p.keys, p.defines,
                        bm25(passages_fts, {WEIGHTS}) AS bm25
                 FROM passages_fts JOIN passages p ON p.rowid = passages_fts.rowid
                 WHERE passages_fts MATCH ? {arch_clause} ORDER BY bm25 LIMIT ?""",
@@ -256,13 +256,22 @@ class DocsStore:
         ).fetchall()
         hits: list[dict] = []
         per_section: dict[str, int] = {}
-        for value, r in ranking.rank(query, rows, self._words):
-            if per_section.get(r["section"], 0) >= 2:
+        ranked = ranking.rank(query, rows, self._words)
+        opened: set[str] = set()  # passages a better hit already opens at
+        sections: dict[str, list] = {}  # the candidates of each section, where a hit may open instead
+        for _value, r in ranked:
+            sections.setdefault(r["section"], []).append(r)
+        for value, r in ranked:
+            if per_section.get(r["section"], 0) >= 2 or r["id"] in opened:
+                continue
+            start = ranking.opening(query, r, sections[r["section"]], self._words)
+            if start["id"] in opened:
                 continue
             per_section[r["section"]] = per_section.get(r["section"], 0) + 1
+            opened.update((start["id"], r["id"]))
             hits.append(
                 {
-                    "id": r["id"],
+                    "id": start["id"],
                     "section": r["section"],
                     "title": r["title"],
                     "layer": r["layer"],

@@ -154,6 +154,24 @@ def _read_synonyms() -> dict[str, tuple[str, ...]]:
     return table
 
 
+def _read_vendor_words() -> dict[str, str]:
+    try:
+        path = docs_index_dir() / "synonyms.toml"
+        vendors = read_table(path).get("vendors", {}) if path.is_file() else {}
+    except KernelMcpError:
+        return {}
+    words = {entry.vendor.lower(): entry.vendor for entry in registry().values()}
+    for vendor, said in vendors.items() if isinstance(vendors, dict) else []:
+        words.update({w.lower(): vendor for w in said if isinstance(w, str)} if isinstance(said, list) else {})
+    return words
+
+
+def vendor_words() -> dict[str, str]:
+    """Word -> the vendor it names ("instinct": amd, "ncu": nvidia): the vendors' own names and the
+    `vendors` table of docs_index/synonyms.toml."""
+    return cached("vendor words", _read_vendor_words)
+
+
 def synonyms() -> dict[str, tuple[str, ...]]:
     """Word or phrase -> the other spellings of its group (none without docs_index/synonyms.toml)."""
     return cached("synonyms", _read_synonyms)
@@ -170,7 +188,7 @@ class BridgeEntry:
         return not self.vendor or not vendors or self.vendor in vendors
 
 
-def _words_of(phrase: str) -> tuple[str, ...]:
+def phrase_words(phrase: str) -> tuple[str, ...]:
     return tuple(stem(w) for w in WORD.findall(phrase.lower()) if w not in STOPWORDS)
 
 
@@ -186,7 +204,9 @@ def _read_bridge() -> tuple[BridgeEntry, ...]:
             continue
         said = [w for w in entry.get("say", []) if isinstance(w, str)]
         meant = [" ".join(w.split()) for w in (*entry.get("docs", []), *entry.get("counters", [])) if isinstance(w, str) and w.strip()]
-        phrases = tuple(dict.fromkeys(p for p in map(_words_of, said) if p))
+        # a phrase that stop words leave one word of ("wait for all": wait) would widen every
+        # question holding that word: it is left out
+        phrases = tuple(dict.fromkeys(p for w in said for p in [phrase_words(w)] if p and (len(p) > 1 or len(WORD.findall(w)) == 1)))
         vendor = entry.get("docs_vendor", "")
         if phrases and meant:
             out.append(BridgeEntry(phrases, tuple(dict.fromkeys(m.lower() if "_" not in m else m for m in meant)), vendor if isinstance(vendor, str) else ""))
@@ -212,13 +232,18 @@ def _bridge_index() -> dict[str, list[tuple[tuple[str, ...], BridgeEntry]]]:
 
 
 def _same_word(said: str, asked: str) -> bool:
-    # stems, or one a prefix of the other when both are words of some length ("diverg" / "divergence")
-    return said == asked or (min(len(said), len(asked)) >= 5 and (asked.startswith(said) or said.startswith(asked)))
+    # stems, or one a prefix of the other when both are words of some length and differ by an ending
+    # ("diverg" / "divergence"), not by another word ("group" is no "groupshared")
+    if said == asked:
+        return True
+    short, long = sorted((said, asked), key=len)
+    return len(short) >= 5 and long.startswith(short) and len(long) - len(short) <= 4
 
 
 def _phrase_at(phrase: tuple[str, ...], stems: list[str], start: int) -> list[int]:
     """The positions of the phrase's words from `start` on, in order, each at most two after the one
-    before ("lanes sit idle" holds "lanes idle"); empty when it is not there."""
+    before ("lanes sit idle" holds "lanes idle"); empty when it is not there. In order: "memory
+    (global load)" is no global memory."""
     if not _same_word(phrase[0], stems[start]):
         return []
     hit = [start]
