@@ -9,12 +9,14 @@ so the tests can prove that a slot never ran two candidates at once and that two
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -281,32 +283,60 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+RAY_ENGINE: dict[str, str] = {}  # the engine section joining this module's cluster (set by ray_cluster)
+
+
 @pytest.fixture(scope="module")
 def ray_cluster(tmp_path_factory):
-    """A real local Ray cluster (head node, 2 CPUs, 2 logical GPUs), started and stopped here."""
+    """A real local Ray cluster (head node, 2 CPUs, 2 logical GPUs), started and stopped here. It
+    has a folder and an address of its own and is stopped by killing its own processes: `ray stop
+    --force` would stop every Ray cluster of the machine (another test run's too) and
+    `address = "auto"` would join whichever started last."""
     timeline = tmp_path_factory.mktemp("ray") / "timeline.txt"
     timeline.write_text("")
     cli = shutil.which("ray", path=str(Path(sys.executable).parent)) or shutil.which("ray")
     env = {**os.environ, "KMCP_TIMELINE": str(timeline), "RAY_USAGE_STATS_ENABLED": "0"}
+    folder = tempfile.mkdtemp(prefix="kmcp-ray-")  # short: Ray's Unix sockets live under it
+    port = _free_port()
     subprocess.run(
-        [cli, "start", "--head", "--port", str(_free_port()), "--num-cpus", "2", "--num-gpus", "2", "--include-dashboard=false", "--disable-usage-stats"],
+        [
+            cli,
+            "start",
+            "--head",
+            "--port",
+            str(port),
+            "--temp-dir",
+            folder,
+            "--num-cpus",
+            "2",
+            "--num-gpus",
+            "2",
+            "--include-dashboard=false",
+            "--disable-usage-stats",
+        ],
         check=True,
         env=env,
         capture_output=True,
         timeout=180,
     )
+    RAY_ENGINE["text"] = f'[engine]\nkind = "ray"\naddress = "127.0.0.1:{port}"\n'
     try:
         yield timeline
     finally:
         if ray.is_initialized():
             ray.shutdown()
-        subprocess.run([cli, "stop", "--force"], env=env, capture_output=True, timeout=120)
+        ours = [p for p in psutil.process_iter(["cmdline"]) if any(folder in str(arg) for arg in p.info["cmdline"] or ())]
+        for proc in ours:
+            with contextlib.suppress(psutil.Error):
+                proc.kill()
+        psutil.wait_procs(ours, timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.slow
 async def test_ray_engine_two_gpus_matches_one_by_one(tmp_path, monkeypatch, ray_cluster):
     monkeypatch.setenv("KMCP_TIMELINE", str(ray_cluster))
-    ws, result = await engine_batch_matches_one_by_one(tmp_path, ray_cluster, '[engine]\nkind = "ray"\naddress = "auto"\n', "ray")
+    ws, result = await engine_batch_matches_one_by_one(tmp_path, ray_cluster, RAY_ENGINE["text"], "ray")
     assert all("Ray node" in r["where"] for r in result["answer"]["rows"] if r["decision"] not in ("failed",))
     runs = list((ws / ".kernel-mcp" / "runs").glob("*candidate*"))
     assert any((run / "candidate-1-1.csv").exists() for run in runs)  # the raw files came back to this node
@@ -315,7 +345,7 @@ async def test_ray_engine_two_gpus_matches_one_by_one(tmp_path, monkeypatch, ray
 @pytest.mark.slow
 async def test_ray_worker_lost_mid_candidate_is_contained(tmp_path, monkeypatch, ray_cluster):
     monkeypatch.setenv("KMCP_TIMELINE", str(ray_cluster))
-    ws = make_ws(tmp_path / "repo", '[engine]\nkind = "ray"\naddress = "auto"\n')
+    ws = make_ws(tmp_path / "repo", RAY_ENGINE["text"])
     async with Client(build_server(ws)) as client:
         await call(client, "experiment_start", tag="lost")
         pid_file = ray_cluster.parent / "lose-worker.pid"
@@ -360,7 +390,7 @@ REWRITES_ITS_HARNESS = kernel_text("rewriter") + (
 async def test_a_candidate_that_rewrites_its_own_harness_is_refused_on_either_engine(tmp_path, monkeypatch, engine, request):
     timeline = request.getfixturevalue("ray_cluster") if engine == "ray" else tmp_path / "timeline.txt"
     monkeypatch.setenv("KMCP_TIMELINE", str(timeline))
-    kind = '[engine]\nkind = "ray"\naddress = "auto"\n' if engine == "ray" else '[engine]\nkind = "local"\nslots = 1\n'
+    kind = RAY_ENGINE["text"] if engine == "ray" else '[engine]\nkind = "local"\nslots = 1\n'
     ws = make_ws(tmp_path / "repo", kind)
     async with Client(build_server(ws)) as client:
         await call(client, "experiment_start", tag=f"rewrite-{engine}")
