@@ -404,3 +404,20 @@ async def test_a_candidate_that_rewrites_its_own_harness_is_refused_on_either_en
     row = answer["rows"][0]
     assert row["decision"] == "refused", row
     assert "protected files differ" in row["reason"] and "bench.py" in row["reason"], row["reason"]
+
+
+async def test_a_revert_after_a_batch_leaves_its_candidates_keepable(tmp_path, monkeypatch):
+    """Resetting the worktree touches no batch candidate (each was measured in a worktree of its own):
+    the one recorded last, here the only one, stays pending and can still be kept."""
+    monkeypatch.setenv("KMCP_TIMELINE", str(tmp_path / "timeline.txt"))
+    ws = make_ws(tmp_path / "repo", '[engine]\nkind = "local"\nslots = 1\n')
+    async with Client(build_server(ws)) as client:
+        await call(client, "experiment_start", tag="one")
+        name, text, _ = CANDIDATES[5]  # faster20
+        answer = await call(client, "experiment_evaluate_many", candidates=[{"patch": patch_for(text), "hypothesis": f"candidate {name}"}])
+        (row,) = answer["rows"]
+        assert row["decision"] == "keep", row
+        reverted = await call(client, "experiment_revert")
+        assert reverted["attempt"]["outcome"] == "pending", reverted["attempt"]
+        kept = await call(client, "experiment_keep", attempt=row["attempt"], why="less work")
+        assert kept["best"]["id"] == row["attempt"], kept["best"]

@@ -197,7 +197,10 @@ async def revert(ledger: Ledger, tag: str | None) -> ExperimentAnswer:
         files += gitops.reset_to(wt, exp.best_commit)  # a nested .git is discarded too, and named
         attempt = ledger.store.latest_attempt(exp.tag, except_duplicates=True)
         with ledger.store.transaction():
-            if attempt is not None and attempt.outcome == "pending":
+            # a batch's candidates were measured in worktrees of their own, never in this one: resetting
+            # it leaves them pending (one stays keepable by experiment_keep(attempt=...)), whichever of
+            # them happened to be recorded last
+            if attempt is not None and attempt.outcome == "pending" and not attempt.evidence.batch:
                 ledger.store.update_attempt(attempt.id, outcome="reverted", closed=now())
     answer = ledger.status_answer(ledger.store.existing_experiment(exp.tag), attempt=ledger.store.attempt(attempt.id) if attempt else None)
     answer.notes.append(f"reset the worktree to BEST {exp.best_commit[:10]}; discarded: {', '.join(files) or 'nothing'}")
