@@ -24,7 +24,7 @@ from kernel_mcp.ledger.models import ExperimentAnswer
 from kernel_mcp.ledger.paired import Together, measure_together, pair_walls
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run
-from kernel_mcp.ledger.state import Experiment
+from kernel_mcp.ledger.state import Experiment, attempt_head
 
 if TYPE_CHECKING:
     from kernel_mcp.models.platform import Vendors
@@ -208,12 +208,7 @@ def attempt_fields(
     """One attempt row, as evaluate and evaluate_many record it."""
     bench = together.candidate
     return dict(
-        tag=exp.tag,
-        parent_commit=exp.best_commit,
-        diff_hash=digest,
-        files=files,
-        hypothesis=hypothesis,
-        target_class=target,
+        **attempt_head(exp, hypothesis, target, files, digest),
         figures=figures_of(bench) if bench else {},
         comparisons={k: v.model_dump() for k, v in verdict.comparisons.items()},
         decision=verdict.decision,
@@ -280,12 +275,7 @@ async def _evaluate(
             run,
             snap,
             dict(
-                tag=exp.tag,
-                parent_commit=best,
-                diff_hash=digest,
-                files=files,
-                hypothesis=hypothesis,
-                target_class=target,
+                **attempt_head(exp, hypothesis, target, files, digest),
                 decision="refused",
                 reasons=["the harness is frozen: " + p for p in problems],
                 outcome="pending",

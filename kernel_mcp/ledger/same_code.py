@@ -40,7 +40,7 @@ import git
 from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.ledger import harness
 from kernel_mcp.ledger.performance import FILE_NAME as PERFORMANCE
-from kernel_mcp.ledger.state import Attempt, Experiment
+from kernel_mcp.ledger.state import Attempt, Experiment, attempt_head
 from kernel_mcp.ledger.store import now
 from kernel_mcp.workspace.config import HarnessConfig
 
@@ -227,12 +227,7 @@ def find_twin(ledger: Ledger, exp: Experiment, repo: git.Repo, code: str | None,
 def duplicate_fields(exp: Experiment, twin: Twin, hypothesis: str, target: str | None, files: list[str], digest: str, code: str, **evidence) -> dict:
     """The attempt row of a duplicate: recorded and closed at once, with no figures (nothing ran)."""
     return dict(
-        tag=exp.tag,
-        parent_commit=exp.best_commit,
-        diff_hash=digest,
-        files=files,
-        hypothesis=hypothesis,
-        target_class=target,
+        **attempt_head(exp, hypothesis, target, files, digest),
         decision="duplicate",
         reasons=[twin.reason],
         outcome="not kept",

@@ -136,3 +136,9 @@ class Intent(BaseModel):
     attempt_id: int | None = None
     started: str
     commit_sha: str | None = None
+
+
+def attempt_head(exp: Experiment, hypothesis: str, target: str | None, files: list[str], digest: str) -> dict[str, Any]:
+    """What every attempt row starts with, whatever was decided: its experiment, the BEST it was
+    judged against, the candidate's tree digest and changed files, its hypothesis and target."""
+    return dict(tag=exp.tag, parent_commit=exp.best_commit, diff_hash=digest, files=files, hypothesis=hypothesis, target_class=target)
