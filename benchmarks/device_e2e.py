@@ -498,19 +498,20 @@ async def many(out: Path) -> dict:
     return result
 
 
-async def many_gpus(out: Path, engine: str = "local", slots: int | None = None, address: str = "auto") -> dict:
+async def many_gpus(out: Path, engine: str = "local", slots: int | None = None, address: str = "auto", limit_s: int = 120) -> dict:
     """Eight candidates, a hang and a crash among them, through experiment_evaluate_many on the
     local engine of a node with several GPUs (or `slots` of them), or on the Ray engine joined to
     the cluster at `address` (one task per GPU): the timeline shows which GPU measured each and
-    when. Keep metric csv and a 120 s benchmark limit, so that the hang costs one slot two minutes."""
-    ws = workspace(SCRATCH / f"ws-many-gpus-{engine}", command=NOISE_COMMAND, repeats=2)
+    when. Keep metric csv and a benchmark limit of `limit_s` (120 s by default), which is what the
+    hang costs its slot."""
+    ws = workspace(SCRATCH / f"ws-many-gpus-{engine}-{slots or 'all'}", command=NOISE_COMMAND, repeats=2)
     toml = ws / "kernel-mcp.toml"
-    text = toml.read_text().replace('keep_metric = "auto"', 'keep_metric = "csv"').replace("timeout_s = 900", "timeout_s = 120")
+    text = toml.read_text().replace('keep_metric = "auto"', 'keep_metric = "csv"').replace("timeout_s = 900", f"timeout_s = {limit_s}")
     assert "[engine]" not in text
     text += f'\n[engine]\nkind = "{engine}"\n' + (f"slots = {slots}\n" if slots else "") + (f'address = "{address}"\n' if engine == "ray" else "")
     toml.write_text(text)
     subprocess.run(
-        ["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", f"csv, 120 s, {engine} engine"], check=True
+        ["git", "-C", str(ws), "-c", "user.name=kmcp", "-c", "user.email=k@example.invalid", "commit", "-qam", f"csv, {limit_s} s, {engine} engine"], check=True
     )
     answer, wall = await evaluate_batch(
         ws,
@@ -534,6 +535,7 @@ async def many_gpus(out: Path, engine: str = "local", slots: int | None = None, 
         "rows": rows,
         "timeline": spans,
         "slots": answer["data"].get("slots"),
+        "limit_s": limit_s,
         "wall_s": round(wall, 1),
         "candidates_per_min": round(len(rows) / wall * 60, 2) if wall else None,
     }
@@ -779,6 +781,7 @@ def main() -> None:
     parser.add_argument("--engine", choices=["local", "ray"], default="local", help="many-gpus: the engine of the batch")
     parser.add_argument("--slots", type=int, default=None, help="many-gpus: candidates at once (local engine; default every idle GPU)")
     parser.add_argument("--ray-address", default="auto", help="many-gpus --engine ray: the cluster to join")
+    parser.add_argument("--limit-s", type=int, default=120, help="many-gpus: the benchmark's time limit (what the hang costs)")
     args = parser.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -795,7 +798,7 @@ def main() -> None:
         elif args.what == "seal-cost":
             result = anyio.run(seal_cost, out, args.trials, args.deadline_s, args.name)
         elif args.what == "many-gpus":
-            result = anyio.run(many_gpus, out, args.engine, args.slots, args.ray_address)
+            result = anyio.run(many_gpus, out, args.engine, args.slots, args.ray_address, args.limit_s)
         else:
             calibration = None
             if args.what == "ab" and args.divisor:  # calibrated earlier on this machine
