@@ -92,6 +92,24 @@ def test_answers_stay_within_the_budget(rocm_store):
             assert len(docs_read(rocm_store, hit.id, 1, BUDGET).render().encode()) <= BUDGET, hit.id
 
 
+def test_a_short_section_goes_on_with_the_sections_after_it(tmp_path):
+    """The page that introduces s_waitcnt is one paragraph; a question about the counters' widths
+    finds it, and its first page now shows the table of the section after it, headed by that
+    section's id, within the budget. A section that fills its page shows only itself."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    intro = docs_read(store, "waitcnt", 1, BUDGET)
+    own, _, after = intro.text.partition("\n\n[waitcnt/the-three-counters] The three counters\n")
+    assert "outstanding" in own and "| `vmcnt` | 0-63 (6 bits" in after, intro.text
+    assert intro.pages == 1 and len(intro.render().encode()) <= BUDGET
+    assert intro.children[0] == "waitcnt/the-three-counters"  # the children are still listed
+    # a passage at a section's end goes on too: the rows after the vmcnt row, then the next section
+    row = docs_read(store, "waitcnt/the-three-counters#1", 1, BUDGET)
+    assert "0-15 (4 bits)" in row.text and "[waitcnt/ordering-rules-that-make-partial-waits-legal]" in row.text
+    assert len(row.render().encode()) <= BUDGET
+    long = docs_read(store, "registers-occupancy/the-formula", 1, 1200)  # longer than a page at this budget
+    assert long.pages > 1 and "\n\n[registers-occupancy/" not in long.text
+
+
 def test_a_counter_is_its_table_row_with_the_header(rocm_store):
     hits = docs_search(rocm_store, "SQ_WAVES", None, 5).hits
     assert all("counter: SQ_WAVES;" in h.snippet for h in hits[:2]), hits[:2]  # the rows that define it: shipped, ROCm
@@ -253,7 +271,8 @@ def test_a_bold_paragraph_heads_a_section_of_its_own(tmp_path):
         assert store.children(f"{page}/glossary") == [f"{page}/zeta-target-name", f"{page}/zram"]
         assert store.children(page) == [f"{page}/glossary", f"{page}/other"]
         term = docs_read(store, f"{page}/zeta-target-name", 1, BUDGET)
-        assert term.title == "Zeta target name" and "--zeta-arch" in term.text and "ZRAM" not in term.text
+        own, _, after = term.text.partition(f"\n\n[{page}/zram] ZRAM\n")  # the page goes on with the next term, headed by its id
+        assert term.title == "Zeta target name" and "--zeta-arch" in own and "ZRAM" not in own and after
         assert "Amount of zeta memory" in docs_read(store, f"{page}/zram", 1, BUDGET).text.replace("**", "")  # Markdown keeps its markup
     assert "Not a term run into this line" in " ".join(docs_read(store, "user/zeta/zram", 1, BUDGET).text.split())
     hit = docs_search(store, "which zcc flag takes the zeta target name", None, 3).hits[0]

@@ -138,9 +138,24 @@ def _other_figures(store: DocsStore, page_id: str, shown: str = "", before: int 
     return ("\n\nthe page's other figures:\n" + "\n".join(lines)) if lines else ""
 
 
+def _read_on(store: DocsStore, section_id: str, room: int) -> str:
+    """The sections that follow one in its document, each headed by its id and title, within
+    `room` bytes: a page's opening paragraph or a short section leaves most of a page empty, and the
+    answer to a question asked of it is often in the section after it (the three counters after
+    the page that introduces s_waitcnt)."""
+    out = ""
+    for section in store.following(section_id):
+        out += f"\n\n[{section['id']}] {section['title']}\n{section['body'].strip()}"
+        if len(out.encode()) > room:
+            cut = out.encode()[: max(0, room - 4)].decode(errors="ignore")
+            return cut.rsplit(" ", 1)[0] + " ..."
+    return out
+
+
 def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> SectionAnswer:
     """A section, paged; or a passage (an id from docs_search): its section from that passage on,
-    a table row first as 'header: value' pairs, so that the answer is on the first page."""
+    a table row first as 'header: value' pairs, so that the answer is on the first page. A section
+    shorter than a page goes on with the sections after it, up to the budget."""
     passage = store.passage(section_id) if "#" in section_id else None
     row = store.get(passage["section"] if passage else section_id)
     body = row["body"]
@@ -161,7 +176,7 @@ def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> Sect
     if page < 1 or page > pages:
         raise InvalidInput(f"{section_id} has {pages} page(s); asked for page {page}")
     shown = children[:30] + ([f"... {len(children) - 30} more"] if len(children) > 30 else [])
-    return SectionAnswer(
+    answer = SectionAnswer(
         id=section_id,
         title=row["title"],
         layer=row["layer"],
@@ -173,6 +188,12 @@ def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> Sect
         pages=pages,
         text=stream[(page - 1) * size : page * size],
     )
+    # the map and the hardware tables' pages show their own rest (the topics, the other figures)
+    if pages == 1 and row["layer"] != 0 and not row["id"].startswith(HARDWARE_PAGES):
+        room = budget - len(answer.render().encode()) - 8
+        if room >= 300:
+            answer.text += _read_on(store, row["id"], room)
+    return answer
 
 
 # encodings the compiler writes after a name (v_add_f32_e32): the entries describe the instruction
