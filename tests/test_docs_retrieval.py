@@ -110,6 +110,22 @@ def test_a_short_section_goes_on_with_the_sections_after_it(tmp_path):
     assert long.pages > 1 and "\n\n[registers-occupancy/" not in long.text
 
 
+def test_a_chunk_of_a_section_that_fits_a_page_opens_at_the_section_start(tmp_path):
+    """A chunk further down a section that fits on one page shows the whole section: the bank count
+    is stated in the opening lines, the conflicts a question matches further down."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    chunks = [r["id"] for r in store.db.execute("SELECT id FROM passages WHERE section = 'lds/banks-and-conflicts' AND kind = 'text' ORDER BY ord")]
+    assert len(chunks) >= 3  # cut into chunks, one page long
+    page = docs_read(store, chunks[-1], 1, BUDGET)
+    assert page.text.startswith("- Successive dwords sit in successive banks") and "64 banks (a 256-byte row covers them all)" in page.text
+    assert len(page.render().encode()) <= BUDGET
+    # a section longer than a page opens at the chunk
+    (tmp_path / "zlong.md").write_text("# Zlong\n\n" + " ".join(f"Sentence {n} about zeta caches." for n in range(400)) + "\n")
+    ingest(store, [tmp_path / "zlong.md"])
+    last = store.db.execute("SELECT id FROM passages WHERE section = 'user/zlong' ORDER BY ord DESC LIMIT 1").fetchone()["id"]
+    assert docs_read(store, last, 1, BUDGET).text.startswith("... ")
+
+
 def test_a_counter_is_its_table_row_with_the_header(rocm_store):
     hits = docs_search(rocm_store, "SQ_WAVES", None, 5).hits
     assert all("counter: SQ_WAVES;" in h.snippet for h in hits[:2]), hits[:2]  # the rows that define it: shipped, ROCm

@@ -168,6 +168,10 @@ def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> Sect
             stream = f"table: {passage['context']}\nrow: {passage['text']}\n\nthe section from that row on:\n{body[passage['end'] :].lstrip()}"
             if row["id"].startswith(HARDWARE_PAGES) and row["parent"]:
                 stream += _other_figures(store, row["parent"], row["id"], passage["start"])
+        elif len(body) <= _page_size(budget):
+            # the whole section fits on the page: from its start, whose opening paragraph often
+            # states what a chunk further down only refers to (the bank count before the conflicts)
+            stream = body
         else:
             stream = ("... " if passage["start"] > 0 else "") + body[passage["start"] :]
         parent, children = row["id"], []
