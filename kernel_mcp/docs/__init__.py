@@ -18,7 +18,7 @@ from kernel_mcp.docs.hardware_pages import PAGE_PREFIX as HARDWARE_PAGES
 from kernel_mcp.docs.store import DocsStore
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.arch_registry import arch_names, check_arch, docs_index_dir
-from kernel_mcp.tooling import ToolOutput
+from kernel_mcp.tooling import DEFAULT_BUDGET, ToolOutput
 
 DB_NAME = "docs.sqlite"
 
@@ -111,14 +111,38 @@ def docs_map(store: DocsStore) -> DocsMap:
     return DocsMap(text=row["body"])
 
 
-def docs_search(store: DocsStore, query: str, arch: str | None, limit: int, prefer: tuple[str | None, str | None] = (None, None)) -> SearchAnswer:
+def docs_search(
+    store: DocsStore, query: str, arch: str | None, limit: int, prefer: tuple[str | None, str | None] = (None, None), budget: int = DEFAULT_BUDGET
+) -> SearchAnswer:
     """`prefer`: the workspace's target arch and product label, which rank first where the query names
-    no target or product of its own (a filter `arch` is stricter: other targets' pages are left out)."""
+    no target or product of its own (a filter `arch` is stricter: other targets' pages are left out).
+    A passage that the first page of a better hit shows (docs_read at `budget`) is no hit of its own:
+    the place goes to one the reader has not seen."""
     if arch is not None:
         check_arch(arch)
-    found = store.search(query, arch, limit, prefer)
-    hits = [SearchHit(**{k: h[k] for k in ("id", "section", "title", "layer", "arch", "snippet")}) for h in found]
+    found = store.search(query, arch, 2 * limit + 4, prefer)
+    hits: list[SearchHit] = []
+    pages: list[str] = []  # the first pages of the hits kept, folded
+    for h in found:
+        own = _folded(_passage_text(store, h["id"], h["section"]))
+        if own and any(own in page for page in pages):
+            continue
+        hits.append(SearchHit(**{k: h[k] for k in ("id", "section", "title", "layer", "arch", "snippet")}))
+        if len(hits) >= limit:
+            break
+        pages.append(_folded(docs_read(store, h["id"], 1, budget).text))
     return SearchAnswer(query=query, arch=arch, hits=hits)
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _passage_text(store: DocsStore, passage_id: str, section_id: str) -> str:
+    """A hit's own text as its section holds it (a row as its table line, as docs_read shows it)."""
+    body = store.get(section_id)["body"]
+    passage = store.passage(passage_id) if "#" in passage_id else None
+    return body[passage["start"] : passage["end"]] if passage is not None else body
 
 
 def _page_size(budget: int) -> int:
