@@ -20,6 +20,7 @@ from conftest import rocm_docs
 from docs_question_set import (
     BLIND_2026_11_26,
     BLIND_2026_11_26_SECOND,
+    BLIND_2026_11_26_FOURTH,
     BLIND_2026_11_26_THIRD,
     FIFTH_AUTHOR,
     FOURTH_AUTHOR,
@@ -63,17 +64,19 @@ def test_the_question_set_is_answered_on_the_first_page(rocm_store):
 # 0.975 on the sixth (written in the issue's own style), both measured blind.
 # The set written blind on 2026-11-26 read 0.74 / 0.52 before issue 33's changes, which were tuned on
 # it, and the second and third blind sets read 0.72 / 0.54 and 0.80 / 0.62 before the tuning on them
-# (benchmarks/RESULTS.md): their floors (0.88 / 0.70, 0.80 / 0.66, 0.84 / 0.66 now) hold that tuning
-# and are no figure for unseen questions.
+# (benchmarks/RESULTS.md): their floors hold that tuning and are no figure for unseen questions. All
+# four blind sets were then tuned on, leave-one-set-out (RESULTS.md, 2026-11-27): 0.92, 0.86, 0.90, 0.88
+# at rank 3 now.
 FLOORS = {
-    "second": (SECOND_AUTHOR, 40, 0.925, 0.75),
-    "third": (THIRD_AUTHOR, 30, 0.93, 0.73),
-    "fourth": (FOURTH_AUTHOR, 45, 0.91, 0.71),
-    "fifth": (FIFTH_AUTHOR, 45, 0.91, 0.75),
-    "sixth": (SIXTH_AUTHOR, 40, 0.95, 0.82),
-    "blind 2026-11-26": (BLIND_2026_11_26, 50, 0.86, 0.68),
-    "blind 2026-11-26, second": (BLIND_2026_11_26_SECOND, 50, 0.78, 0.64),
-    "blind 2026-11-26, third": (BLIND_2026_11_26_THIRD, 50, 0.82, 0.64),
+    "second": (SECOND_AUTHOR, 40, 0.975, 0.85),
+    "third": (THIRD_AUTHOR, 30, 0.96, 0.73),
+    "fourth": (FOURTH_AUTHOR, 45, 0.93, 0.77),
+    "fifth": (FIFTH_AUTHOR, 45, 0.93, 0.77),
+    "sixth": (SIXTH_AUTHOR, 40, 0.95, 0.85),
+    "blind 2026-11-26": (BLIND_2026_11_26, 50, 0.90, 0.72),
+    "blind 2026-11-26, second": (BLIND_2026_11_26_SECOND, 50, 0.84, 0.70),
+    "blind 2026-11-26, third": (BLIND_2026_11_26_THIRD, 50, 0.88, 0.66),
+    "blind 2026-11-26, fourth": (BLIND_2026_11_26_FOURTH, 50, 0.86, 0.64),
 }
 
 
