@@ -17,6 +17,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO))  # this checkout's kernel_mcp, not whichever one the environment installed
 
 from docs_question_set import (  # noqa: E402
     BLIND_2026_11_26,

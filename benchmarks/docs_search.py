@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's kernel_mcp, not the installed one
 
 import anyio
 from mcp import Client

@@ -20,6 +20,7 @@ from conftest import rocm_docs
 from docs_question_set import (
     BLIND_2026_11_26,
     BLIND_2026_11_26_SECOND,
+    BLIND_2026_11_26_FOURTH,
     BLIND_2026_11_26_THIRD,
     FIFTH_AUTHOR,
     FOURTH_AUTHOR,
@@ -63,17 +64,19 @@ def test_the_question_set_is_answered_on_the_first_page(rocm_store):
 # 0.975 on the sixth (written in the issue's own style), both measured blind.
 # The set written blind on 2026-11-26 read 0.74 / 0.52 before issue 33's changes, which were tuned on
 # it, and the second and third blind sets read 0.72 / 0.54 and 0.80 / 0.62 before the tuning on them
-# (benchmarks/RESULTS.md): their floors (0.88 / 0.70, 0.80 / 0.66, 0.84 / 0.66 now) hold that tuning
-# and are no figure for unseen questions.
+# (benchmarks/RESULTS.md): their floors hold that tuning and are no figure for unseen questions. All
+# four blind sets were then tuned on, leave-one-set-out (RESULTS.md, 2026-11-27): 0.92, 0.86, 0.90, 0.88
+# at rank 3 now.
 FLOORS = {
-    "second": (SECOND_AUTHOR, 40, 0.925, 0.75),
-    "third": (THIRD_AUTHOR, 30, 0.93, 0.73),
-    "fourth": (FOURTH_AUTHOR, 45, 0.91, 0.71),
-    "fifth": (FIFTH_AUTHOR, 45, 0.91, 0.75),
-    "sixth": (SIXTH_AUTHOR, 40, 0.95, 0.82),
-    "blind 2026-11-26": (BLIND_2026_11_26, 50, 0.86, 0.68),
-    "blind 2026-11-26, second": (BLIND_2026_11_26_SECOND, 50, 0.78, 0.64),
-    "blind 2026-11-26, third": (BLIND_2026_11_26_THIRD, 50, 0.82, 0.64),
+    "second": (SECOND_AUTHOR, 40, 0.975, 0.85),
+    "third": (THIRD_AUTHOR, 30, 0.96, 0.73),
+    "fourth": (FOURTH_AUTHOR, 45, 0.93, 0.77),
+    "fifth": (FIFTH_AUTHOR, 45, 0.93, 0.77),
+    "sixth": (SIXTH_AUTHOR, 40, 0.95, 0.85),
+    "blind 2026-11-26": (BLIND_2026_11_26, 50, 0.90, 0.72),
+    "blind 2026-11-26, second": (BLIND_2026_11_26_SECOND, 50, 0.84, 0.70),
+    "blind 2026-11-26, third": (BLIND_2026_11_26_THIRD, 50, 0.88, 0.66),
+    "blind 2026-11-26, fourth": (BLIND_2026_11_26_FOURTH, 50, 0.86, 0.64),
 }
 
 
@@ -90,6 +93,54 @@ def test_answers_stay_within_the_budget(rocm_store):
         assert len(answer.render().encode()) <= BUDGET, question.query
         for hit in answer.hits[:3]:
             assert len(docs_read(rocm_store, hit.id, 1, BUDGET).render().encode()) <= BUDGET, hit.id
+
+
+def test_a_short_section_goes_on_with_the_sections_after_it(tmp_path):
+    """The page that introduces s_waitcnt is one paragraph; a question about the counters' widths
+    finds it, and its first page now shows the table of the section after it, headed by that
+    section's id, within the budget. A section that fills its page shows only itself."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    intro = docs_read(store, "waitcnt", 1, BUDGET)
+    own, _, after = intro.text.partition("\n\n[waitcnt/the-three-counters] The three counters\n")
+    assert "outstanding" in own and "| `vmcnt` | 0-63 (6 bits" in after, intro.text
+    assert intro.pages == 1 and len(intro.render().encode()) <= BUDGET
+    assert intro.children[0] == "waitcnt/the-three-counters"  # the children are still listed
+    # a passage at a section's end goes on too: the rows after the vmcnt row, then the next section
+    row = docs_read(store, "waitcnt/the-three-counters#1", 1, BUDGET)
+    assert "0-15 (4 bits)" in row.text and "[waitcnt/ordering-rules-that-make-partial-waits-legal]" in row.text
+    assert len(row.render().encode()) <= BUDGET
+    long = docs_read(store, "registers-occupancy/the-formula", 1, 1200)  # longer than a page at this budget
+    assert long.pages > 1 and "\n\n[registers-occupancy/" not in long.text
+
+
+def test_a_chunk_of_a_section_that_fits_a_page_opens_at_the_section_start(tmp_path):
+    """A chunk further down a section that fits on one page shows the whole section: the bank count
+    is stated in the opening lines, the conflicts a question matches further down."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    chunks = [r["id"] for r in store.db.execute("SELECT id FROM passages WHERE section = 'lds/banks-and-conflicts' AND kind = 'text' ORDER BY ord")]
+    assert len(chunks) >= 3  # cut into chunks, one page long
+    page = docs_read(store, chunks[-1], 1, BUDGET)
+    assert page.text.startswith("- Successive dwords sit in successive banks") and "64 banks (a 256-byte row covers them all)" in page.text
+    assert len(page.render().encode()) <= BUDGET
+    # a section longer than a page opens at the chunk
+    (tmp_path / "zlong.md").write_text("# Zlong\n\n" + " ".join(f"Sentence {n} about zeta caches." for n in range(400)) + "\n")
+    ingest(store, [tmp_path / "zlong.md"])
+    last = store.db.execute("SELECT id FROM passages WHERE section = 'user/zlong' ORDER BY ord DESC LIMIT 1").fetchone()["id"]
+    assert docs_read(store, last, 1, BUDGET).text.startswith("... ")
+
+
+def test_no_hit_is_shown_on_the_first_page_of_a_better_one(rocm_store):
+    """A hit whose passage the first page of a hit above it already shows (a later chunk of a short
+    section, the next section that page goes on into, a row below the row it opens at) leaves its
+    place to one the reader has not seen."""
+    for question in (*QUESTIONS, *BLIND_2026_11_26, *BLIND_2026_11_26_SECOND):
+        hits = docs_search(rocm_store, question.query, question.arch, 4).hits
+        pages = [" ".join(docs_read(rocm_store, h.id, 1, BUDGET).text.split()) for h in hits]
+        for j, hit in enumerate(hits):
+            passage = rocm_store.passage(hit.id) if "#" in hit.id else None
+            body = rocm_store.get(hit.section)["body"]
+            own = " ".join((body[passage["start"] : passage["end"]] if passage else body).split())
+            assert not any(own in page for page in pages[:j]), (question.query, hit.id)
 
 
 def test_a_counter_is_its_table_row_with_the_header(rocm_store):
@@ -137,7 +188,7 @@ def test_a_camelcase_name_answers_the_words_it_is_written_in(tmp_path):
     store = DocsStore(tmp_path / "d.sqlite")
     ingest(store, [tmp_path / "tune.md"])
     hits = [h.section for h in docs_search(store, "logic name", None, 3).hits]
-    assert hits.index("user/tune/config") < hits.index("user/tune/other"), hits
+    assert hits[0] == "user/tune/config", hits  # its page goes on into Other, so Other is no hit of its own
 
 
 def test_possessives_and_letters_alone_are_no_terms():
@@ -253,7 +304,8 @@ def test_a_bold_paragraph_heads_a_section_of_its_own(tmp_path):
         assert store.children(f"{page}/glossary") == [f"{page}/zeta-target-name", f"{page}/zram"]
         assert store.children(page) == [f"{page}/glossary", f"{page}/other"]
         term = docs_read(store, f"{page}/zeta-target-name", 1, BUDGET)
-        assert term.title == "Zeta target name" and "--zeta-arch" in term.text and "ZRAM" not in term.text
+        own, _, after = term.text.partition(f"\n\n[{page}/zram] ZRAM\n")  # the page goes on with the next term, headed by its id
+        assert term.title == "Zeta target name" and "--zeta-arch" in own and "ZRAM" not in own and after
         assert "Amount of zeta memory" in docs_read(store, f"{page}/zram", 1, BUDGET).text.replace("**", "")  # Markdown keeps its markup
     assert "Not a term run into this line" in " ".join(docs_read(store, "user/zeta/zram", 1, BUDGET).text.split())
     hit = docs_search(store, "which zcc flag takes the zeta target name", None, 3).hits[0]

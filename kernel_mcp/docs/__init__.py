@@ -18,7 +18,7 @@ from kernel_mcp.docs.hardware_pages import PAGE_PREFIX as HARDWARE_PAGES
 from kernel_mcp.docs.store import DocsStore
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.arch_registry import arch_names, check_arch, docs_index_dir
-from kernel_mcp.tooling import ToolOutput
+from kernel_mcp.tooling import DEFAULT_BUDGET, ToolOutput
 
 DB_NAME = "docs.sqlite"
 
@@ -111,14 +111,38 @@ def docs_map(store: DocsStore) -> DocsMap:
     return DocsMap(text=row["body"])
 
 
-def docs_search(store: DocsStore, query: str, arch: str | None, limit: int, prefer: tuple[str | None, str | None] = (None, None)) -> SearchAnswer:
+def docs_search(
+    store: DocsStore, query: str, arch: str | None, limit: int, prefer: tuple[str | None, str | None] = (None, None), budget: int = DEFAULT_BUDGET
+) -> SearchAnswer:
     """`prefer`: the workspace's target arch and product label, which rank first where the query names
-    no target or product of its own (a filter `arch` is stricter: other targets' pages are left out)."""
+    no target or product of its own (a filter `arch` is stricter: other targets' pages are left out).
+    A passage that the first page of a better hit shows (docs_read at `budget`) is no hit of its own:
+    the place goes to one the reader has not seen."""
     if arch is not None:
         check_arch(arch)
-    found = store.search(query, arch, limit, prefer)
-    hits = [SearchHit(**{k: h[k] for k in ("id", "section", "title", "layer", "arch", "snippet")}) for h in found]
+    found = store.search(query, arch, 2 * limit + 4, prefer)
+    hits: list[SearchHit] = []
+    pages: list[str] = []  # the first pages of the hits kept, folded
+    for h in found:
+        own = _folded(_passage_text(store, h["id"], h["section"]))
+        if own and any(own in page for page in pages):
+            continue
+        hits.append(SearchHit(**{k: h[k] for k in ("id", "section", "title", "layer", "arch", "snippet")}))
+        if len(hits) >= limit:
+            break
+        pages.append(_folded(docs_read(store, h["id"], 1, budget).text))
     return SearchAnswer(query=query, arch=arch, hits=hits)
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _passage_text(store: DocsStore, passage_id: str, section_id: str) -> str:
+    """A hit's own text as its section holds it (a row as its table line, as docs_read shows it)."""
+    body = store.get(section_id)["body"]
+    passage = store.passage(passage_id) if "#" in passage_id else None
+    return body[passage["start"] : passage["end"]] if passage is not None else body
 
 
 def _page_size(budget: int) -> int:
@@ -138,9 +162,24 @@ def _other_figures(store: DocsStore, page_id: str, shown: str = "", before: int 
     return ("\n\nthe page's other figures:\n" + "\n".join(lines)) if lines else ""
 
 
+def _read_on(store: DocsStore, section_id: str, room: int) -> str:
+    """The sections that follow one in its document, each headed by its id and title, within
+    `room` bytes: a page's opening paragraph or a short section leaves most of a page empty, and the
+    answer to a question asked of it is often in the section after it (the three counters after
+    the page that introduces s_waitcnt)."""
+    out = ""
+    for section in store.following(section_id):
+        out += f"\n\n[{section['id']}] {section['title']}\n{section['body'].strip()}"
+        if len(out.encode()) > room:
+            cut = out.encode()[: max(0, room - 4)].decode(errors="ignore")
+            return cut.rsplit(" ", 1)[0] + " ..."
+    return out
+
+
 def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> SectionAnswer:
     """A section, paged; or a passage (an id from docs_search): its section from that passage on,
-    a table row first as 'header: value' pairs, so that the answer is on the first page."""
+    a table row first as 'header: value' pairs, so that the answer is on the first page. A section
+    shorter than a page goes on with the sections after it, up to the budget."""
     passage = store.passage(section_id) if "#" in section_id else None
     row = store.get(passage["section"] if passage else section_id)
     body = row["body"]
@@ -153,6 +192,10 @@ def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> Sect
             stream = f"table: {passage['context']}\nrow: {passage['text']}\n\nthe section from that row on:\n{body[passage['end'] :].lstrip()}"
             if row["id"].startswith(HARDWARE_PAGES) and row["parent"]:
                 stream += _other_figures(store, row["parent"], row["id"], passage["start"])
+        elif len(body) <= _page_size(budget):
+            # the whole section fits on the page: from its start, whose opening paragraph often
+            # states what a chunk further down only refers to (the bank count before the conflicts)
+            stream = body
         else:
             stream = ("... " if passage["start"] > 0 else "") + body[passage["start"] :]
         parent, children = row["id"], []
@@ -161,7 +204,7 @@ def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> Sect
     if page < 1 or page > pages:
         raise InvalidInput(f"{section_id} has {pages} page(s); asked for page {page}")
     shown = children[:30] + ([f"... {len(children) - 30} more"] if len(children) > 30 else [])
-    return SectionAnswer(
+    answer = SectionAnswer(
         id=section_id,
         title=row["title"],
         layer=row["layer"],
@@ -173,6 +216,12 @@ def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> Sect
         pages=pages,
         text=stream[(page - 1) * size : page * size],
     )
+    # the map and the hardware tables' pages show their own rest (the topics, the other figures)
+    if pages == 1 and row["layer"] != 0 and not row["id"].startswith(HARDWARE_PAGES):
+        room = budget - len(answer.render().encode()) - 8
+        if room >= 300:
+            answer.text += _read_on(store, row["id"], room)
+    return answer
 
 
 # encodings the compiler writes after a name (v_add_f32_e32): the entries describe the instruction

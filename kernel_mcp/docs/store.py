@@ -323,6 +323,15 @@ class DocsStore:
     def passage(self, passage_id: str) -> sqlite3.Row | None:
         return self.db.execute("SELECT * FROM passages WHERE id = ?", (passage_id,)).fetchone()
 
+    def following(self, section_id: str, limit: int = 8) -> list[sqlite3.Row]:
+        """The sections after one in its document's reading order (its children first, then the
+        sections after it), at most `limit`."""
+        return self.db.execute(
+            """SELECT s.* FROM sections s JOIN sections c ON c.source_id = s.source_id
+               WHERE c.id = ? AND s.ord > c.ord ORDER BY s.ord LIMIT ?""",
+            (section_id, limit),
+        ).fetchall()
+
     def children(self, section_id: str) -> list[str]:
         return [r["id"] for r in self.db.execute("SELECT id FROM sections WHERE parent = ? ORDER BY ord", (section_id,))]
 

@@ -63,7 +63,7 @@ def _workspace_target(ctx: ToolContext) -> tuple[str | None, str | None]:
 
 
 async def _docs_search(args: DocsSearchInput, ctx: ToolContext) -> docs.SearchAnswer:
-    return docs.docs_search(_docs_store(ctx), query=args.query, arch=args.arch, limit=args.limit, prefer=_workspace_target(ctx))
+    return docs.docs_search(_docs_store(ctx), query=args.query, arch=args.arch, limit=args.limit, prefer=_workspace_target(ctx), budget=ctx.state.budget())
 
 
 async def _docs_read(args: DocsReadInput, ctx: ToolContext) -> docs.SectionAnswer:
