@@ -2,7 +2,7 @@
 start and each other set once it is loaded.
 
 A client gives the model every listed tool's name, description and input schema on every turn;
-the whole catalog was 16.8 KB of it, the core set with `tools_load` is 8.2 KB. `tools_load`'s
+the whole catalog was 16.8 KB of it, the core set with `tools_load` is 8.5 KB. `tools_load`'s
 description is the catalog of the rest: each toolset with its tools in a few words, so a model
 knows what exists without their schemas, and loads a set when its work needs it. Loading lists
 the set's tools for the rest of the session and tells the client the list changed; every tool
@@ -36,7 +36,6 @@ CATALOG: dict[str, tuple[str, dict[str, str]]] = {
             "thread_trace_import": "a trace made elsewhere",
             "thread_trace_compare": "two traces",
             "roofline": "bound and time floor from FLOPs and bytes",
-            "run_artifacts": "runs' kept files and logs",
         },
     ),
     "hardware": (

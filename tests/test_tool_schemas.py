@@ -39,10 +39,10 @@ NOT_IN_THE_SCHEMA = {
 # Bytes of name, description and input schema of the tools listed: 22,689 for every tool before
 # issue 34, 17,963 after its compaction and shorter descriptions, 16,846 with every description
 # shortened (benchmarks/RESULTS.md, "Catalog size"). Since the toolsets, a session starts with the
-# core toolset and tools_load listed: 8,203 bytes; every tool, tools_load included, is 18,045.
+# core toolset and tools_load listed: 8,541 bytes; every tool, tools_load included, is 18,002.
 # Ceilings, so that growth is noticed and weighed.
-MODEL_VISIBLE_CEILING = 8_300  # the default listing: 8,203 (16,846 before the toolsets)
-MODEL_VISIBLE_CEILING_ALL = 18_100  # tools = "all": 18,045 (16,846 and no tools_load before)
+MODEL_VISIBLE_CEILING = 8_600  # the default listing: 8,541 (16,846 before the toolsets)
+MODEL_VISIBLE_CEILING_ALL = 18_100  # tools = "all": 18,002 (16,846 and no tools_load before)
 
 
 def nullable(schema: dict) -> tuple[dict, bool]:

@@ -69,6 +69,6 @@ TOOLS: list[ToolSpec] = [
         _run_artifacts,
         READ_ONLY,
         ("workspace",),
-        toolset="profiling",
+        toolset="core",  # every cut answer points at the run's files, and the server's instructions name it
     ),
 ]
