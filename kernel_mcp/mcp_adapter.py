@@ -18,7 +18,7 @@ import inspect
 import json
 import logging
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 from weakref import WeakKeyDictionary
 
@@ -339,7 +339,7 @@ class CompactToolsServer(MCPServer):
 
     async def _progressive_listing(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         relisted = None
-        if ctx.method == "tools/call" and ctx.request_id is not None and isinstance(ctx.params, dict):
+        if ctx.method == "tools/call" and ctx.request_id is not None and isinstance(ctx.params, Mapping):
             wanted = {self.toolset_of(ctx.params.get("name"))}
             if ctx.params.get("name") == toolsets.TOOLS_LOAD:
                 wanted |= toolsets.requested(ctx.params.get("arguments") or {})
