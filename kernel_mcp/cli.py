@@ -16,7 +16,7 @@ import re
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from kernel_mcp import __version__
 from kernel_mcp.errors import InvalidInput, KernelMcpError
@@ -204,6 +204,7 @@ def serve(
     allow_hosts: list[str] | None = None,
     allow_origins: list[str] | None = None,
     no_token: bool = False,
+    tools: Literal["core", "all"] | None = None,
 ) -> None:
     from kernel_mcp.workspace import Workspace
 
@@ -220,14 +221,14 @@ def serve(
     if http is None:
         from kernel_mcp.server import serve_stdio
 
-        serve_stdio(root)
+        serve_stdio(root, tools)
         return
     from kernel_mcp import http_security
     from kernel_mcp.server import build_server
 
     host, port = http
     policy = http_security.policy(host, port, http_security.read_token(token_file), allow_hosts, allow_origins, no_token=no_token)
-    server = build_server(root, policy)
+    server = build_server(root, policy, tools)
     if policy.token is None:
         print(f"kernel-mcp: serving on {host} without a token (--no-token): any user of this machine can run the workspace's commands", file=sys.stderr)
     elif not http_security.is_loopback(host):
@@ -268,6 +269,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--allow-origin", action="append", default=[], metavar="ORIGIN", help="also accept this Origin header, e.g. https://proxy.example (repeatable)"
+    )
+    p.add_argument(
+        "--tools",
+        choices=["core", "all"],
+        default=None,
+        help="what tools/list shows from the start: core (the rest once tools_load loads their toolset) or all; default: the workspace's [server] tools, else core",
     )
 
     p = sub.add_parser("init", help="write a kernel-mcp.toml (editable set from the kernel sources found) and a .gitignore")
@@ -346,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def dispatch(args) -> int:
     if args.command == "serve":
-        serve(args.workspace or default_workspace(), args.http, args.token_file, args.allow_host, args.allow_origin, args.no_token)
+        serve(args.workspace or default_workspace(), args.http, args.token_file, args.allow_host, args.allow_origin, args.no_token, args.tools)
         return 0
     if args.command == "init":
         from kernel_mcp.workspace.scaffold import initialize

@@ -247,5 +247,6 @@ TOOLS: list[ToolSpec] = [
         DoctorResult,
         _doctor,
         READ_ONLY,
+        toolset="core",
     ),
 ]

@@ -18,19 +18,35 @@ import inspect
 import json
 import logging
 import traceback
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any
+from weakref import WeakKeyDictionary
 
+import anyio
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp_types import CallToolResult, ImageContent, TextContent, Tool as McpTool, ToolAnnotations as McpToolAnnotations
+from mcp.shared.subscriptions import ToolsListChanged
+from mcp_types import (
+    CallToolResult,
+    ImageContent,
+    TextContent,
+    Tool as McpTool,
+    ToolAnnotations as McpToolAnnotations,
+    ToolListChangedNotification,
+)
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from kernel_mcp import untrusted
+from kernel_mcp import toolsets, untrusted
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.schema_compaction import compact
 from kernel_mcp.tooling import Image, ServerState, ToolAnnotations, ToolContext, ToolSpec
 from kernel_mcp.workspace import Run
+from kernel_mcp.workspace.config import ListedTools
 
 log = logging.getLogger("kernel_mcp")
 
@@ -262,15 +278,102 @@ def register(server: MCPServer, state: ServerState, spec: ToolSpec) -> None:
         server.specs[spec.name] = spec
 
 
+# How long a call that changed a session's listing holds its answer for the client to re-read
+# tools/list: Claude Code does within milliseconds; a client that never does pays this once per toolset.
+RELIST_WAIT_S = 1.0
+
+
+def _connection(ctx: ServerRequestContext[Any, Any]) -> Any:
+    """The connection a request came on: one per session under the handshake protocols."""
+    return ctx.session._connection  # the SDK names it nowhere public
+
+
 class CompactToolsServer(MCPServer):
     """MCPServer whose tools/list carries compact schemas (see schema_compaction): arguments and
     structured content are still validated by the full pydantic models. A call of a registered tool
     is checked against its input model as sent: an argument the tool does not take is refused, and
-    a value the SDK's validation refuses is answered in the server's own one-line form."""
+    a value the SDK's validation refuses is answered in the server's own one-line form.
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    Its tools/list is progressive (see kernel_mcp.toolsets): while `listed()` says "core", a client
+    is shown the core toolset and the toolsets loaded in its session. A tools/call loads the
+    toolset of the tool called (every tool is callable by name, listed or not) and, for tools_load,
+    those it names; a load that changes the listing sends notifications/tools/list_changed, and
+    the handshake advertises tools.listChanged. What was loaded is kept per connection under the
+    handshake protocols; the 2026-07-28 protocol has no session (each request arrives on a
+    connection of its own), so there it is kept per server process and the change is published to
+    subscriptions/listen. `list_tools()` itself, called in process (the command line, the
+    benchmarks), still gives every tool: only the protocol's tools/list is progressive."""
+
+    def __init__(self, *args: Any, listed: Callable[[], ListedTools] = lambda: "core", **kwargs: Any) -> None:
+        # the SDK's middleware sees every request with its session, before the Tasks extension
+        # takes over a call: the one place that hears every tools/list and every tools/call
+        kwargs["middleware"] = [*(kwargs.get("middleware") or ()), self._progressive_listing]
         super().__init__(*args, **kwargs)
         self.specs: dict[str, ToolSpec] = {}
+        self.listed = listed
+        self._loaded_by_connection: WeakKeyDictionary[Any, set[str]] = WeakKeyDictionary()
+        self._loaded_in_process: set[str] = set()
+        self._relisting: WeakKeyDictionary[Any, anyio.Event] = WeakKeyDictionary()  # per connection: set by its next tools/list
+        self._advertise_tools_list_changed()
+
+    def _advertise_tools_list_changed(self) -> None:
+        lowlevel = self._lowlevel_server  # the SDK offers no other way to shape the handshake's capabilities
+        make = lowlevel.create_initialization_options
+
+        def create(notification_options: Any = None, experimental_capabilities: Any = None, extensions: Any = None) -> Any:
+            options = notification_options or NotificationOptions()
+            options.tools_changed = True
+            return make(options, experimental_capabilities, extensions)
+
+        lowlevel.create_initialization_options = create  # type: ignore[method-assign]
+
+    def toolset_of(self, name: Any) -> str:
+        spec = self.specs.get(name) if isinstance(name, str) else None
+        return spec.toolset if spec is not None else toolsets.CORE  # a tool not made from a ToolSpec is always listed
+
+    def loaded(self, ctx: ServerRequestContext[Any, Any]) -> set[str]:
+        """The toolsets loaded for the session `ctx` belongs to (see the class's docstring)."""
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return self._loaded_in_process
+        return self._loaded_by_connection.setdefault(_connection(ctx), set())
+
+    async def _progressive_listing(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        relisted = None
+        if ctx.method == "tools/call" and ctx.request_id is not None and isinstance(ctx.params, Mapping):
+            wanted = {self.toolset_of(ctx.params.get("name"))}
+            if ctx.params.get("name") == toolsets.TOOLS_LOAD:
+                wanted |= toolsets.requested(ctx.params.get("arguments") or {})
+            relisted = await self._load(ctx, wanted - {toolsets.CORE})
+        result = await call_next(ctx)
+        if ctx.method == "tools/list" and isinstance(result, dict) and isinstance(result.get("tools"), list) and self.listed() != "all":
+            shown = self.loaded(ctx) | {toolsets.CORE}
+            result = {**result, "tools": [tool for tool in result["tools"] if self.toolset_of(tool.get("name")) in shown]}
+            if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS and (waiting := self._relisting.pop(_connection(ctx), None)) is not None:
+                waiting.set()
+        if relisted is not None:
+            # Claude Code re-reads tools/list at once when told, but builds the model's next request
+            # with the tools it had when the call's answer came: answered first, the loaded tools
+            # reached the model a turn late (benchmarks/tool_definitions.py --call tools_load)
+            with anyio.move_on_after(RELIST_WAIT_S):
+                await relisted.wait()
+        return result
+
+    async def _load(self, ctx: ServerRequestContext[Any, Any], wanted: set[str]) -> anyio.Event | None:
+        """Load `wanted` for the session and say so; under the handshake protocols, the event set
+        when the client has re-read tools/list since (None where nothing changed)."""
+        loaded = self.loaded(ctx)
+        if wanted <= loaded:
+            return None  # loading is idempotent: a set loaded before changes nothing and says nothing
+        loaded |= wanted
+        if self.listed() == "all":
+            return None  # every tool is listed already
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await self._subscriptions.publish(ToolsListChanged())  # the SDK's bus of subscriptions/listen streams
+            return None
+        relisted = self._relisting.setdefault(_connection(ctx), anyio.Event())
+        # request-scoped, so that it travels before the call's answer on streamable HTTP too
+        await ctx.session.send_notification(ToolListChangedNotification(), related_request_id=ctx.request_id)
+        return relisted
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         spec = self.specs.get(name)

@@ -23,8 +23,10 @@ from kernel_mcp.mcp_resources import KernelMcpServer, register_run_artifacts
 from kernel_mcp.mcp_tasks import TasksExtension, keep_out_of_the_handshake
 from kernel_mcp.profile import tools as profile_tools
 from kernel_mcp.tooling import ServerState, ToolSpec
+from kernel_mcp.toolsets import tools_load_spec
 from kernel_mcp.trace import tools as trace_tools
 from kernel_mcp.workspace import commands, tools as workspace_tools
+from kernel_mcp.workspace.config import ListedTools
 
 INSTRUCTIONS = """\
 kernel-mcp supplies facts about GPU kernels that must not be guessed: what this machine can do
@@ -45,18 +47,22 @@ TOOLS: list[ToolSpec] = [
     *profile_tools.TOOLS,
     *trace_tools.TOOLS,
 ]
+# what tools/list shows beyond the core toolset is loaded by this tool (see kernel_mcp.toolsets)
+TOOLS.append(tools_load_spec(TOOLS))
 
 
-def build_server(workspace_dir: str | Path | None, http: HttpPolicy | None = None) -> KernelMcpServer:
-    """The server; with an HTTP policy that holds a token, every HTTP request must bear it."""
-    return _assemble(workspace_dir, http)[0]
+def build_server(workspace_dir: str | Path | None, http: HttpPolicy | None = None, tools: ListedTools | None = None) -> KernelMcpServer:
+    """The server; with an HTTP policy that holds a token, every HTTP request must bear it. `tools`
+    says which tools tools/list shows ("core", the rest once loaded, or "all"); None: the
+    workspace's `[server] tools`."""
+    return _assemble(workspace_dir, http, tools)[0]
 
 
-def serve_stdio(workspace_dir: str | Path) -> None:
+def serve_stdio(workspace_dir: str | Path, tools: ListedTools | None = None) -> None:
     """Serve over stdio until the client leaves (closes stdin). Tasks still running then run to their
     end and store their answers, read back by the next server on the workspace, before the process
     exits: a session that ends mid-benchmark loses nothing (see TasksExtension.finish_running)."""
-    server, tasks = _assemble(workspace_dir, None)
+    server, tasks = _assemble(workspace_dir, None, tools)
 
     async def serve() -> None:
         await server.run_stdio_async()
@@ -65,13 +71,21 @@ def serve_stdio(workspace_dir: str | Path) -> None:
     anyio.run(serve)
 
 
-def _assemble(workspace_dir: str | Path | None, http: HttpPolicy | None) -> tuple[KernelMcpServer, TasksExtension]:
+def _assemble(workspace_dir: str | Path | None, http: HttpPolicy | None, tools: ListedTools | None = None) -> tuple[KernelMcpServer, TasksExtension]:
     # the platforms are resolved here, at the top, and handed down: no capability package imports them
-    state = ServerState(Path(workspace_dir) if workspace_dir else None, platforms.VENDORS, tools=tuple(TOOLS))
+    state = ServerState(Path(workspace_dir) if workspace_dir else None, platforms.VENDORS, tools=tuple(TOOLS), listed=tools)
     auth, verifier = http.auth() if http is not None else (None, None)
     # the long tools run as MCP Tasks for a request that declares the extension (see mcp_tasks)
     tasks = TasksExtension(state, TOOLS)
-    server = KernelMcpServer("kernel-mcp", version=__version__, instructions=INSTRUCTIONS, auth=auth, token_verifier=verifier, extensions=[tasks])
+    server = KernelMcpServer(
+        "kernel-mcp",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        auth=auth,
+        token_verifier=verifier,
+        extensions=[tasks],
+        listed=state.listed_tools,
+    )
     keep_out_of_the_handshake(server)
     for spec in TOOLS:
         register(server, state, spec)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -18,11 +18,15 @@ from kernel_mcp.errors import KernelMcpError
 from kernel_mcp.models.output import Image, ToolOutput  # noqa: F401  (offered here with the rest of a tool's vocabulary)
 from kernel_mcp.runner import ProgressFn
 from kernel_mcp.workspace import Run, Workspace
+from kernel_mcp.workspace.config import ListedTools
 
 if TYPE_CHECKING:
     from kernel_mcp.models.platform import Vendors
 
 DEFAULT_BUDGET = 4096
+# The toolsets a tool belongs to (see kernel_mcp.toolsets): tools/list shows "core" from the start
+# and the others once loaded, so a model reads a small catalog every turn.
+Toolset = Literal["core", "profiling", "hardware", "machine", "batch"]
 # the one wording of the argument that every tool running the benchmark takes
 IN_EXPERIMENT = "run the latest experiment's worktree, not the workspace"
 
@@ -53,9 +57,19 @@ class ServerState:
     workspace_dir: Path | None
     vendors: Vendors  # the platforms' registry (kernel_mcp.platforms.VENDORS): capability code gets it from here, never by import
     tools: tuple[ToolSpec, ...] = ()  # the tools it publishes, for doctor's liveness table
+    listed: ListedTools | None = None  # which tools tools/list shows, as the command line said; None: the workspace's [server] tools
 
     def workspace(self) -> Workspace:
         return Workspace.open(self.workspace_dir)
+
+    def listed_tools(self) -> ListedTools:
+        """Which tools tools/list shows: "core" (the rest once their toolset is loaded) or "all"."""
+        if self.listed is not None:
+            return self.listed
+        try:
+            return self.workspace().config.server.tools
+        except KernelMcpError:
+            return "core"  # no workspace (or a broken config) lists what any workspace lists by default
 
     def budget(self) -> int:
         try:
@@ -115,7 +129,9 @@ Handler = Callable[[Any, ToolContext], Awaitable[ToolOutput]]
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """One tool: its name, models, handler, annotations and what it needs to be live (see doctor)."""
+    """One tool: its name, models, handler, annotations, what it needs to be live (see doctor) and
+    the toolset it is listed with (see kernel_mcp.toolsets; named on every tool, so that a new one
+    is placed on purpose: "core" is listed on every turn)."""
 
     name: str
     description: str
@@ -124,3 +140,4 @@ class ToolSpec:
     handler: Handler
     annotations: ToolAnnotations
     requires: tuple[str, ...] = ()
+    toolset: Toolset = field(kw_only=True)

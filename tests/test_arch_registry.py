@@ -117,7 +117,7 @@ def enum_of(schema: dict) -> list:
 
 
 async def test_tool_schemas_enumerate_the_registry(tmp_path):
-    async with Client(build_server(tmp_path)) as client:
+    async with Client(build_server(tmp_path, tools="all")) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
     assert enum_of(tools["hw_spec"].input_schema["properties"]["arch"]) == list(arch_names())
     assert enum_of(tools["occupancy"].input_schema["properties"]["arch"]) == list(arch_names())
@@ -142,7 +142,7 @@ from mcp import Client
 from kernel_mcp.server import build_server
 from kernel_mcp.workspace import Workspace
 async def main():
-    async with Client(build_server(Path({str(ws)!r}))) as client:
+    async with Client(build_server(Path({str(ws)!r}), tools="all")) as client:
         tools = {{t.name: t for t in (await client.list_tools()).tools}}
         spec = await client.call_tool("hw_spec", {{"arch": "gfx90c"}})
         occ = await client.call_tool("occupancy", {{"arch": "gfx90c", "vgprs": 72}})

@@ -48,6 +48,7 @@ def test_basic_config_loads():
         ('[benchmark]\ncommand = ["x"]\ncsv = "x.csv"\nmetric = "us"\ncorrectness = {column = "e"}\nnoise_threshold = 2\n', "benchmark.noise_threshold"),
         ('[commands]\n"bad name" = ["x"]\n', "commands: Value error, command name 'bad name'"),
         ("[server]\nresponse_budget_bytes = 10\n", "server.response_budget_bytes: Input should be greater than or equal to 512"),
+        ('[server]\ntools = "some"\n', "server.tools: Input should be 'core' or 'all'"),
         ("[target\narch = 1\n", "is not valid TOML"),
     ],
 )

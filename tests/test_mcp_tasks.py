@@ -111,6 +111,18 @@ def test_every_long_tool_is_a_tool_of_the_server():
         assert 0 < timing.poll_interval_ms < timing.ttl_ms
 
 
+async def test_a_task_of_an_unlisted_tool_loads_its_toolset(workspace):
+    """run_command is outside the core toolset (kernel_mcp.toolsets): run as a task, where the
+    extension answers the call and not the tool function, it is callable all the same and listed
+    from then on."""
+    tasks = TasksClient()
+    async with Client(build_server(workspace), mode=MODERN, extensions=[tasks]) as client:
+        assert "run_command" not in {t.name for t in (await client.list_tools()).tools}
+        result = await client.call_tool("run_command", {"name": "hello"})
+        assert not result.is_error and "hello from the workspace" in text_of(result) and len(tasks.handles) == 1
+        assert {"run_command", "gpu_status"} <= {t.name for t in (await client.list_tools()).tools}
+
+
 async def test_sdk_client_declaring_the_extension_gets_the_answer_through_a_task(workspace):
     tasks = TasksClient()
     async with Client(build_server(workspace), mode=MODERN, extensions=[tasks]) as client:

@@ -183,7 +183,7 @@ async def test_installed_server_round_trip_over_stdio(installed, gfx950_workspac
     )
     async with Client(params) as client:
         tools = {t.name for t in (await client.list_tools()).tools}
-        assert tools == {spec.name for spec in TOOLS}
+        assert tools == {spec.name for spec in TOOLS if spec.toolset == "core"}  # the rest once loaded (kernel_mcp.toolsets)
         prompts = {p.name for p in (await client.list_prompts()).prompts}
         assert prompts == SKILL_NAMES
         spec = await client.call_tool("hw_spec", {"arch": "gfx950"})

@@ -3,6 +3,7 @@ use (a renamed tool or argument breaks this test), they list as MCP prompts, and
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import subprocess
@@ -71,6 +72,24 @@ def test_every_named_tool_exists_with_its_arguments():
         "compile_kernel",
         "experiment_log",
     } <= names
+
+
+LOAD = re.compile(r"tools_load\(toolsets=(\[[^\]]*\])\)")
+
+
+def test_every_skill_loads_the_toolsets_of_the_tools_it_names():
+    """kernel-mcp lists the core toolset until tools_load lists another (kernel_mcp.toolsets), and
+    Claude Code answers a call of an unlisted tool with "No such tool available" without asking the
+    server: a skill that names a tool outside the core set loads its toolset first. Its templates
+    (the plan and report) count as the skill's."""
+    toolset = {spec.name: spec.toolset for spec in TOOLS}
+    for skill in skills.all_skills():
+        loaded = {name for call in LOAD.findall(skill.body) for name in json.loads(call)}
+        text = "\n".join(path.read_text() for path in skill.folder.glob("*.md"))
+        named = {name for name in toolset if re.search(rf"\b{name}\b", text)}
+        needed = {toolset[name] for name in named} - {"core"}
+        assert needed and needed <= loaded, f"{skill.name} names tools of {sorted(needed - loaded)} and loads {sorted(loaded)}"
+        assert loaded <= needed, f"{skill.name} loads {sorted(loaded - needed)}, whose tools it never names"
 
 
 async def test_prompts_list_and_render(tmp_path):

@@ -42,5 +42,6 @@ TOOLS: list[ToolSpec] = [
         _run_benchmark,
         RUNS_COMMANDS,
         ("workspace", "benchmark"),
+        toolset="core",
     ),
 ]

@@ -97,6 +97,7 @@ TOOLS: list[ToolSpec] = [
         _compile_kernel,
         RUNS_COMMANDS,
         ("workspace", "compiler"),
+        toolset="core",
     ),
     ToolSpec(
         "compile_import",
@@ -106,6 +107,7 @@ TOOLS: list[ToolSpec] = [
         _compile_import,
         READ_ONLY,
         ("workspace",),
+        toolset="hardware",
     ),
     ToolSpec(
         "isa_view",
@@ -116,5 +118,6 @@ TOOLS: list[ToolSpec] = [
         _isa_view,
         READ_ONLY,
         ("workspace",),
+        toolset="hardware",
     ),
 ]

@@ -86,6 +86,7 @@ TOOLS: list[ToolSpec] = [
         docs.DocsMap,
         _docs_map,
         READ_ONLY,
+        toolset="hardware",
     ),
     ToolSpec(
         "docs_search",
@@ -95,6 +96,7 @@ TOOLS: list[ToolSpec] = [
         docs.SearchAnswer,
         _docs_search,
         READ_ONLY,
+        toolset="core",
     ),
     ToolSpec(
         "docs_read",
@@ -103,6 +105,7 @@ TOOLS: list[ToolSpec] = [
         docs.SectionAnswer,
         _docs_read,
         READ_ONLY,
+        toolset="core",
     ),
     ToolSpec(
         "isa_lookup",
@@ -111,5 +114,6 @@ TOOLS: list[ToolSpec] = [
         docs.IsaAnswer,
         _isa_lookup,
         READ_ONLY,
+        toolset="hardware",
     ),
 ]

@@ -24,5 +24,6 @@ TOOLS: list[ToolSpec] = [
         _gpu_status,
         READ_ONLY,
         ("workspace", "gpu-monitor"),
+        toolset="machine",
     ),
 ]

@@ -109,6 +109,7 @@ TOOLS: list[ToolSpec] = [
         hardware.HwSpecAnswer,
         _hw_spec,
         READ_ONLY,
+        toolset="hardware",
     ),
     ToolSpec(
         "occupancy",
@@ -117,6 +118,7 @@ TOOLS: list[ToolSpec] = [
         hardware.OccupancyAnswer,
         _occupancy,
         READ_ONLY,
+        toolset="hardware",
     ),
     ToolSpec(
         "roofline",
@@ -125,5 +127,6 @@ TOOLS: list[ToolSpec] = [
         hardware.RooflineAnswer,
         _roofline,
         READ_ONLY,
+        toolset="profiling",
     ),
 ]

@@ -150,6 +150,7 @@ TOOLS: list[ToolSpec] = [
         _experiment_start,
         RUNS_COMMANDS,
         ("workspace", "benchmark"),
+        toolset="core",
     ),
     ToolSpec(
         "experiment_evaluate",
@@ -160,6 +161,7 @@ TOOLS: list[ToolSpec] = [
         _experiment_evaluate,
         RUNS_COMMANDS,
         ("workspace", "benchmark"),
+        toolset="core",
     ),
     ToolSpec(
         "experiment_evaluate_many",
@@ -170,6 +172,7 @@ TOOLS: list[ToolSpec] = [
         _experiment_evaluate_many,
         RUNS_COMMANDS,
         ("workspace", "benchmark"),
+        toolset="batch",
     ),
     ToolSpec(
         "experiment_keep",
@@ -179,6 +182,7 @@ TOOLS: list[ToolSpec] = [
         _experiment_keep,
         RUNS_COMMANDS,
         ("workspace",),
+        toolset="core",
     ),
     ToolSpec(
         "experiment_revert",
@@ -188,6 +192,7 @@ TOOLS: list[ToolSpec] = [
         _experiment_revert,
         DESTRUCTIVE,
         ("workspace",),
+        toolset="core",
     ),
     ToolSpec(
         "experiment_end",
@@ -197,6 +202,7 @@ TOOLS: list[ToolSpec] = [
         _experiment_end,
         DESTRUCTIVE,
         ("workspace",),
+        toolset="core",
     ),
     ToolSpec(
         "experiment_status",
@@ -206,6 +212,7 @@ TOOLS: list[ToolSpec] = [
         _experiment_status,
         READ_ONLY,
         ("workspace",),
+        toolset="core",
     ),
     ToolSpec(
         "experiment_log",
@@ -215,5 +222,6 @@ TOOLS: list[ToolSpec] = [
         _experiment_log,
         READ_ONLY,
         ("workspace",),
+        toolset="core",
     ),
 ]

@@ -71,6 +71,7 @@ TOOLS: list[ToolSpec] = [
         _profile_kernels,
         RUNS_COMMANDS,
         ("workspace", "benchmark", "profiler", "gpu"),
+        toolset="core",
     ),
     ToolSpec(
         "profile_import",
@@ -81,6 +82,7 @@ TOOLS: list[ToolSpec] = [
         _profile_import,
         READ_ONLY,
         ("workspace",),
+        toolset="profiling",
     ),
     ToolSpec(
         "profile_compare",
@@ -90,5 +92,6 @@ TOOLS: list[ToolSpec] = [
         _profile_compare,
         READ_ONLY,
         ("workspace",),
+        toolset="profiling",
     ),
 ]

@@ -73,6 +73,7 @@ TOOLS: list[ToolSpec] = [
         _thread_trace,
         RUNS_COMMANDS,
         ("workspace", "benchmark", "profiler", "gpu"),
+        toolset="profiling",
     ),
     ToolSpec(
         "thread_trace_import",
@@ -82,6 +83,7 @@ TOOLS: list[ToolSpec] = [
         _thread_trace_import,
         READ_ONLY,
         ("workspace",),
+        toolset="profiling",
     ),
     ToolSpec(
         "thread_trace_compare",
@@ -91,5 +93,6 @@ TOOLS: list[ToolSpec] = [
         _thread_trace_compare,
         READ_ONLY,
         ("workspace",),
+        toolset="profiling",
     ),
 ]

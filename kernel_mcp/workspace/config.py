@@ -233,9 +233,16 @@ class ImportsConfig(_Strict):
         return value
 
 
+ListedTools = Literal["core", "all"]
+
+
 class ServerConfig(_Strict):
     response_budget_bytes: int = Field(4096, ge=512, le=65536, description="most text one tool answer carries")
     command_timeout_s: float = Field(600.0, gt=0, le=24 * 3600, description="timeout of [commands] entries")
+    tools: ListedTools = Field(
+        "core",
+        description="what tools/list shows from the start: core (the other toolsets once tools_load or a call of one of their tools loads them) or all",
+    )
 
 
 class EngineConfig(_Strict):

@@ -49,6 +49,7 @@ TOOLS: list[ToolSpec] = [
         _workspace_info,
         READ_ONLY,
         ("workspace",),
+        toolset="core",
     ),
     ToolSpec(
         "run_command",
@@ -58,6 +59,7 @@ TOOLS: list[ToolSpec] = [
         _run_command,
         RUNS_COMMANDS,
         ("workspace",),
+        toolset="machine",
     ),
     ToolSpec(
         "run_artifacts",
@@ -67,5 +69,6 @@ TOOLS: list[ToolSpec] = [
         _run_artifacts,
         READ_ONLY,
         ("workspace",),
+        toolset="core",  # every cut answer points at the run's files, and the server's instructions name it
     ),
 ]
