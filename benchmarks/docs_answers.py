@@ -24,6 +24,7 @@ from docs_question_set import (  # noqa: E402
     BLIND_2026_11_26_FOURTH,
     BLIND_2026_11_26_SECOND,
     BLIND_2026_11_26_THIRD,
+    BLIND_2026_11_27_FIFTH,
     BLIND_KINDS,
     FIFTH_AUTHOR,
     FOURTH_AUTHOR,
@@ -57,6 +58,7 @@ def main() -> None:
             ("written blind, second set", BLIND_2026_11_26_SECOND),
             ("written blind, third set", BLIND_2026_11_26_THIRD),
             ("written blind, fourth set", BLIND_2026_11_26_FOURTH),
+            ("written blind, fifth set", BLIND_2026_11_27_FIFTH),
         )
         results = [(name, questions, *score(store, questions)) for name, questions in sets]
     for name, questions, at1, at3, ranks in results:

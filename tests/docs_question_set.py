@@ -681,6 +681,9 @@ BLIND_2026_11_26_SECOND = _written_blind("docs-questions-blind-2026-11-26-second
 # measured once before any tuning on it, the fourth kept unseen to measure what tuning on the third did
 BLIND_2026_11_26_THIRD = _written_blind("docs-questions-blind-2026-11-26-third.json")
 BLIND_2026_11_26_FOURTH = _written_blind("docs-questions-blind-2026-11-26-fourth.json")
+# a fifth, written blind after the ranker was tuned leave-one-set-out on the first four: measured
+# once before any tuning on it, the figure of the ranker on questions it has never seen
+BLIND_2026_11_27_FIFTH = _written_blind("docs-questions-blind-2026-11-27-fifth.json")
 
 
 def score(store: DocsStore, questions: list[Question] = QUESTIONS) -> tuple[float, float, list[tuple[Question, int | None]]]:
