@@ -455,7 +455,8 @@ def test_roofline_refuses_infinite_and_nan_figures_as_a_client_can_send_them(tmp
         answers = {}
         while len(answers) < 1 + len(cases):
             message = json.loads(proc.stdout.readline())
-            answers[message["id"]] = message
+            if "id" in message:  # a notification (roofline's toolset listed: tools/list_changed) answers nothing
+                answers[message["id"]] = message
     finally:
         watchdog.cancel()
         proc.stdin.close()
