@@ -160,6 +160,17 @@ def test_arch_names_from_the_tables_name_their_target():
             assert "lds" in query.terms and not set(alias.lower().split()) & set(query.terms), (alias, query.terms)
 
 
+def test_the_device_itself_is_no_term(rocm_store):
+    """"this accelerator", "my GPU", "here" stand for the target, which the arch already names; as
+    words they found the ROCm pages that say "accelerator" above the row that answers."""
+    query = analyse("How many chiplets does this accelerator have, and what runs here on my GPU?", "gfx942")
+    assert not {"accelerator", "here", "gpu"} & set(query.terms) and "chiplets" in query.terms, query.terms
+    assert "device" in analyse("device memory bandwidth of this card", None).terms
+    question = "How many chiplets does this accelerator have, and how many of the compute cores on each chiplet are actually switched on?"
+    hit = docs_search(rocm_store, question, "gfx942", 1).hits[0]
+    assert hit.id.startswith("compute-units/dies-and-cu-counts"), hit
+
+
 def test_an_arch_named_in_the_query_prefers_its_passages(rocm_store):
     family = {e.family.lower(): a for a, e in registry().items() if e.vendor == "amd"}
     for alias, arch in family.items():

@@ -151,6 +151,7 @@ class Query:
         return " OR ".join(parts)
 
 
+_DEVICE_ITSELF = re.compile(r"\b(?:(?:this|that|my|our|your)\s+(?:card|chip|gpu|accelerator|device|board|part|target|hardware|platform)\b|here\b)", re.I)
 _EXCLUDED = re.compile(r"\((?:non-[\w-]+|not\b[^)]*)\)|\bnon-[\w-]+(?=\s*\()")
 
 
@@ -163,6 +164,9 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
     # an aside that says what is not meant ("vector (non-matrix)", "non-matrix (vector)", "(not bank
     # conflicts)") holds no words to look for
     plain = _EXCLUDED.sub(" ", plain)
+    # "this card", "my GPU", "here": the target itself, which the arch (asked or the workspace's)
+    # already stands for; as words they find every page that says "GPU" or "chip"
+    plain = _DEVICE_ITSELF.sub(" ", plain)
     words = [w.lower() for w in WORD.findall(plain) if len(w) > 1 or w.isdigit()]
     if not words:
         return None
