@@ -164,7 +164,7 @@ def test_arch_names_from_the_tables_name_their_target():
 
 
 def test_the_device_itself_is_no_term(rocm_store):
-    """"this accelerator", "my GPU", "here" stand for the target, which the arch already names; as
+    """ "this accelerator", "my GPU", "here" stand for the target, which the arch already names; as
     words they found the ROCm pages that say "accelerator" above the row that answers."""
     query = analyse("How many chiplets does this accelerator have, and what runs here on my GPU?", "gfx942")
     assert not {"accelerator", "here", "gpu"} & set(query.terms) and "chiplets" in query.terms, query.terms
