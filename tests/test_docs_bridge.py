@@ -109,6 +109,15 @@ def test_the_row_of_the_asked_quantity_rises_over_its_neighbours(store):
     assert any("XCD" in h.snippet and "8" in h.snippet for h in hits), [h.snippet for h in hits]
 
 
+def test_a_comparison_of_products_finds_the_passage_that_names_them_all(store):
+    """Three products compared: a row about one answers a third of it; the map's line that gives all
+    three (each blind set but one asked it) comes within three, not below every product's own row."""
+    hits = docs_search(store, "BF16 dense peak MI350X vs MI300X vs H100", None, 3).hits
+    assert "map#5" in [h.id for h in hits], [h.id for h in hits]
+    page = docs_read(store, "map#5", 1, BUDGET).text
+    assert all(f in page for f in ("MI350X 2.31 PF", "MI300X 1.31 PF", "H100 0.99 PF")), page
+
+
 def test_a_page_for_another_gpu_does_not_outrank_the_named_target(store):
     """The issue's case: the H100 occupancy rule ranked first for an MI300X question."""
     hits = docs_search(store, "occupancy with 64 KB LDS per workgroup on MI300X", None, 3).hits

@@ -22,6 +22,7 @@ from docs_question_set import (
     BLIND_2026_11_26_SECOND,
     BLIND_2026_11_26_FOURTH,
     BLIND_2026_11_26_THIRD,
+    BLIND_2026_11_27_FIFTH,
     FIFTH_AUTHOR,
     FOURTH_AUTHOR,
     QUESTIONS,
@@ -66,7 +67,8 @@ def test_the_question_set_is_answered_on_the_first_page(rocm_store):
 # it, and the second and third blind sets read 0.72 / 0.54 and 0.80 / 0.62 before the tuning on them
 # (benchmarks/RESULTS.md): their floors hold that tuning and are no figure for unseen questions. All
 # four blind sets were then tuned on, leave-one-set-out (RESULTS.md, 2026-11-27): 0.92, 0.86, 0.90, 0.88
-# at rank 3 now.
+# at rank 3 then. A fifth blind set read 0.80 / 0.54 unseen (after that tuning); all five were then
+# tuned on leave-one-set-out (RESULTS.md, "blind sets 1-5"): the fifth reads 0.82 / 0.56 now.
 FLOORS = {
     "second": (SECOND_AUTHOR, 40, 0.975, 0.85),
     "third": (THIRD_AUTHOR, 30, 0.96, 0.73),
@@ -77,6 +79,7 @@ FLOORS = {
     "blind 2026-11-26, second": (BLIND_2026_11_26_SECOND, 50, 0.84, 0.70),
     "blind 2026-11-26, third": (BLIND_2026_11_26_THIRD, 50, 0.88, 0.66),
     "blind 2026-11-26, fourth": (BLIND_2026_11_26_FOURTH, 50, 0.86, 0.64),
+    "blind 2026-11-27, fifth": (BLIND_2026_11_27_FIFTH, 50, 0.80, 0.54),
 }
 
 
@@ -158,6 +161,17 @@ def test_arch_names_from_the_tables_name_their_target():
             query = analyse(f"LDS size on {alias}", None)
             assert arch in query.archs, (alias, query.archs)
             assert "lds" in query.terms and not set(alias.lower().split()) & set(query.terms), (alias, query.terms)
+
+
+def test_the_device_itself_is_no_term(rocm_store):
+    """ "this accelerator", "my GPU", "here" stand for the target, which the arch already names; as
+    words they found the ROCm pages that say "accelerator" above the row that answers."""
+    query = analyse("How many chiplets does this accelerator have, and what runs here on my GPU?", "gfx942")
+    assert not {"accelerator", "here", "gpu"} & set(query.terms) and "chiplets" in query.terms, query.terms
+    assert "device" in analyse("device memory bandwidth of this card", None).terms
+    question = "How many chiplets does this accelerator have, and how many of the compute cores on each chiplet are actually switched on?"
+    hit = docs_search(rocm_store, question, "gfx942", 1).hits[0]
+    assert hit.id.startswith("compute-units/dies-and-cu-counts"), hit
 
 
 def test_an_arch_named_in_the_query_prefers_its_passages(rocm_store):

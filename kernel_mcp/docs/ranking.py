@@ -44,6 +44,9 @@ OWN_WORD = 60  # a word in this many passages is the documents' own: the bridge 
 OTHER_TARGET = 0.5  # a page about another target than the one asked about (0.7 let the H100 occupancy rule outrank MI300X's)
 DTYPE_LIFT = 1.4  # a passage naming the data type or cache level the query names
 BRIDGED = 0.8  # a term found only as the documents' word for it (bridge.toml) counts for less than the word itself
+# products named together that make a comparison ("MI350X vs MI300X vs H100"); two are often a
+# question about one with the other as its context ("does it still exist on MI350X?")
+COMPARED = 3
 QUANTITY_LIFT = 1.3  # a table row that gives the quantity asked for (a row giving another one was sunk too: it cost answers)
 # a product's model number (mi300a, mi100, h100, a100); and a data type (bf16, fp8, e4m3) or a cache
 # level (l1, l2), which tell a table's rows apart as a product does (not a die or a register: xcd0, v0)
@@ -148,6 +151,7 @@ class Query:
         return " OR ".join(parts)
 
 
+_DEVICE_ITSELF = re.compile(r"\b(?:(?:this|that|my|our|your)\s+(?:card|chip|gpu|accelerator|device|board|part|target|hardware|platform)\b|here\b)", re.I)
 _EXCLUDED = re.compile(r"\((?:non-[\w-]+|not\b[^)]*)\)|\bnon-[\w-]+(?=\s*\()")
 
 
@@ -160,6 +164,9 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
     # an aside that says what is not meant ("vector (non-matrix)", "non-matrix (vector)", "(not bank
     # conflicts)") holds no words to look for
     plain = _EXCLUDED.sub(" ", plain)
+    # "this card", "my GPU", "here": the target itself, which the arch (asked or the workspace's)
+    # already stands for; as words they find every page that says "GPU" or "chip"
+    plain = _DEVICE_ITSELF.sub(" ", plain)
     words = [w.lower() for w in WORD.findall(plain) if len(w) > 1 or w.isdigit()]
     if not words:
         return None
@@ -427,7 +434,13 @@ def product_factor(query: Query, places) -> float:
         named = {m for m in query.models if m in own or any(w.startswith(m) and MODEL.fullmatch(w) for w in own)}
         if named:
             lift = 0.15 if query.models <= set(query.preferred) else 0.4  # the workspace's product, not one the query names
-            factor = 1.0 + lift * (len(named) / len(query.models) if len(query.models) >= 2 else 1.0)
+            if len(query.models) >= COMPARED:
+                # each product of the comparison that the passage names lifts it as one product named
+                # alone does: a row about one of three products answers a third of the question, and
+                # only the passage naming them all (the map's one line) answers the rest
+                factor = (1.0 + lift) ** len(named)
+            else:
+                factor = 1.0 + lift * (len(named) / len(query.models) if len(query.models) >= 2 else 1.0)
         elif any(w.startswith(query.families) and not any(m.startswith(w) or w.startswith(m) for m in query.models) for w in own & product_words()):
             factor = 0.85  # a sibling of the family (a product with a table), not the product asked about
     if query.dtypes & own:
