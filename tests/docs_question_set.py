@@ -684,6 +684,9 @@ BLIND_2026_11_26_FOURTH = _written_blind("docs-questions-blind-2026-11-26-fourth
 # a fifth, written blind after the ranker was tuned leave-one-set-out on the first four: measured
 # once before any tuning on it, the figure of the ranker on questions it has never seen
 BLIND_2026_11_27_FIFTH = _written_blind("docs-questions-blind-2026-11-27-fifth.json")
+# a sixth, written blind while the ranker was tuned leave-one-set-out on the first five: measured once
+# before any tuning on it
+BLIND_2026_11_27_SIXTH = _written_blind("docs-questions-blind-2026-11-27-sixth.json")
 
 
 def score(store: DocsStore, questions: list[Question] = QUESTIONS) -> tuple[float, float, list[tuple[Question, int | None]]]:
