@@ -146,6 +146,11 @@ async def test_thread_trace_runs_att_and_compares(att_ws):
         assert "barrier" in text_of(cmp) and "+0.0%" in text_of(cmp)
         bad = await client.call_tool("thread_trace", {"kernel_regex": "x", "options": {"shader_engine_mask": "0x1; rm -rf /"}})
         assert bad.is_error
+        runs_before = sorted((att_ws / ".kernel-mcp" / "runs").iterdir())
+        for tool in ("thread_trace", "profile_kernels"):  # one check of the pattern for both, before any profiler starts
+            unbalanced = await client.call_tool(tool, {"kernel_regex": "gemm(("})
+            assert unbalanced.is_error and "kernel_regex: bad regular expression" in text_of(unbalanced), text_of(unbalanced)
+        assert sorted((att_ws / ".kernel-mcp" / "runs").iterdir()) == runs_before
 
 
 async def test_thread_trace_import_errors(att_ws):

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 import anyio
 from pydantic import Field
 
 from kernel_mcp import profile
-from kernel_mcp.errors import InvalidInput
 from kernel_mcp.ledger.tools import workdir_for
+from kernel_mcp.patterns import AgentPattern
 from kernel_mcp.tooling import IN_EXPERIMENT, READ_ONLY, RUNS_COMMANDS, ToolContext, ToolInput, ToolSpec
 
 
@@ -33,10 +32,7 @@ class ProfileCompareInput(ToolInput):
 async def _profile_kernels(args: ProfileKernelsInput, ctx: ToolContext) -> profile.ProfileSummary:
     ws = ctx.workspace()
     if args.kernel_regex:
-        try:
-            re.compile(args.kernel_regex)
-        except re.error as exc:
-            raise InvalidInput(f"kernel_regex: {exc}") from None
+        AgentPattern(args.kernel_regex, what="kernel_regex")  # refused here, by name, not by the profiler
     return await profile.profile_kernels(
         ws,
         ctx.new_run(args.model_dump()),

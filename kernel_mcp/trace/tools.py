@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 import anyio
 from pydantic import Field
 
 from kernel_mcp import trace
-from kernel_mcp.errors import InvalidInput
 from kernel_mcp.ledger.tools import workdir_for
+from kernel_mcp.patterns import AgentPattern
 from kernel_mcp.tooling import IN_EXPERIMENT, READ_ONLY, RUNS_COMMANDS, ToolContext, ToolInput, ToolSpec
 
 
@@ -32,10 +30,7 @@ class ThreadTraceCompareInput(ToolInput):
 
 
 async def _thread_trace(args: ThreadTraceInput, ctx: ToolContext) -> trace.TraceSummary:
-    try:
-        re.compile(args.kernel_regex)
-    except re.error as exc:
-        raise InvalidInput(f"kernel_regex: {exc}") from None
+    AgentPattern(args.kernel_regex, what="kernel_regex")  # refused here, by name, not by the profiler
     ws = ctx.workspace()
     return await trace.thread_trace(
         ws,
