@@ -33,8 +33,11 @@ def inspector() -> list[str]:
     return [str(binary), "--cli"]
 
 
-def _inspect(inspector: list[str], workspace: Path, *method: str) -> subprocess.CompletedProcess:
-    argv = inspector + [PY, "-m", "kernel_mcp", "serve", "--workspace", str(workspace), *method]
+def _inspect(inspector: list[str], workspace: Path, *method: str, every_tool: bool = False) -> subprocess.CompletedProcess:
+    """One Inspector call against a fresh server. The Inspector calls only tools the listing shows,
+    and each call is a session of its own, so a tool outside the core toolset is reached with the
+    server listing every tool (`serve --tools all`), as the README tells such clients."""
+    argv = inspector + [PY, "-m", "kernel_mcp", "serve", "--workspace", str(workspace), *(["--tools", "all"] if every_tool else []), *method]
     return subprocess.run(argv, capture_output=True, text=True, timeout=120)
 
 
@@ -46,8 +49,11 @@ def test_inspector_lists_tools(inspector, workspace):
     done = _inspect(inspector, workspace, "--method", "tools/list")
     assert done.returncode == 0, done.stderr
     tools = {t["name"]: t for t in _json(done.stdout)["tools"]}
-    assert {"doctor", "workspace_info", "run_command", "run_artifacts"} <= set(tools)
+    assert {"doctor", "workspace_info", "run_artifacts", "tools_load"} <= set(tools) and "run_command" not in tools
     assert tools["doctor"]["annotations"]["readOnlyHint"] is True
+    every = _inspect(inspector, workspace, "--method", "tools/list", every_tool=True)
+    assert every.returncode == 0, every.stderr
+    assert {"run_command", "hw_spec", "thread_trace", "experiment_evaluate_many"} <= {t["name"] for t in _json(every.stdout)["tools"]}
 
 
 def test_inspector_calls_doctor(inspector, workspace):
@@ -60,6 +66,6 @@ def test_inspector_calls_doctor(inspector, workspace):
 
 
 def test_inspector_sees_error_result(inspector, workspace):
-    done = _inspect(inspector, workspace, "--method", "tools/call", "--tool-name", "run_command", "--tool-arg", "name=nope")
+    done = _inspect(inspector, workspace, "--method", "tools/call", "--tool-name", "run_command", "--tool-arg", "name=nope", every_tool=True)
     assert "no command named 'nope'" in done.stdout
     assert '"isError": true' in done.stdout
