@@ -104,6 +104,7 @@ class Query:
         }
         self.own_words: set[str] = set()  # bridged terms the documents use themselves (settle_bridge)
         self.how_to = HOW_TO.search(self.text.lower()) is not None
+        self.formula = FORMULA_ASKED.search(self.text.lower()) is not None
 
     def weigh(self, found: dict[str, int], total: int) -> None:
         """Weights the terms by rarity (inverse document frequency): a passage holding "latency"
@@ -452,6 +453,16 @@ def product_factor(query: Query, places) -> float:
 # conflicts per access", "formula for ...") is answered by the prose that uses the name, more than by
 # the row that defines it
 HOW_TO = re.compile(r"\bhow (?:do|can|should|would) (?:i|you|we)\b|\bhow to\b|\bformula\b|\bconvert\b|\bturn (?:it|them|this|that) into\b")
+# A question that asks how a figure is worked out ("how do I compute mean occupancy per CU from the
+# counters", "how is FETCH_SIZE derived") is answered by the passage that writes the formula
+# ("MeanOccupancyPerCU = accumulated SQ_LEVEL_WAVES / ..."), more than by the rows it names
+FORMULA_ASKED = re.compile(
+    r"\bhow (?:do|can|should|would) (?:i|you|we) (?:compute|calculate|derive|get|work out|turn|convert)\b|\bformula\b"
+    r"|\bhow (?:is|are) [\w ]{1,40}? (?:derived|computed|calculated)\b"
+)
+# an equation: a name, "=", then an expression with an operator in it
+EQUATION = re.compile(r"[\w)\]] ?= ?[^=;\n]{0,60}?(?:/| x |\*|\+| - )")
+FORMULA_LIFT = 1.2
 DEFINES = 0.6  # the row or entry that defines the counter/instruction asked about
 DEFINES_HOW_TO = 0.3
 
@@ -485,6 +496,8 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
         factor = arch_factor(query.archs, set(filter(None, r["mentions"].split(","))), set(filter(None, r["arch"].split(","))), query.assumed)
         factor *= product_factor(query, places)
         factor *= quantity_factor(query, places[3])
+        if query.formula and EQUATION.search(r["text"]):
+            factor *= FORMULA_LIFT
         if r["layer"] == 0:
             factor *= 0.7  # the map points at pages (docs_map shows it); the pages hold the answers
         elif r["id"].startswith(HARDWARE_PAGES):
