@@ -99,7 +99,7 @@ def test_the_pages_concepts_are_found_by_the_plain_and_the_other_vendor_s_words(
 
 
 def test_a_question_how_a_figure_is_worked_out_finds_the_formula(store):
-    """"How do I compute X from the counters" is answered by the passage that writes X's equation, over
+    """ "How do I compute X from the counters" is answered by the passage that writes X's equation, over
     the bottleneck signatures that name X and its counters."""
     assert analyse("How do I compute mean occupancy per CU from rocprofv3 counters?", None).formula
     assert analyse("how is FETCH_SIZE derived from TCC_EA0_RDREQ", None).formula
