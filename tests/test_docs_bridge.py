@@ -147,6 +147,15 @@ def test_a_comparison_of_products_finds_the_passage_that_names_them_all(store):
     assert all(f in page for f in ("MI350X 2.31 PF", "MI300X 1.31 PF", "H100 0.99 PF")), page
 
 
+def test_of_two_products_named_the_first_is_the_subject(store):
+    """ "Is the H200's bandwidth higher than the H100 SXM's": the H200's row first, the yardstick's after
+    (both named alike, the H100 row ranked first); a third product named makes a comparison instead."""
+    assert analyse("is the H200 memory bandwidth higher than the H100 SXM one?", None).subject == "h200"
+    assert analyse("BF16 dense peak MI350X vs MI300X vs H100", None).subject == ""
+    ids = [h.id for h in docs_search(store, "is the H200 memory bandwidth higher than the H100 SXM one?", None, 3).hits]
+    assert ids[:2] == ["hardware/h200/memory#2", "hardware/h100-sxm/memory#2"], ids
+
+
 def test_a_page_for_another_gpu_does_not_outrank_the_named_target(store):
     """The issue's case: the H100 occupancy rule ranked first for an MI300X question."""
     hits = docs_search(store, "occupancy with 64 KB LDS per workgroup on MI300X", None, 3).hits

@@ -93,6 +93,10 @@ class Query:
             models += self.preferred  # "peak bf16 TFLOPS" in an MI355X workspace: the MI355X's
         self.products = {stem(m) for m in models}
         self.models = {p for p in self.products if not DTYPE.fullmatch(p)}
+        # of two products named, the first is what the question is about ("does the H200 have more
+        # SMs than the H100 SXM"), the second its yardstick
+        low = self.text.lower()
+        self.subject = min(self.models, key=lambda m: (low.find(m) if m in low else len(low), m)) if len(self.models) == 2 else ""
         self.dtypes = self.products - self.models
         # a model's family: its letters and first digit (mi300a, mi325x and mi355x are mi3 products)
         self.families = tuple({f.group() for m in self.models for f in [re.match(r"[a-z]+[0-9]", m)] if f})
@@ -440,6 +444,9 @@ def product_factor(query: Query, places) -> float:
                 # alone does: a row about one of three products answers a third of the question, and
                 # only the passage naming them all (the map's one line) answers the rest
                 factor = (1.0 + lift) ** len(named)
+            elif query.subject:
+                # the subject counts twice the yardstick: a row about the subject rises over the other's
+                factor = 1.0 + lift * (2 * (query.subject in named) + len(named - {query.subject})) / 3
             else:
                 factor = 1.0 + lift * (len(named) / len(query.models) if len(query.models) >= 2 else 1.0)
         elif any(w.startswith(query.families) and not any(m.startswith(w) or w.startswith(m) for m in query.models) for w in own & product_words()):
