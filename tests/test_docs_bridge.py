@@ -80,6 +80,35 @@ def test_the_bridge_gives_the_documents_words_for_the_question_s_own():
     assert "sm" in analyse("compute units", "sm_90").bridged.get("compute units", ())
 
 
+def test_the_pages_concepts_are_found_by_the_plain_and_the_other_vendor_s_words(store):
+    """The bridge holds, page by page, the names an engineer from either vendor uses for each concept
+    the pages cover; each of these questions found another page first without the entry."""
+    # NVIDIA's names for the copy that skips registers (TMA, cp.async) and the transposed read (ldmatrix)
+    hits = docs_search(store, "is there a TMA-style bulk copy into shared memory on this GPU, and how many bytes per thread?", "gfx950", 3).hits
+    assert hits[0].id.startswith("global-to-lds/forms-per-target"), [h.id for h in hits]
+    hits = docs_search(store, "what does the shared-memory read that hands data back transposed, like ldmatrix, look like here?", "gfx950", 3).hits
+    assert hits[0].id == "isa-gfx950/ds-read-b64-tr-b16", [h.id for h in hits]
+    # a peak that counts skipped zeros is the datasheet's rate with sparsity
+    hits = docs_search(store, "is the spec sheet's tensor throughput counting structured zeros?", "sm_90", 3).hits
+    assert hits[0].id == "roofline/where-sources-disagree", [h.id for h in hits]
+    # the entries that map AMD's terms to NVIDIA's were left out: a question with no target named is
+    # served by both vendors' entries, and they lifted the ncu pages over AMD's own answer
+    assert "long_scoreboard" not in str(analyse("which operations does lgkmcnt count", None).bridged)
+    # a plain word the documents use themselves for the thing ("marketing figures") is not bridged
+    assert "marketing" not in analyse("the whole-package marketing number", "gfx90a").bridged
+
+
+def test_a_question_how_a_figure_is_worked_out_finds_the_formula(store):
+    """ "How do I compute X from the counters" is answered by the passage that writes X's equation, over
+    the bottleneck signatures that name X and its counters."""
+    assert analyse("How do I compute mean occupancy per CU from rocprofv3 counters?", None).formula
+    assert analyse("how is FETCH_SIZE derived from TCC_EA0_RDREQ", None).formula
+    assert not analyse("how many compute units does an MI300X have", None).formula
+    hits = docs_search(store, "How do I compute mean occupancy per CU from rocprofv3 counters?", None, 3).hits
+    assert hits[0].id == "rocprofv3-counters/derived-metrics", [h.id for h in hits]
+    assert "MeanOccupancyPerCU = accumulated SQ_LEVEL_WAVES" in docs_read(store, hits[0].id, 1, BUDGET).text
+
+
 def test_an_aside_that_says_what_is_not_meant_holds_no_terms():
     assert "matrix" not in analyse("FP64 vector (non-matrix) peak TFLOPS of MI300X", None).terms
     assert "bank" not in analyse("LDS stalls from address conflicts (not bank conflicts)", None).terms
@@ -116,6 +145,15 @@ def test_a_comparison_of_products_finds_the_passage_that_names_them_all(store):
     assert "map#5" in [h.id for h in hits], [h.id for h in hits]
     page = docs_read(store, "map#5", 1, BUDGET).text
     assert all(f in page for f in ("MI350X 2.31 PF", "MI300X 1.31 PF", "H100 0.99 PF")), page
+
+
+def test_of_two_products_named_the_first_is_the_subject(store):
+    """ "Is the H200's bandwidth higher than the H100 SXM's": the H200's row first, the yardstick's after
+    (both named alike, the H100 row ranked first); a third product named makes a comparison instead."""
+    assert analyse("is the H200 memory bandwidth higher than the H100 SXM one?", None).subject == "h200"
+    assert analyse("BF16 dense peak MI350X vs MI300X vs H100", None).subject == ""
+    ids = [h.id for h in docs_search(store, "is the H200 memory bandwidth higher than the H100 SXM one?", None, 3).hits]
+    assert ids[:2] == ["hardware/h200/memory#2", "hardware/h100-sxm/memory#2"], ids
 
 
 def test_a_page_for_another_gpu_does_not_outrank_the_named_target(store):

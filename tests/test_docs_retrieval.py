@@ -23,6 +23,7 @@ from docs_question_set import (
     BLIND_2026_11_26_FOURTH,
     BLIND_2026_11_26_THIRD,
     BLIND_2026_11_27_FIFTH,
+    BLIND_2026_11_27_SIXTH,
     FIFTH_AUTHOR,
     FOURTH_AUTHOR,
     QUESTIONS,
@@ -68,7 +69,8 @@ def test_the_question_set_is_answered_on_the_first_page(rocm_store):
 # (benchmarks/RESULTS.md): their floors hold that tuning and are no figure for unseen questions. All
 # four blind sets were then tuned on, leave-one-set-out (RESULTS.md, 2026-11-27): 0.92, 0.86, 0.90, 0.88
 # at rank 3 then. A fifth blind set read 0.80 / 0.54 unseen (after that tuning); all five were then
-# tuned on leave-one-set-out (RESULTS.md, "blind sets 1-5"): the fifth reads 0.82 / 0.56 now.
+# tuned on leave-one-set-out (RESULTS.md, "blind sets 1-5"): the fifth reads 0.82 / 0.56 then. A sixth
+# read 0.88 / 0.64 unseen; all six were then tuned on (RESULTS.md, "blind sets 1-6"): 0.92 / 0.72 now.
 FLOORS = {
     "second": (SECOND_AUTHOR, 40, 0.975, 0.85),
     "third": (THIRD_AUTHOR, 30, 0.96, 0.73),
@@ -80,6 +82,7 @@ FLOORS = {
     "blind 2026-11-26, third": (BLIND_2026_11_26_THIRD, 50, 0.88, 0.66),
     "blind 2026-11-26, fourth": (BLIND_2026_11_26_FOURTH, 50, 0.86, 0.64),
     "blind 2026-11-27, fifth": (BLIND_2026_11_27_FIFTH, 50, 0.80, 0.54),
+    "blind 2026-11-27, sixth": (BLIND_2026_11_27_SIXTH, 50, 0.90, 0.70),
 }
 
 

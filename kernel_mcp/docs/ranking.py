@@ -93,6 +93,10 @@ class Query:
             models += self.preferred  # "peak bf16 TFLOPS" in an MI355X workspace: the MI355X's
         self.products = {stem(m) for m in models}
         self.models = {p for p in self.products if not DTYPE.fullmatch(p)}
+        # of two products named, the first is what the question is about ("does the H200 have more
+        # SMs than the H100 SXM"), the second its yardstick
+        low = self.text.lower()
+        self.subject = min(self.models, key=lambda m: (low.find(m) if m in low else len(low), m)) if len(self.models) == 2 else ""
         self.dtypes = self.products - self.models
         # a model's family: its letters and first digit (mi300a, mi325x and mi355x are mi3 products)
         self.families = tuple({f.group() for m in self.models for f in [re.match(r"[a-z]+[0-9]", m)] if f})
@@ -104,6 +108,7 @@ class Query:
         }
         self.own_words: set[str] = set()  # bridged terms the documents use themselves (settle_bridge)
         self.how_to = HOW_TO.search(self.text.lower()) is not None
+        self.formula = FORMULA_ASKED.search(self.text.lower()) is not None
 
     def weigh(self, found: dict[str, int], total: int) -> None:
         """Weights the terms by rarity (inverse document frequency): a passage holding "latency"
@@ -439,6 +444,9 @@ def product_factor(query: Query, places) -> float:
                 # alone does: a row about one of three products answers a third of the question, and
                 # only the passage naming them all (the map's one line) answers the rest
                 factor = (1.0 + lift) ** len(named)
+            elif query.subject:
+                # the subject counts twice the yardstick: a row about the subject rises over the other's
+                factor = 1.0 + lift * (2 * (query.subject in named) + len(named - {query.subject})) / 3
             else:
                 factor = 1.0 + lift * (len(named) / len(query.models) if len(query.models) >= 2 else 1.0)
         elif any(w.startswith(query.families) and not any(m.startswith(w) or w.startswith(m) for m in query.models) for w in own & product_words()):
@@ -452,6 +460,16 @@ def product_factor(query: Query, places) -> float:
 # conflicts per access", "formula for ...") is answered by the prose that uses the name, more than by
 # the row that defines it
 HOW_TO = re.compile(r"\bhow (?:do|can|should|would) (?:i|you|we)\b|\bhow to\b|\bformula\b|\bconvert\b|\bturn (?:it|them|this|that) into\b")
+# A question that asks how a figure is worked out ("how do I compute mean occupancy per CU from the
+# counters", "how is FETCH_SIZE derived") is answered by the passage that writes the formula
+# ("MeanOccupancyPerCU = accumulated SQ_LEVEL_WAVES / ..."), more than by the rows it names
+FORMULA_ASKED = re.compile(
+    r"\bhow (?:do|can|should|would) (?:i|you|we) (?:compute|calculate|derive|get|work out|turn|convert)\b|\bformula\b"
+    r"|\bhow (?:is|are) [\w ]{1,40}? (?:derived|computed|calculated)\b"
+)
+# an equation: a name, "=", then an expression with an operator in it
+EQUATION = re.compile(r"[\w)\]] ?= ?[^=;\n]{0,60}?(?:/| x |\*|\+| - )")
+FORMULA_LIFT = 1.2
 DEFINES = 0.6  # the row or entry that defines the counter/instruction asked about
 DEFINES_HOW_TO = 0.3
 
@@ -485,6 +503,8 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
         factor = arch_factor(query.archs, set(filter(None, r["mentions"].split(","))), set(filter(None, r["arch"].split(","))), query.assumed)
         factor *= product_factor(query, places)
         factor *= quantity_factor(query, places[3])
+        if query.formula and EQUATION.search(r["text"]):
+            factor *= FORMULA_LIFT
         if r["layer"] == 0:
             factor *= 0.7  # the map points at pages (docs_map shows it); the pages hold the answers
         elif r["id"].startswith(HARDWARE_PAGES):
