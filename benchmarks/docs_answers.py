@@ -25,6 +25,7 @@ from docs_question_set import (  # noqa: E402
     BLIND_2026_11_26_SECOND,
     BLIND_2026_11_26_THIRD,
     BLIND_2026_11_27_FIFTH,
+    BLIND_2026_11_27_SEVENTH,
     BLIND_2026_11_27_SIXTH,
     BLIND_KINDS,
     FIFTH_AUTHOR,
@@ -61,6 +62,7 @@ def main() -> None:
             ("written blind, fourth set", BLIND_2026_11_26_FOURTH),
             ("written blind, fifth set", BLIND_2026_11_27_FIFTH),
             ("written blind, sixth set", BLIND_2026_11_27_SIXTH),
+            ("written blind, seventh set", BLIND_2026_11_27_SEVENTH),
         )
         results = [(name, questions, *score(store, questions)) for name, questions in sets]
     for name, questions, at1, at3, ranks in results:

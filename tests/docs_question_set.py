@@ -687,6 +687,9 @@ BLIND_2026_11_27_FIFTH = _written_blind("docs-questions-blind-2026-11-27-fifth.j
 # a sixth, written blind while the ranker was tuned leave-one-set-out on the first five: measured once
 # before any tuning on it
 BLIND_2026_11_27_SIXTH = _written_blind("docs-questions-blind-2026-11-27-sixth.json")
+# a seventh, written blind while the ranker was tuned leave-one-set-out on the first six: measured
+# once before any tuning on it
+BLIND_2026_11_27_SEVENTH = _written_blind("docs-questions-blind-2026-11-27-seventh.json")
 
 
 def score(store: DocsStore, questions: list[Question] = QUESTIONS) -> tuple[float, float, list[tuple[Question, int | None]]]:
