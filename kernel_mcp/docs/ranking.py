@@ -108,7 +108,6 @@ class Query:
         }
         self.own_words: set[str] = set()  # bridged terms the documents use themselves (settle_bridge)
         self.how_to = HOW_TO.search(self.text.lower()) is not None
-        self.asked_pages = frozenset(slug(a) for a in self.archs)  # the asked targets' own hardware tables
         self.formula = FORMULA_ASKED.search(self.text.lower()) is not None
 
     def weigh(self, found: dict[str, int], total: int) -> None:
@@ -509,12 +508,7 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
         if r["layer"] == 0:
             factor *= 0.7  # the map points at pages (docs_map shows it); the pages hold the answers
         elif r["id"].startswith(HARDWARE_PAGES):
-            page = r["id"].split("/")[1]
-            if page not in arch_pages():
-                factor *= TABLES_FACTOR
-            elif not (query.asks and not query.assumed and not query.how_to and page in query.asked_pages and quantity_factor(query, places[3]) > 1.0):
-                # a figure asked of a named target: its own table's row that gives it is the checked one
-                factor *= ARCH_TABLES_FACTOR
+            factor *= ARCH_TABLES_FACTOR if r["id"].split("/")[1] in arch_pages() else TABLES_FACTOR
         keys, defines = r["keys"].split(), r["defines"].split()
         value = score(
             -r["bm25"] / best,
