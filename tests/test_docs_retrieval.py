@@ -202,6 +202,21 @@ def test_the_hardware_tables_are_pages_whose_rows_carry_their_source(tmp_path):
         store.ingest(tmp_path / "mine.toml")
 
 
+def test_a_pci_id_as_lspci_prints_it_finds_the_product(tmp_path):
+    """lspci prints a device id bare (74b5, 2330); the product pages write it as 0x74b5: either
+    spelling finds the product whose page lists it, where the bare one found no passage at all."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    for question, page in (
+        ("lspci shows PCI device id 74b5 - which Instinct product is that?", "hardware/mi300x"),
+        ("which GPU has PCI id 2330", "hardware/h100-sxm"),
+        ("device id 0x74a5", "hardware/mi325x"),
+        ("device id 75a3", "hardware/mi355x"),
+    ):
+        hit = docs_search(store, question, None, 3).hits[0]
+        assert hit.id == page, (question, hit)
+    assert analyse("a 2330 MHz clock", None).alternatives.get("2330") is None  # a number that is no id stays a number
+
+
 def test_a_camelcase_name_answers_the_words_it_is_written_in(tmp_path):
     (tmp_path / "tune.md").write_text("# Tune\n\n## Config\n\n- LibraryLogic: the ScheduleName is zorbular for MI300.\n\n## Other\n\nA name, at length.\n")
     store = DocsStore(tmp_path / "d.sqlite")

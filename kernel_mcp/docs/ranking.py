@@ -157,6 +157,8 @@ class Query:
 
 
 _DEVICE_ITSELF = re.compile(r"\b(?:(?:this|that|my|our|your)\s+(?:card|chip|gpu|accelerator|device|board|part|target|hardware|platform)\b|here\b)", re.I)
+_ID_ASKED = re.compile(r"\b(?:lspci|pci|device ids?|vendor ids?)\b", re.I)
+_PCI_ID = re.compile(r"(?:0x)?[0-9a-f]{4}")
 _EXCLUDED = re.compile(r"\((?:non-[\w-]+|not\b[^)]*)\)|\bnon-[\w-]+(?=\s*\()")
 
 
@@ -213,6 +215,10 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
         if "_" in term.strip("_"):
             spaced = " ".join(part for part in term.split("_") if part)
             alternatives[term] = (*alternatives.get(term, ()), spaced)
+    if _ID_ASKED.search(plain):
+        for term in terms:  # a PCI id as lspci prints it (74b5) and as the documents write it (0x74b5)
+            if _PCI_ID.fullmatch(term) and re.search(r"[0-9]", term):
+                alternatives[term] = (*alternatives.get(term, ()), term[2:] if term.startswith("0x") else "0x" + term)
     bridged_words = {t: tuple(a for a in dict.fromkeys(added[t]) if a != t and a not in alternatives.get(t, ())) for t in terms if added.get(t)}
     for term in terms:
         # a long name also as its last two parts, where its qualifier sits: the documents name a stall
