@@ -24,6 +24,7 @@ from docs_question_set import (  # noqa: E402
     BLIND_2026_11_26_FOURTH,
     BLIND_2026_11_26_SECOND,
     BLIND_2026_11_26_THIRD,
+    BLIND_2026_11_27_EIGHTH,
     BLIND_2026_11_27_FIFTH,
     BLIND_2026_11_27_SEVENTH,
     BLIND_2026_11_27_SIXTH,
@@ -63,6 +64,7 @@ def main() -> None:
             ("written blind, fifth set", BLIND_2026_11_27_FIFTH),
             ("written blind, sixth set", BLIND_2026_11_27_SIXTH),
             ("written blind, seventh set", BLIND_2026_11_27_SEVENTH),
+            ("written blind, eighth set", BLIND_2026_11_27_EIGHTH),
         )
         results = [(name, questions, *score(store, questions)) for name, questions in sets]
     for name, questions, at1, at3, ranks in results:

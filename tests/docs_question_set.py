@@ -690,6 +690,9 @@ BLIND_2026_11_27_SIXTH = _written_blind("docs-questions-blind-2026-11-27-sixth.j
 # a seventh, written blind while the ranker was tuned leave-one-set-out on the first six: measured
 # once before any tuning on it
 BLIND_2026_11_27_SEVENTH = _written_blind("docs-questions-blind-2026-11-27-seventh.json")
+# an eighth, written blind while a fourth round (mechanisms only) was tried on the first seven:
+# measured once before any tuning on it
+BLIND_2026_11_27_EIGHTH = _written_blind("docs-questions-blind-2026-11-27-eighth.json")
 
 
 def score(store: DocsStore, questions: list[Question] = QUESTIONS) -> tuple[float, float, list[tuple[Question, int | None]]]:

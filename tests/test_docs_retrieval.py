@@ -22,6 +22,7 @@ from docs_question_set import (
     BLIND_2026_11_26_SECOND,
     BLIND_2026_11_26_FOURTH,
     BLIND_2026_11_26_THIRD,
+    BLIND_2026_11_27_EIGHTH,
     BLIND_2026_11_27_FIFTH,
     BLIND_2026_11_27_SEVENTH,
     BLIND_2026_11_27_SIXTH,
@@ -85,6 +86,7 @@ FLOORS = {
     "blind 2026-11-27, fifth": (BLIND_2026_11_27_FIFTH, 50, 0.80, 0.54),
     "blind 2026-11-27, sixth": (BLIND_2026_11_27_SIXTH, 50, 0.90, 0.70),
     "blind 2026-11-27, seventh": (BLIND_2026_11_27_SEVENTH, 50, 0.86, 0.62),  # measured once, unseen: 0.88 / 0.64
+    "blind 2026-11-27, eighth": (BLIND_2026_11_27_EIGHTH, 50, 0.70, 0.64),  # measured once, unseen: 0.72 / 0.66
 }
 
 
