@@ -5,10 +5,18 @@ hw_spec answers "what is the HBM bandwidth of gfx90a" when the agent knows to as
 no prose page. So each table is a page too: one section per group of figures (hw_spec's groups),
 one row per figure with its value as people write it, its note, its source and any disagreement
 of sources, so the row that answers opens on the first page with its citation.
+
+The tables' comments are part of the page: the file's header comment (what the table covers, which
+part it describes) goes into the page's opening, and a comment block directly above a key goes with
+what the page shows of that key (a figure's row, the product's names and PCI ids), since a figure's
+explanation often lives there (pci.ids 74b5 is "Instinct MI300X VF"). They are shown as quoted text
+of the table, like every other document text: data, never instructions.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -22,6 +30,72 @@ from kernel_mcp.hardware.specs import HardwareSpec, products_of, read_table, reg
 
 HEADER = ["figure", "value", "note", "source", "sources disagree"]
 PAGE_PREFIX = "hardware/"  # the ids of these pages: hardware/gfx950/...
+MAX_COMMENT = 1200  # characters of one comment block shown; a header longer than this is prose in the wrong place
+
+_KEY = re.compile(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_-]+)(\s*\.\s*("[^"]*"|'[^']*'|[A-Za-z0-9_-]+))*\s*=""")
+_TABLE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+
+
+@dataclass
+class TableComments:
+    """A TOML table's comment lines: the file's header, and the block directly above each key
+    ("device_ids", "figures.lds_banks") or table ("[figures]")."""
+
+    header: str = ""
+    above: dict[str, str] = field(default_factory=dict)
+
+
+def _joined(block: list[str]) -> str:
+    text = " ".join(" ".join(line.split()) for line in block if line.strip())
+    return text if len(text) <= MAX_COMMENT else text[: MAX_COMMENT - 1].rstrip() + "\u2026"
+
+
+def table_comments(text: str) -> TableComments:
+    """The comments of a TOML table, by what they stand above. A block belongs to the key or
+    [table] on the line right after it; a blank line between them cuts it loose (a comment that
+    belongs to nothing is dropped). The comment lines the file opens with are its header, even when
+    the first key follows them directly (a product's name is no explanation of its whole file).
+    Comments after a value on its line are not read: the shipped tables write none."""
+    found = TableComments()
+    block: list[str] = []
+    table = ""
+    opening = True  # still in the comment lines the file starts with
+    in_string = False  # inside a multi-line string, where a "#" line is text
+    for line in text.splitlines():
+        stripped = line.strip()
+        if in_string:
+            in_string = stripped.count('"""') % 2 == 0 and stripped.count("'''") % 2 == 0
+            continue
+        if stripped.startswith("#"):
+            block.append(stripped.lstrip("#").strip())
+            continue
+        if opening and block:
+            found.header = _joined(block)
+            block = []
+        opening = False
+        if not stripped:
+            block = []
+            continue
+        header = _TABLE.match(line)
+        key = None if header else _KEY.match(line)
+        if header:
+            table = header.group(1).replace(" ", "")
+            name = f"[{table}]"
+        elif key:
+            name = f"{table}.{key.group(0).rstrip('=').strip()}" if table else key.group(0).rstrip("=").strip()
+        else:
+            name = ""
+        if name and block:
+            found.above[name.replace(" ", "")] = _joined(block)
+        block = []
+        if (stripped.count('"""') + stripped.count("'''")) % 2 == 1:
+            in_string = True
+    return found
+
+
+def _quoted(comment: str) -> str:
+    # marked as the table's comment, so that it reads as a quotation of the file, not as the page's own voice
+    return f"(comment: {comment.rstrip('.')})" if comment else ""
 
 
 def read_hardware_table(path: Path, page_id: str) -> list[Section]:
@@ -29,6 +103,7 @@ def read_hardware_table(path: Path, page_id: str) -> list[Section]:
     own figures, under its arch's family and vendor) as one page."""
     try:
         data = raw = read_table(path)
+        comments = table_comments(path.read_text(encoding="utf-8"))
         product = path.parent.name == "products"
         if product:
             arch = registry().get(str(data.get("arch")))
@@ -44,7 +119,8 @@ def read_hardware_table(path: Path, page_id: str) -> list[Section]:
         rows = []
         for key in keys:
             figure = spec.figures[key]
-            rows.append([key, human(figure.value, figure.unit, EXACT), figure.note or "", figure.source, figure.disagreement or ""])
+            note = " ".join(filter(None, [figure.note or "", _quoted(comments.above.get(f"figures.{key}", ""))]))
+            rows.append([key, human(figure.value, figure.unit, EXACT), note, figure.source, figure.disagreement or ""])
         what = SECTIONS[group][0] if group in SECTIONS else "other figures"
         blocks.append((2, f"{spec.label} {group}: {what}", "\n".join(pipe_table(HEADER, rows))))
     if product:
@@ -56,7 +132,9 @@ def read_hardware_table(path: Path, page_id: str) -> list[Section]:
         names = [str(n) for n in raw.get("names") or [] if isinstance(n, str)]
         ids = [str(i) for i in raw.get("device_ids") or [] if isinstance(i, str)]
         if names:  # how monitors and people name it, and the PCI ids that tell it apart (gpu_status matches both)
-            intro += f" Named {', '.join(names)}" + (f"; PCI device ids {', '.join(ids)}." if ids else ".")
+            said = [_quoted(comments.above.get(k, "")) for k in ("names", "device_ids")]
+            intro += f" Named {', '.join(names)}" + (f" {said[0]}" if said[0] else "")
+            intro += (f"; PCI device ids {', '.join(ids)}" + (f" {said[1]}" if said[1] else "") + ".") if ids else "."
         origin = f"docs_index/hardware/products/{path.name}"
     else:
         sold_as = ", ".join(p.label for p in products_of(spec.arch)) or spec.label
@@ -66,7 +144,10 @@ def read_hardware_table(path: Path, page_id: str) -> list[Section]:
             f"hw_spec(arch={spec.arch!r}) gives the same table by section or key."
         )
         origin = f"docs_index/hardware/{path.name}"
-    sections = split_headed(page_id, title, blocks, origin, arch=[spec.arch], summary=intro, intro=intro)
+    summary = intro  # the map's line stays the page's own words; the header comment opens the page
+    opening = [comments.header, comments.above.get("[figures]", "")]
+    intro += "".join(f" The table's header comment: {c}" if i == 0 else f" Its figures' comment: {c}" for i, c in enumerate(opening) if c)
+    sections = split_headed(page_id, title, blocks, origin, arch=[spec.arch], summary=summary, intro=intro)
     for child, group in zip(sections[1:], groups):
         child.id = f"{page_id}/{group}"  # hardware/gfx950/peak, as hw_spec names the section
     return sections

@@ -23,9 +23,10 @@ from kernel_mcp.docs.readers import SUFFIXES, Section, read_html, read_markdown,
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 
 MAX_DOCUMENT_BYTES = 32 * 1024 * 1024
-LAYOUT = 5  # PRAGMA user_version, of the tables and the reading rules: 1 had one search entry per section,
+LAYOUT = 6  # PRAGMA user_version, of the tables and the reading rules: 1 had one search entry per section,
 # 2 one per passage, 3 reads a bold paragraph as a heading (a glossary term), 4 names the hardware
-# tables' sections by group, 5 names a product's names and PCI ids on its page; a store of another is
+# tables' sections by group, 5 names a product's names and PCI ids on its page, 6 shows the hardware
+# tables' comments with their rows and the header comment in the page's opening; a store of another is
 # rebuilt on open (a shipped file's hash is unchanged)
 CANDIDATES = 100  # passages BM25 hands to the re-ranking
 COMMON = 400  # a term in more passages than this (and than a tenth of them) is common: see _common
