@@ -144,10 +144,17 @@ def read_hardware_table(path: Path, page_id: str) -> list[Section]:
             f"hw_spec(arch={spec.arch!r}) gives the same table by section or key."
         )
         origin = f"docs_index/hardware/{path.name}"
-    summary = intro  # the map's line stays the page's own words; the header comment opens the page
-    opening = [comments.header, comments.above.get("[figures]", "")]
-    intro += "".join(f" The table's header comment: {c}" if i == 0 else f" Its figures' comment: {c}" for i, c in enumerate(opening) if c)
+    summary = intro  # the map's line stays the page's own words; the comments open the page
+    if comments.above.get("[figures]"):
+        intro += f" Its figures' comment: {comments.above['[figures]']}"
+    searched = len(intro)
+    if comments.header:
+        # shown with the opening, not searched as a passage of its own: it restates the figures
+        # (6 XCDs (228 CUs), 6 TB/s), and as a hit it ranked above the rows that give them with
+        # their sources, whose pages a hit on the opening does not reach
+        intro += f"\n\nThe table's header comment: {comments.header}"
     sections = split_headed(page_id, title, blocks, origin, arch=[spec.arch], summary=summary, intro=intro)
+    sections[0].searched = searched
     for child, group in zip(sections[1:], groups):
         child.id = f"{page_id}/{group}"  # hardware/gfx950/peak, as hw_spec names the section
     return sections

@@ -38,6 +38,9 @@ class Section:
     summary: str = ""
     citation: str = ""
     mnemonic: str | None = None
+    # the body's first `searched` characters are cut into search passages; the rest is shown by
+    # docs_read only (a hardware table's header comment, which restates the rows below it)
+    searched: int | None = None
 
 
 def slug(text: str) -> str:

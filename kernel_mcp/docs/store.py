@@ -84,7 +84,8 @@ def passage_rows(section: Section, path: str) -> list[tuple]:
     if section.mnemonic:  # an instruction entry is read whole: one passage that defines its name
         found = [passages.Passage("entry", section.body, "", 0, len(section.body), defines=section.mnemonic)]
     else:
-        found = passages.split(section.body) if section.body.strip() else []
+        body = section.body if section.searched is None else section.body[: section.searched]
+        found = passages.split(body) if body.strip() else []
     rows = []
     for n, p in enumerate(found, start=1):
         # a section of one paragraph is its own passage; a table row always opens as a row
