@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from pathlib import Path
 
 import pytest
 from mcp import Client
@@ -36,7 +37,9 @@ from docs_question_set import (
 )
 from kernel_mcp.arch_registry import arch_names, registry
 from kernel_mcp.docs import DocsStore, docs_read, docs_search, ingest, isa_lookup, open_store
+from kernel_mcp.docs.hardware_pages import read_hardware_table, table_comments
 from kernel_mcp.docs.passages import CHUNK, split
+from kernel_mcp.docs.store import passage_rows
 from kernel_mcp.docs.ranking import analyse
 from kernel_mcp.errors import InvalidInput
 from kernel_mcp.server import build_server
@@ -217,6 +220,39 @@ def test_a_pci_id_as_lspci_prints_it_finds_the_product(tmp_path):
         hit = docs_search(store, question, None, 3).hits[0]
         assert hit.id == page, (question, hit)
     assert analyse("a 2330 MHz clock", None).alternatives.get("2330") is None  # a number that is no id stays a number
+
+
+def test_a_comment_of_the_shipped_mi300x_table_is_found_and_shown_with_its_row(tmp_path):
+    """products/mi300x.toml says only in a comment that pci.ids names 74b5 "Instinct MI300X VF": the
+    comment goes with the PCI ids on the product's page, so the virtual function's id is found
+    and shown; the header comment is shown in the opening too."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    for question in ("What PCI device ID does an MI300X report, and what is the ID of its virtual function?", "MI300X VF device id"):
+        hit = docs_search(store, question, None, 3).hits[0]
+        assert hit.id == "hardware/mi300x", (question, hit)
+        page = docs_read(store, hit.id, 1, BUDGET).text
+        assert "PCI device ids 0x74a1, 0x74b5 (comment: " in page and '74b5 "Instinct MI300X VF"' in page, page
+        assert "The table's header comment: AMD Instinct MI300X (CDNA3, gfx942; 8 XCDs, 192 GB HBM3)" in page
+
+
+def test_a_table_comment_goes_with_the_row_below_it(tmp_path):
+    """A comment block right above a figure is shown in that figure's row and found with it; one cut
+    off by a blank line belongs to nothing; the header is shown, not searched (it restates the rows)."""
+    shipped = Path(__file__).resolve().parents[1] / "docs_index" / "hardware" / "gfx942.toml"
+    text = shipped.read_text().replace("lds_alloc_granule_bytes = {", "# zorbular: the granule of a probe kernel\nlds_alloc_granule_bytes = {", 1)
+    text = text.replace("[figures]", "# loose words, then a blank line\n\n[figures]", 1)
+    table = tmp_path / "gfx942.toml"
+    table.write_text("# header words: quuxish\n" + text)
+    comments = table_comments(table.read_text())
+    assert comments.header.startswith("header words: quuxish ISA-level facts of gfx942")
+    assert comments.above["figures.lds_alloc_granule_bytes"] == "zorbular: the granule of a probe kernel"
+    assert "[figures]" not in comments.above and comments.above["aliases"].startswith("Words that mark")
+    sections = read_hardware_table(table, "hardware/mine")
+    row = next(line for s in sections for line in s.body.splitlines() if line.startswith("| lds_alloc_granule_bytes |"))
+    assert "128 dwords (comment: zorbular: the granule of a probe kernel)" in row
+    rows = [r for s in sections for r in passage_rows(s, "mine")]
+    assert any("zorbular" in r[8] and "lds_alloc_granule_bytes" in r[8] for r in rows)
+    assert "quuxish" in sections[0].body and not any("quuxish" in r[8] for r in rows)
 
 
 def test_a_camelcase_name_answers_the_words_it_is_written_in(tmp_path):
