@@ -26,6 +26,7 @@ from docs_question_set import (  # noqa: E402
     BLIND_2026_11_26_THIRD,
     BLIND_2026_11_27_EIGHTH,
     BLIND_2026_11_27_FIFTH,
+    BLIND_2026_11_27_NINTH,
     BLIND_2026_11_27_SEVENTH,
     BLIND_2026_11_27_SIXTH,
     BLIND_KINDS,
@@ -65,6 +66,7 @@ def main() -> None:
             ("written blind, sixth set", BLIND_2026_11_27_SIXTH),
             ("written blind, seventh set", BLIND_2026_11_27_SEVENTH),
             ("written blind, eighth set", BLIND_2026_11_27_EIGHTH),
+            ("written blind, ninth set", BLIND_2026_11_27_NINTH),
         )
         results = [(name, questions, *score(store, questions)) for name, questions in sets]
     for name, questions, at1, at3, ranks in results:

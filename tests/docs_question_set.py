@@ -693,6 +693,9 @@ BLIND_2026_11_27_SEVENTH = _written_blind("docs-questions-blind-2026-11-27-seven
 # an eighth, written blind while a fourth round (mechanisms only) was tried on the first seven:
 # measured once before any tuning on it
 BLIND_2026_11_27_EIGHTH = _written_blind("docs-questions-blind-2026-11-27-eighth.json")
+# a ninth, written blind while TOML comments were made part of the tables' pages: measured once
+# before any tuning on it
+BLIND_2026_11_27_NINTH = _written_blind("docs-questions-blind-2026-11-27-ninth.json")
 
 
 def score(store: DocsStore, questions: list[Question] = QUESTIONS) -> tuple[float, float, list[tuple[Question, int | None]]]:
