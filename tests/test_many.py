@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 from pathlib import Path
 
 import anyio
@@ -421,3 +422,44 @@ async def test_a_revert_after_a_batch_leaves_its_candidates_keepable(tmp_path, m
         assert reverted["attempt"]["outcome"] == "pending", reverted["attempt"]
         kept = await call(client, "experiment_keep", attempt=row["attempt"], why="less work")
         assert kept["best"]["id"] == row["attempt"], kept["best"]
+
+
+def _sigkill_pending(pid: int) -> bool:
+    """Whether a SIGKILL waits for `pid` (its thread's or its process's pending signals)."""
+    with open(f"/proc/{pid}/status", encoding="ascii") as status:
+        masks = [int(line.split()[1], 16) for line in status if line.startswith(("SigPnd:", "ShdPnd:"))]
+    return any(mask & (1 << (signal.SIGKILL - 1)) for mask in masks)
+
+
+@pytest.mark.slow
+def test_a_private_ray_instance_outlives_the_thread_that_asked_for_it(tmp_path, monkeypatch):
+    """`address = "local"`: ray.init starts the instance's processes with PR_SET_PDEATHSIG, tied by
+    the kernel to the calling thread, and the engine used to call it from anyio's worker threads, which
+    end when idle: the instance was killed under the experiment. Here the asking thread ends for sure
+    (its kernel thread is gone, so any signal its end sends is sent) and the instance lives."""
+    from kernel_mcp.ledger.engines import on_ray
+
+    monkeypatch.setenv("HOME", str(tmp_path))  # a private instance writes ~/.ray/auth_token, which other clusters' drivers would then send
+    if ray.is_initialized():
+        ray.shutdown()  # this module's cluster, joined by an earlier test: a private instance is wanted here
+    before = {p.pid for p in psutil.Process().children()}
+    caller = threading.Thread(target=on_ray.connect, args=("local",))
+    caller.start()
+    caller.join()
+    try:
+        for _ in range(100_000):  # the thread's Python side is done; wait for its kernel side to end
+            if not os.path.exists(f"/proc/self/task/{caller.native_id}"):
+                break
+            os.sched_yield()
+        assert not os.path.exists(f"/proc/self/task/{caller.native_id}")
+        started = [p for p in psutil.Process().children() if p.pid not in before]
+        assert any(p.name() == "gcs_server" for p in started), [p.name() for p in started]
+        for proc in started:
+            assert proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE and not _sigkill_pending(proc.pid), (proc.name(), proc.pid)
+
+        def worker_pid() -> int:  # nested: it travels by value, the worker need not import this module
+            return os.getpid()
+
+        assert ray.get(ray.remote(worker_pid).remote(), timeout=120) != os.getpid()  # and the instance answers
+    finally:
+        ray.shutdown()

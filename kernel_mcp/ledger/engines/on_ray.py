@@ -14,6 +14,7 @@ toolchain; nothing else of this node is shared.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import re
 import shutil
@@ -45,6 +46,18 @@ def _ray():
     except ImportError:
         raise InvalidInput("[engine] kind = 'ray' needs the ray package", hint="pip install 'kernel-mcp[ray]'") from None
     return ray
+
+
+# ray.init, where it starts the private instance ("local"), starts that instance's processes with
+# PR_SET_PDEATHSIG, which the kernel ties to the calling thread: they are killed when that thread ends.
+# anyio's worker threads end when idle, so ray.init runs on a thread of its own that lives as long as
+# the server.
+_ray_thread = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="kernel-mcp-ray")
+
+
+def connect(address: str) -> None:
+    """Join the cluster at `address` (or start the private instance) from any thread."""
+    _ray_thread.submit(_connect, address).result()
 
 
 def _connect(address: str) -> None:
@@ -83,7 +96,7 @@ class RayEngine(EngineBase):
     async def measure(self, jobs: list[Job], on_done: OnDone, progress: ProgressFn | None) -> int:
         ray = _ray()
         cfg = self.ws.config.engine
-        await anyio.to_thread.run_sync(_connect, cfg.address)
+        await asyncio.wrap_future(_ray_thread.submit(_connect, cfg.address))
         repo, _ = gitops.repo_of(self.ws.root)
         # BEST travels with the candidates: every task measures its candidate side by side with it.
         best_ref, best_commit = f"refs/kernel-mcp/{self.exp.tag}/{self.batch}/best", self.exp.best_commit
