@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import anyio
@@ -47,6 +48,10 @@ def no_namespaces(monkeypatch):
     """Runs as on a kernel that refuses namespaces: Landlock only, the server's reaper for escapees."""
     monkeypatch.setenv(sandbox.NAMESPACES_ENV, "off")
     assert sandbox.isolation()[0] is None
+    # A test before this one may have ended a run without namespaces moments ago: for SWEEP_AFTER_S
+    # after that, the reaper kills every escapee, this test's own included (the rule leaked between
+    # tests run back to back: a fork-runner's copy was killed as it started). Let that window pass.
+    time.sleep(max(0.0, containment._sweep_until - time.monotonic()))
 
 
 # A fork-runner: the command starts a detached copy of itself (setsid, descriptors closed,
