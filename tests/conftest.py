@@ -138,6 +138,21 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
+def commit_kernel_workspace(workspace: Path) -> None:
+    """The workspace's benchmark writes what kernel.py (the editable file) says, its time and error;
+    committed, with the server's state folder and the run outputs ignored."""
+    (workspace / "kernel.py").write_text("US = 10.0\nERR = 0\n")
+    (workspace / "bench.py").write_text(
+        "import os, sys\nsys.path.insert(0, os.getcwd())\nfrom kernel import US, ERR\nos.makedirs('out', exist_ok=True)\n"
+        "open('out/bench.csv','w').write(f'shape,err_k,us_k\\nsmall,{ERR},{US}\\n')\n"
+    )
+    (workspace / ".gitignore").write_text("out/\n__pycache__/\n.kernel-mcp/\n")
+    with (workspace / "kernel-mcp.toml").open("a") as toml:
+        toml.write('\n[harness]\neditable = ["kernel.py"]\n')
+    subprocess.run(["git", "-C", str(workspace), "add", "-A"], check=True)
+    subprocess.run(["git", "-C", str(workspace), "commit", "-qm", "bench", "--author", "t <t@example.invalid>"], check=True)
+
+
 @pytest.fixture
 def anyio_backend():
     return "asyncio"

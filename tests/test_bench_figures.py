@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -19,7 +18,7 @@ from kernel_mcp.errors import CommandFailed
 from kernel_mcp.server import build_server
 from kernel_mcp.workspace import parse_config
 
-from conftest import BASIC_TOML, call, text_of
+from conftest import BASIC_TOML, call, commit_kernel_workspace, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -74,20 +73,6 @@ async def test_a_wrong_class_with_an_error_that_is_not_a_number_says_so_in_text(
     assert large["correct"] is False and large["failing_rows"] == 2 and large["worst_error"] == shown
     assert all(math.isfinite(s) for s in large["samples"])
     assert f"shape=large: WRONG (2 rows, worst {shown})" in text
-
-
-def commit_kernel_workspace(workspace: Path) -> None:
-    """The workspace's benchmark writes what kernel.py (the editable file) says: its time and error."""
-    (workspace / "kernel.py").write_text("US = 10.0\nERR = 0\n")
-    (workspace / "bench.py").write_text(
-        "import os, sys\nsys.path.insert(0, os.getcwd())\nfrom kernel import US, ERR\nos.makedirs('out', exist_ok=True)\n"
-        "open('out/bench.csv','w').write(f'shape,err_k,us_k\\nsmall,{ERR},{US}\\n')\n"
-    )
-    (workspace / ".gitignore").write_text("out/\n__pycache__/\n")
-    with (workspace / "kernel-mcp.toml").open("a") as toml:
-        toml.write('\n[harness]\neditable = ["kernel.py"]\n')
-    subprocess.run(["git", "-C", str(workspace), "add", "-A"], check=True)
-    subprocess.run(["git", "-C", str(workspace), "commit", "-qm", "bench", "--author", "t <t@example.invalid>"], check=True)
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ from kernel_mcp.mcp_tasks import LONG_TOOLS, TASKS_EXTENSION
 from kernel_mcp.server import TOOLS, build_server
 from kernel_mcp.tasks import TaskStore, mark_running
 
-from conftest import PY, write_toml
+from conftest import PY, commit_kernel_workspace, write_toml
 from run_pids import host_pid
 
 pytestmark = pytest.mark.anyio
@@ -151,16 +151,7 @@ async def test_sdk_client_declaring_the_extension_gets_the_answer_through_a_task
 
 async def test_an_experiment_evaluates_through_tasks(workspace):
     """experiment_start and experiment_evaluate as tasks: the candidate is judged and the answer carries the verdict."""
-    (workspace / "kernel.py").write_text("US = 10.0\nERR = 0\n")
-    (workspace / "bench.py").write_text(
-        "import os, sys\nsys.path.insert(0, os.getcwd())\nfrom kernel import US, ERR\nos.makedirs('out', exist_ok=True)\n"
-        "open('out/bench.csv','w').write(f'shape,err_k,us_k\\nsmall,{ERR},{US}\\n')\n"
-    )
-    (workspace / ".gitignore").write_text("out/\n__pycache__/\n.kernel-mcp/\n")
-    with (workspace / "kernel-mcp.toml").open("a") as toml:
-        toml.write('\n[harness]\neditable = ["kernel.py"]\n')
-    subprocess.run(["git", "-C", str(workspace), "add", "-A"], check=True)
-    subprocess.run(["git", "-C", str(workspace), "commit", "-qm", "bench", "--author", "t <t@example.invalid>"], check=True)
+    commit_kernel_workspace(workspace)
     tasks = TasksClient()
     async with Client(build_server(workspace), mode=MODERN, extensions=[tasks]) as client:
         start = await client.call_tool("experiment_start", {"tag": "tasks"})
@@ -352,14 +343,20 @@ def _sleeping_benchmark(workspace: Path) -> tuple[Path, Path]:
     parent, child = workspace / "bench.pid", workspace / "child.pid"
     note = "os.readlink('/proc/self/ns/pid') + ' ' + str(os.getpid())"
     child_code = f"import os, time; open({str(child)!r}, 'w').write({note}); time.sleep(600)"
-    (workspace / "bench.py").write_text(
+    _long_benchmark(
+        workspace,
         "import os, subprocess, sys, time\n"
         f"subprocess.Popen([sys.executable, '-c', {child_code!r}])\n"
         f"open({str(parent)!r}, 'w').write({note})\n"
-        "time.sleep(600)\n"
+        "time.sleep(600)\n",
     )
-    write_toml(workspace, (workspace / "kernel-mcp.toml").read_text().replace("timeout_s = 60", "timeout_s = 900"))
     return parent, child
+
+
+def _long_benchmark(workspace: Path, code: str) -> None:
+    """bench.py as `code`, with a time limit the test never reaches: what ends the run is the test's doing."""
+    (workspace / "bench.py").write_text(code)
+    write_toml(workspace, (workspace / "kernel-mcp.toml").read_text().replace("timeout_s = 60", "timeout_s = 900"))
 
 
 def _wait_for(path: Path) -> str:
@@ -495,13 +492,13 @@ async def test_over_streamable_http(workspace):
 def _gated_benchmark(workspace: Path) -> tuple[Path, Path]:
     """A benchmark that says it started, then waits for the test to let it finish: no sleep decides the order."""
     started, gate = workspace / "bench.started", workspace / "bench.go"
-    (workspace / "bench.py").write_text(
+    _long_benchmark(
+        workspace,
         "import os, time\n"
         f"open({str(started)!r}, 'w').write(str(os.getpid()))\n"
         f"while not os.path.exists({str(gate)!r}):\n    time.sleep(0.05)\n"
-        "os.makedirs('out', exist_ok=True)\nopen('out/bench.csv','w').write('shape,err_k,us_k\\nsmall,0,10.0\\n')\n"
+        "os.makedirs('out', exist_ok=True)\nopen('out/bench.csv','w').write('shape,err_k,us_k\\nsmall,0,10.0\\n')\n",
     )
-    write_toml(workspace, (workspace / "kernel-mcp.toml").read_text().replace("timeout_s = 60", "timeout_s = 900"))
     return started, gate
 
 
@@ -555,16 +552,7 @@ def test_sigterm_after_the_client_left_interrupts_the_task_and_kills_its_process
 
 def test_an_evaluation_as_a_task_over_raw_json_rpc(workspace, raw_servers):
     """experiment_start and experiment_evaluate declared as tasks: handles, then the verdict a plain call would give."""
-    (workspace / "kernel.py").write_text("US = 10.0\nERR = 0\n")
-    (workspace / "bench.py").write_text(
-        "import os, sys\nsys.path.insert(0, os.getcwd())\nfrom kernel import US, ERR\nos.makedirs('out', exist_ok=True)\n"
-        "open('out/bench.csv','w').write(f'shape,err_k,us_k\\nsmall,{ERR},{US}\\n')\n"
-    )
-    (workspace / ".gitignore").write_text("out/\n__pycache__/\n.kernel-mcp/\n")
-    with (workspace / "kernel-mcp.toml").open("a") as toml:
-        toml.write('\n[harness]\neditable = ["kernel.py"]\n')
-    subprocess.run(["git", "-C", str(workspace), "add", "-A"], check=True)
-    subprocess.run(["git", "-C", str(workspace), "commit", "-qm", "bench", "--author", "t <t@example.invalid>"], check=True)
+    commit_kernel_workspace(workspace)
     server = raw_servers(workspace)
     start = server.request("tools/call", {"name": "experiment_start", "arguments": {"tag": "raw"}})["result"]
     assert start["resultType"] == "task"
