@@ -19,25 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))  # this checkout's kernel_mcp, not whichever one the environment installed
 
-from docs_question_set import (  # noqa: E402
-    BLIND_2026_11_26,
-    BLIND_2026_11_26_FOURTH,
-    BLIND_2026_11_26_SECOND,
-    BLIND_2026_11_26_THIRD,
-    BLIND_2026_11_27_EIGHTH,
-    BLIND_2026_11_27_FIFTH,
-    BLIND_2026_11_27_NINTH,
-    BLIND_2026_11_27_SEVENTH,
-    BLIND_2026_11_27_SIXTH,
-    BLIND_KINDS,
-    FIFTH_AUTHOR,
-    FOURTH_AUTHOR,
-    QUESTIONS,
-    SECOND_AUTHOR,
-    SIXTH_AUTHOR,
-    THIRD_AUTHOR,
-    score,
-)
+from docs_question_set import BLIND_KINDS, SETS, score  # noqa: E402
 
 from kernel_mcp.docs import ingest, open_store  # noqa: E402
 
@@ -51,24 +33,7 @@ def main() -> None:
         store = open_store(Path(tmp) / ".kernel-mcp")
         report = ingest(store, [Path(args.docs)])
         print(f"index: {report.sources_total} sources, {report.sections_total} sections, {report.passages_total} passages")
-        sets = (
-            ("questions", QUESTIONS),
-            ("second author", SECOND_AUTHOR),
-            ("third author", THIRD_AUTHOR),
-            ("fourth author", FOURTH_AUTHOR),
-            ("fifth author", FIFTH_AUTHOR),
-            ("sixth author", SIXTH_AUTHOR),
-            ("written blind, 2026-11-26", BLIND_2026_11_26),
-            ("written blind, second set", BLIND_2026_11_26_SECOND),
-            ("written blind, third set", BLIND_2026_11_26_THIRD),
-            ("written blind, fourth set", BLIND_2026_11_26_FOURTH),
-            ("written blind, fifth set", BLIND_2026_11_27_FIFTH),
-            ("written blind, sixth set", BLIND_2026_11_27_SIXTH),
-            ("written blind, seventh set", BLIND_2026_11_27_SEVENTH),
-            ("written blind, eighth set", BLIND_2026_11_27_EIGHTH),
-            ("written blind, ninth set", BLIND_2026_11_27_NINTH),
-        )
-        results = [(name, questions, *score(store, questions)) for name, questions in sets]
+        results = [(name, questions, *score(store, questions)) for name, questions in SETS.items()]
     for name, questions, at1, at3, ranks in results:
         print(f"{name}: {len(questions)}  hit@1 {at1:.2f}  hit@3 {at3:.2f}  hit@3 >= 0.95: {'met' if at3 >= 0.95 else 'MISSED'}")
         kinds = sorted({BLIND_KINDS[q.query] for q, _ in ranks if q.query in BLIND_KINDS})

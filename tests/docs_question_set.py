@@ -698,6 +698,27 @@ BLIND_2026_11_27_EIGHTH = _written_blind("docs-questions-blind-2026-11-27-eighth
 BLIND_2026_11_27_NINTH = _written_blind("docs-questions-blind-2026-11-27-ninth.json")
 
 
+# Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
+# a new set is added here once
+SETS: dict[str, list[Question]] = {
+    "questions": QUESTIONS,
+    "second author": SECOND_AUTHOR,
+    "third author": THIRD_AUTHOR,
+    "fourth author": FOURTH_AUTHOR,
+    "fifth author": FIFTH_AUTHOR,
+    "sixth author": SIXTH_AUTHOR,
+    "written blind, 2026-11-26": BLIND_2026_11_26,
+    "written blind, second set": BLIND_2026_11_26_SECOND,
+    "written blind, third set": BLIND_2026_11_26_THIRD,
+    "written blind, fourth set": BLIND_2026_11_26_FOURTH,
+    "written blind, fifth set": BLIND_2026_11_27_FIFTH,
+    "written blind, sixth set": BLIND_2026_11_27_SIXTH,
+    "written blind, seventh set": BLIND_2026_11_27_SEVENTH,
+    "written blind, eighth set": BLIND_2026_11_27_EIGHTH,
+    "written blind, ninth set": BLIND_2026_11_27_NINTH,
+}
+
+
 def score(store: DocsStore, questions: list[Question] = QUESTIONS) -> tuple[float, float, list[tuple[Question, int | None]]]:
     """(hit@1, hit@3, each question with its rank)."""
     ranks = [(question, answer_rank(store, question)) for question in questions]
