@@ -696,6 +696,9 @@ BLIND_2026_11_27_EIGHTH = _written_blind("docs-questions-blind-2026-11-27-eighth
 # a ninth, written blind while TOML comments were made part of the tables' pages: measured once
 # before any tuning on it
 BLIND_2026_11_27_NINTH = _written_blind("docs-questions-blind-2026-11-27-ninth.json")
+# a tenth, written blind while the ranker stood as the ninth was measured on: measured once before
+# any tuning on it
+BLIND_2026_11_27_TENTH = _written_blind("docs-questions-blind-2026-11-27-tenth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -716,6 +719,7 @@ SETS: dict[str, list[Question]] = {
     "written blind, seventh set": BLIND_2026_11_27_SEVENTH,
     "written blind, eighth set": BLIND_2026_11_27_EIGHTH,
     "written blind, ninth set": BLIND_2026_11_27_NINTH,
+    "written blind, tenth set": BLIND_2026_11_27_TENTH,
 }
 
 

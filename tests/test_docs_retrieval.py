@@ -26,6 +26,7 @@ from docs_question_set import (
     BLIND_2026_11_27_EIGHTH,
     BLIND_2026_11_27_FIFTH,
     BLIND_2026_11_27_NINTH,
+    BLIND_2026_11_27_TENTH,
     BLIND_2026_11_27_SEVENTH,
     BLIND_2026_11_27_SIXTH,
     FIFTH_AUTHOR,
@@ -92,6 +93,7 @@ FLOORS = {
     "blind 2026-11-27, seventh": (BLIND_2026_11_27_SEVENTH, 50, 0.86, 0.62),  # measured once, unseen: 0.88 / 0.64
     "blind 2026-11-27, eighth": (BLIND_2026_11_27_EIGHTH, 50, 0.70, 0.64),  # measured once, unseen: 0.72 / 0.66
     "blind 2026-11-27, ninth": (BLIND_2026_11_27_NINTH, 50, 0.76, 0.54),  # measured once, unseen: 0.78 / 0.56
+    "blind 2026-11-27, tenth": (BLIND_2026_11_27_TENTH, 50, 0.80, 0.60),  # measured once, unseen: 0.82 / 0.62
 }
 
 
