@@ -46,6 +46,7 @@ from kernel_mcp.server import build_server  # noqa: E402
 EXAMPLE = REPO / "kernels" / "conv3d_depthwise"
 SCRATCH = Path(tempfile.gettempdir()) / "kernel-mcp-e2e"
 LOG: list[dict] = []
+NO_PRELOAD = False  # --no-preload
 
 
 def workspace(root: Path, command: list[str] | None = None, extra: str = "", repeats: int | None = None, source: Path = EXAMPLE) -> Path:
@@ -63,6 +64,8 @@ def workspace(root: Path, command: list[str] | None = None, extra: str = "", rep
     if repeats:
         assert "\nrepeats = " in text, f"no repeats line in {toml}"
         text = re.sub(r"^repeats = \d+$", f"repeats = {repeats}", text, count=1, flags=re.M)
+    if NO_PRELOAD:  # the runs as plain processes, each importing its modules itself
+        text = re.sub(r"^preload = \[.*\]\n", "", text, flags=re.M)
     toml.write_text(text + extra)
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     subprocess.run(["git", "-C", str(root), "add", "-A"], check=True)
@@ -782,7 +785,10 @@ def main() -> None:
     parser.add_argument("--slots", type=int, default=None, help="many-gpus: candidates at once (local engine; default every idle GPU)")
     parser.add_argument("--ray-address", default="auto", help="many-gpus --engine ray: the cluster to join")
     parser.add_argument("--limit-s", type=int, default=120, help="many-gpus: the benchmark's time limit (what the hang costs)")
+    parser.add_argument("--no-preload", action="store_true", help="drop the workspace's [benchmark] preload: every run imports its modules")
     args = parser.parse_args()
+    global NO_PRELOAD
+    NO_PRELOAD = args.no_preload
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.time()

@@ -245,7 +245,7 @@ def _close_pipes(proc: asyncio.subprocess.Process) -> None:
         transport.close()
 
 
-async def _pump(stream: asyncio.StreamReader, capture: StreamCapture) -> None:
+async def pump(stream: asyncio.StreamReader, capture: StreamCapture) -> None:
     log = open(capture.log_path, "wb") if capture.log_path is not None else None
     try:
         while True:
@@ -276,10 +276,12 @@ async def run(
     stdin_data: bytes | None = None,
     boundary: sandbox.Boundary | None = None,
     sweep: bool = True,
+    pass_fds: Sequence[int] = (),
 ) -> RunResult:
     """Run `argv` without a shell; see the module docstring for the guarantees. With a `boundary`
     (workspace code), the command and everything it starts may write only where it says, when the
-    kernel can seal runs here; `RunResult.sealed` says whether it did."""
+    kernel can seal runs here; `RunResult.sealed` says whether it did. `pass_fds` stay open in the
+    command (the fork server's control socket)."""
     argv = [str(a) for a in argv]
     if not argv:
         raise CommandFailed("empty command")
@@ -318,7 +320,7 @@ async def run(
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,  # its own process group, so the whole tree can be killed
             preexec_fn=containment.child_hook(sealing.hook() if sealing else None),
-            pass_fds=(sealing.fd,) if sealing else (),
+            pass_fds=((sealing.fd,) if sealing else ()) + tuple(pass_fds),
         )
     except BaseException as exc:
         containment.started(None, sealed=sealing is not None)
@@ -331,7 +333,7 @@ async def run(
     containment.started(proc.pid, escapable, sealed=sealing is not None)
 
     assert proc.stdout is not None and proc.stderr is not None  # both are pipes (above)
-    pumps = [asyncio.ensure_future(_pump(proc.stdout, out)), asyncio.ensure_future(_pump(proc.stderr, err))]
+    pumps = [asyncio.ensure_future(pump(proc.stdout, out)), asyncio.ensure_future(pump(proc.stderr, err))]
     if stdin_data is not None and proc.stdin is not None:
         proc.stdin.write(stdin_data)
         proc.stdin.close()

@@ -27,16 +27,16 @@ pytestmark = pytest.mark.anyio
 # start and end in ns, grid, block, registers, shared bytes, name; "end <records> <dropped>" at exit.
 LAUNCHES = textwrap.dedent("""
     import atexit, os, time
-    FOLDER = os.environ.get("KERNEL_MCP_KERNEL_TRACE_DIR")
     LINES = []
     def launch(name, seconds_of_work, recorded=None):
         start = time.monotonic_ns()
         time.sleep(seconds_of_work)
         ns = int((seconds_of_work if recorded is None else recorded) * 1e9)
         LINES.append(f"{start}\\t{start + ns}\\t64\\t1\\t1\\t256\\t1\\t1\\t32\\t0\\t0\\tvoid {name}(float const*, int)")
-    def _write():
-        if FOLDER:
-            with open(os.path.join(FOLDER, f"kernels-{os.getpid()}.tsv"), "w") as f:
+    def _write():  # the folder as the process has it when it ends (a fork server's run has its own)
+        folder = os.environ.get("KERNEL_MCP_KERNEL_TRACE_DIR")
+        if folder:
+            with open(os.path.join(folder, f"kernels-{os.getpid()}.tsv"), "w") as f:
                 f.write("\\n".join(LINES + [f"end\\t{len(LINES)}\\t0"]) + "\\n")
     atexit.register(_write)
 """)
@@ -120,6 +120,23 @@ async def test_a_real_gain_is_kept_from_the_kernel_records_of_the_benchmark_runs
     assert "time: benchmark runs" in attempt["measured"]
     runs = list((traced_ws / ".kernel-mcp" / "runs").glob("*experiment_evaluate*/kernels-*"))
     assert runs and not list((traced_ws / ".kernel-mcp" / "runs").glob("*profile_kernels*")), "no profiled runs of their own"
+
+
+async def test_with_preload_the_runs_are_forks_and_the_same_gain_is_kept(traced_ws):
+    """[benchmark] preload: each side's runs are forks of a fork server that imported the module once;
+    each run's records still land in its own pair's folder, and the decision is the same."""
+    toml = traced_ws / "kernel-mcp.toml"
+    toml.write_text(toml.read_text().replace('metric = "us_k"\n', 'metric = "us_k"\npreload = ["launches"]\n'))
+    repo = git.Repo(traced_ws)
+    repo.git.commit("-am", "preload", "--author", "t <t@example.invalid>")
+    attempt, _ = await _evaluate_change(traced_ws, "WORK = 0.15\n", "WORK = 0.11\n")
+    assert attempt["decision"] == "keep", attempt["reasons"]
+    assert "profiler GPU kernel time: -26.7%" in attempt["reasons"][0], attempt["reasons"]
+    assert "launches imported once per side by a fork server; each run a fork of it" in attempt["measured"]
+    folder = next((traced_ws / ".kernel-mcp" / "runs").glob("*experiment_evaluate*"))
+    assert sorted(p.name for p in folder.glob("forkserver-*.stderr.log")) == ["forkserver-best.stderr.log", "forkserver-candidate.stderr.log"]
+    pairs = sorted(folder.glob("kernels-*-candidate/pair-*"))
+    assert len(pairs) >= 3 and all(len(list(p.glob("kernels-*.tsv"))) == 1 for p in pairs)
 
 
 async def test_records_forged_inside_the_candidates_process_are_not_corroborated(traced_ws):

@@ -11,18 +11,19 @@ import math
 import secrets
 import shutil
 import time
-from contextlib import ExitStack
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import anyio
 from pydantic import BaseModel, field_validator
 
-from kernel_mcp import runner, safe_files, sandbox
+from kernel_mcp import forked_runs, runner, safe_files, sandbox
 from kernel_mcp.arch_registry import product_named
 from kernel_mcp.bench.results import TableFigures, figures, read_csv, shown
 from kernel_mcp.bench.stats import Comparison, compare, median, spread
 from kernel_mcp.errors import CommandFailed, InvalidInput, WorkspaceError
+from kernel_mcp.forked_runs import ForkServers
 from kernel_mcp.gpu import gate
 from kernel_mcp.models.gpu import GpuInfo
 from kernel_mcp.runner import ProgressFn
@@ -83,6 +84,7 @@ class BenchRun(BaseModel):
     )
     sealed: str | None = None  # the boundary every run had ("Landlock ABI 7"); None if any ran unsealed
     wall_s: list[float] = []  # each run's wall time, measured by the server: a witness the code cannot reach
+    forked: str | None = None  # with [benchmark] preload: how the runs started (forked from a fork server, or why not)
 
     @property
     def all_correct(self) -> bool:
@@ -169,13 +171,16 @@ async def run_benchmark(
     lease: gate.Lease | None = None,
     file_prefix: str = "bench",
     boundary: sandbox.Boundary | None = None,
+    forks: ForkServers | None = None,
     *,
     vendors: Vendors,
 ) -> BenchRun:
     """Run the fixed command `repeats` times on one gated GPU; `cwd` lets the ledger run it in its
     worktree (or BEST's), `lease` run it on a GPU the caller already holds, and `file_prefix` keeps
     the logs and CSVs of several calls into one run folder apart. Every run is sealed: `boundary`
-    (the ledger's, per side) or, by default, its own folder and a private one for this call."""
+    (the ledger's, per side) or, by default, its own folder and a private one for this call. With
+    `[benchmark] preload`, the runs are forks of a fork server per side (`forks`, the caller's across
+    calls, else one for this call; forked_runs.py), where runs get namespaces of their own."""
     cfg = ws.config.benchmark
     if cfg is None:
         raise WorkspaceError("kernel-mcp.toml has no [benchmark] table")
@@ -191,9 +196,13 @@ async def run_benchmark(
     floor_of = floor_note = None
     sealed: list[str | None] = []
     walls: list[float] = []
-    with ExitStack() as stack:
+    forked, fork_note = _forking(cfg, forks)
+    async with AsyncExitStack() as stack:
         if boundary is None:
             boundary = stack.enter_context(ws.sealed_side(root, f"{run.id}-{file_prefix}"))
+        if forked and forks is None:
+            forks = ForkServers(cfg.command, cfg.preload, run.folder)
+            stack.push_async_callback(forks.close)
         async with gate.use(ws.config.gate, str(root), progress, require_gpu=require_gpu, lease=lease, vendors=vendors) as lease:
             # the first benchmark on a GPU whose floor a measurement would draw measures it (once per GPU and driver)
             from kernel_mcp.hardware.calibration import ensure_for_floor
@@ -209,9 +218,13 @@ async def run_benchmark(
                 if progress is not None:
                     await progress(index - 1, repeats, f"benchmark run {index}/{repeats} on {lease.describe()}")
                 started = time.time()
-                result = await runner.run(
-                    cfg.command, cwd=root, timeout_s=cfg.timeout_s, env=env, log_dir=run.folder, log_name=f"{file_prefix}-{index}", boundary=boundary
-                )
+                if forked and forks is not None:
+                    server = forks.of(root, boundary, file_prefix.split("-")[0])
+                    result = await server.run(cfg.command, cwd=root, timeout_s=cfg.timeout_s, env=env, log_dir=run.folder, log_name=f"{file_prefix}-{index}")
+                else:
+                    result = await runner.run(
+                        cfg.command, cwd=root, timeout_s=cfg.timeout_s, env=env, log_dir=run.folder, log_name=f"{file_prefix}-{index}", boundary=boundary
+                    )
                 sealed.append(result.sealed)
                 walls.append(round(result.duration_s, 4))
                 if not result.ok:
@@ -246,7 +259,18 @@ async def run_benchmark(
         floor_note=floor_note,
         sealed=sealed[0] if sealed and None not in sealed else None,
         wall_s=walls,
+        forked=fork_note,
     )
+
+
+def _forking(cfg, forks: ForkServers | None) -> tuple[bool, str | None]:
+    """Whether the runs are forks of a fork server, and the note that says how they started."""
+    if not cfg.preload:
+        return False, None
+    why = forked_runs.unavailable()
+    if why:
+        return False, f"{', '.join(cfg.preload)} imported by every run: no fork server, {why}"
+    return True, f"{', '.join(cfg.preload)} imported once per side by a fork server; each run a fork of it"
 
 
 def floor_for(ws: Workspace, gpu: GpuInfo | None) -> tuple[Floor | None, str | None, str | None]:
@@ -298,6 +322,8 @@ class BenchAnswer(ToolOutput):
         ]
         if b.failure:
             lines.append(f"FAILED: {inline(b.failure)}")
+        if b.forked:
+            lines.append(b.forked)
         if b.floor_of or b.floor_note:
             lines.append("; ".join(part for part in (f"roofline floor from {b.floor_of}" if b.floor_of else None, b.floor_note) if part))
         for c in b.classes[:40]:

@@ -242,6 +242,7 @@ def attempt_fields(
             "gpu": bench.gpu if bench else None,
             "floor_of": bench.floor_of if bench else None,
             "floor_note": bench.floor_note if bench else None,
+            "forked": bench.forked if bench else None,
             "verdicts": {v.key: v.outcome for v in verdict.classes},
             **extra_evidence,
         },

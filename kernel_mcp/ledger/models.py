@@ -89,6 +89,8 @@ def measured_statement(evidence: Evidence) -> str | None:
     if evidence.wall_s is not None:
         parts.append(f"{len(evidence.runs)} runs in {evidence.wall_s:.0f} s")
     parts.append(f"sealed ({evidence.sealed})" if evidence.sealed else "UNSEALED (the runs could write outside their own tree)")
+    if evidence.forked:
+        parts.append(evidence.forked)
     if evidence.witness is not None:
         parts.append(f"witness (wall time per run): {evidence.witness.statement()}")
     if evidence.floor_of:

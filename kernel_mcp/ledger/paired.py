@@ -46,6 +46,7 @@ from kernel_mcp import runner, sandbox
 from kernel_mcp.bench import BenchRun, run_benchmark, worse
 from kernel_mcp.bench.stats import Comparison, clear_of, geomean, median, paired
 from kernel_mcp.errors import BackendMissing, CommandFailed, KernelMcpError
+from kernel_mcp.forked_runs import ForkServers
 from kernel_mcp.gpu import gate
 from kernel_mcp.ledger import spent
 from kernel_mcp.ledger.decide import matches, unsettled_classes
@@ -289,6 +290,9 @@ async def _measure(ws, run, folders, keep_metric, target, progress, lease, label
                     out.stopped = "the candidate's build failed"
                     return _finish(ws, out, started_all, keep_metric, held, vendors)
             lock_note = await _lock_clocks(ws, held, vendors)
+            bench_cfg = cfg.require_benchmark()
+            # with [benchmark] preload: one fork server per side for all its runs (forked_runs.py)
+            forks = ForkServers(bench_cfg.command, bench_cfg.preload, run.folder) if bench_cfg.preload else None
             try:
                 await _bench_pairs(
                     ws,
@@ -310,11 +314,14 @@ async def _measure(ws, run, folders, keep_metric, target, progress, lease, label
                     vendors,
                     needs_witness=keep_metric != "profiler",
                     tracer=tracer,
+                    forks=forks,
                 )
                 cand = out.candidate
                 if keep_metric == "profiler" and tracer is None and cand is not None and not unusable(cand) and not out.tampered:
                     await _profile_pairs(ws, run, folders, held, out, threshold, lo_pairs, hi_pairs, progress, sample, sides, checks, vendors)
             finally:
+                if forks is not None:
+                    await forks.close()
                 await _unlock_clocks(ws, held, lock_note, vendors)
             seals = [b.sealed for b in builds] + [b.sealed for b in (out.best, out.candidate) if b is not None]
             out.sealed = seals[0] if seals and all(s == seals[0] for s in seals) else None
@@ -341,6 +348,7 @@ async def _bench_pairs(
     vendors: Vendors,
     needs_witness: bool = True,
     tracer: KernelTracer | None = None,
+    forks: ForkServers | None = None,
 ) -> None:
     """Pairs of benchmark runs until the outcome is clear; a gain on the benchmark's own timer (the
     keep metric) is clear only once the witness has seen it too, or the pairs run out. With a
@@ -368,6 +376,7 @@ async def _bench_pairs(
                     lease=held,
                     file_prefix=f"{side}-{pair + 1}",
                     boundary=boundary,
+                    forks=forks,
                     vendors=vendors,
                 )
             rec = RunRecord(
@@ -464,10 +473,13 @@ class Traced:
         self.totals: dict[str, list[float]] = {"best": [], "candidate": []}
 
     def prepare(self, side: Side, pair: int, env: dict[str, str] | None, boundary: sandbox.Boundary) -> tuple[dict[str, str], sandbox.Boundary]:
-        folder = self.run.folder / f"kernels-{self.token}-{side}-{pair + 1}"
+        # one writable folder per side, a pair's records in a folder of their own inside it: every
+        # run of a side has the same boundary (a fork server's, forked_runs.py, is fixed at its start)
+        side_folder = self.run.folder / f"kernels-{self.token}-{side}"
+        folder = side_folder / f"pair-{pair + 1}"
         folder.mkdir(parents=True, exist_ok=True)
         self.folders[side] = folder
-        return {**(env or {}), **self.tracer.env_for(folder)}, boundary.with_writable(folder)
+        return {**(env or {}), **self.tracer.env_for(folder)}, boundary.with_writable(side_folder)
 
     def pair_done(self, pair: int) -> bool:
         """Read both sides' records of the pair just run and compare the GPU time so far; False when

@@ -101,6 +101,7 @@ class Evidence(BaseModel):
     spent: Spent | None = None  # where the evaluation's time went (ledger/spent.py)
     kernel_trace: str | None = None  # the tracer that recorded the GPU time inside the benchmark runs
     kernel_trace_note: str | None = None  # why the profiler measured runs of its own instead
+    forked: str | None = None  # with [benchmark] preload: how the runs started (forks of a fork server, or why not)
     code_fingerprint: str | None = None  # the candidate's code, comments and layout left out (same_code.py); None: not taken
     same_as: int | None = None  # a duplicate's attempt whose code it has (BEST's, or the one whose decision it quotes)
 

@@ -13,6 +13,7 @@ from pydantic_core import ErrorDetails
 
 from kernel_mcp import arch_registry, limits, safe_files
 from kernel_mcp.errors import KernelMcpError, WorkspaceError
+from kernel_mcp.forked_runs import script_of
 from kernel_mcp.patterns import AgentPattern
 
 if sys.version_info >= (3, 11):
@@ -97,6 +98,10 @@ class BenchmarkConfig(_Strict):
     build_command: list[str] = Field(
         default_factory=list, description="run once in BEST's and the candidate's tree before any timed run, so both builds are ready first"
     )
+    preload: list[str] = Field(
+        default_factory=list,
+        description="modules a `python script.py` benchmark imports, imported once per side by a fork server; each run is a fork of it",
+    )
 
     @field_validator("target_kernel")
     @classmethod
@@ -113,6 +118,20 @@ class BenchmarkConfig(_Strict):
         if any(not word for word in value):
             raise ValueError("words of the command must not be empty")
         return value
+
+    @field_validator("preload")
+    @classmethod
+    def _module_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not all(part.isidentifier() for part in name.split(".")):
+                raise ValueError(f"{name!r} is not a module name")
+        return value
+
+    @model_validator(mode="after")
+    def _preload_needs_a_script(self) -> BenchmarkConfig:
+        if self.preload and script_of(self.command) is None:
+            raise ValueError("preload needs a command of the form python script.py [arguments]")
+        return self
 
 
 class GateConfig(_Strict):
