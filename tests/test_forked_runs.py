@@ -111,6 +111,33 @@ async def test_the_preloaded_module_is_imported_once_and_each_run_starts_from_it
     assert (tree / "count").read_text() == "imported\n"
 
 
+async def test_a_run_ends_as_the_interpreter_ends_its_atexit_functions_and_the_c_librarys_run(side, tmp_path):
+    """A profiler's injected library (CUPTI's) writes its records from a C atexit function: a run that
+    left with os._exit lost them ("cut short", seen on an H100)."""
+    tree, boundary, env = side
+    command = _script(
+        tree,
+        "bench.py",
+        """
+        import atexit, ctypes, sys
+        atexit.register(lambda: print("python atexit", flush=True))
+        libc = ctypes.CDLL(None)
+        libc.fputs(b"in the C library's buffer until exit(3) flushes it\\n", ctypes.c_void_p.in_dll(libc, "stdout"))
+        print("buffered, not flushed", end="")
+        sys.exit(5)
+        """,
+    )
+    for modules in ([], ["ctypes"]):
+        server = await _server(tree, boundary, modules, command, tmp_path / "logs")
+        try:
+            result = await server.run(command, cwd=tree, timeout_s=LIMIT_S, env=env, log_dir=None, log_name="run")
+        finally:
+            await server.close()
+        assert result.returncode == 5
+        # the order `python bench.py | cat` prints them in, too
+        assert result.stdout.tail == "in the C library's buffer until exit(3) flushes it\nbuffered, not flushedpython atexit\n"
+
+
 async def test_nothing_a_run_left_alive_reaches_the_next_run(side, tmp_path):
     """The run leaves a detached daemon that holds a lock on a file: by the time its result comes
     back, the fork server has killed and reaped it, so the lock is free."""
