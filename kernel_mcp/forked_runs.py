@@ -125,16 +125,22 @@ class ForkServer:
     ) -> runner.RunResult:
         """One run of the benchmark (`argv` as the plain run has it), forked; the same result a
         plain run gives, its wall time measured from the request to the fork server's answer."""
-        if not self.alive:
-            await self.start(env, timeout_s)
-        assert self.control is not None
-        full_env = runner.build_env(env)
-        full_env.update(self.boundary.env)
-        full_env[containment.TOKEN_ENV] = containment.new_token()
         out = runner.StreamCapture(runner.DEFAULT_TAIL, log_dir / f"{log_name}.stdout.log" if log_dir else None, runner.DEFAULT_LOG_CAP)
         err = runner.StreamCapture(runner.DEFAULT_TAIL, log_dir / f"{log_name}.stderr.log" if log_dir else None, runner.DEFAULT_LOG_CAP)
         if log_dir is not None:
             log_dir.mkdir(parents=True, exist_ok=True)
+        if not self.alive:
+            try:
+                await self.start(env, timeout_s)
+            except CommandFailed as exc:  # the run fails, as a plain run whose imports fail does
+                err.feed(f"kernel-mcp: {exc.message}\n".encode(), None)
+                return runner.RunResult(
+                    argv=list(argv), cwd=os.fspath(cwd), returncode=None, timed_out=False, duration_s=0.0, stdout=out, stderr=err, limit_s=timeout_s
+                )
+        assert self.control is not None
+        full_env = runner.build_env(env)
+        full_env.update(self.boundary.env)
+        full_env[containment.TOKEN_ENV] = containment.new_token()
         loop = asyncio.get_running_loop()
         pipes = [os.pipe(), os.pipe()]
         pumps = []
@@ -248,6 +254,12 @@ class ForkServers:
         if key not in self.servers:
             self.servers[key] = ForkServer(self.command, self.modules, cwd=cwd, boundary=boundary, log_dir=self.log_dir, log_name=f"forkserver-{name}")
         return self.servers[key]
+
+    async def start_all(self, sides: Sequence[tuple[Path, sandbox.Boundary, str, Mapping[str, str] | None]], timeout_s: float) -> None:
+        """Start the fork servers of these sides at once, before the first timed run (the imports
+        overlap); one that fails is tried again by its first run, which then fails with the reason."""
+        servers = [(self.of(cwd, boundary, name), env) for cwd, boundary, name, env in sides]
+        await asyncio.gather(*(server.start(env, timeout_s) for server, env in servers if not server.alive), return_exceptions=True)
 
     async def close(self) -> None:
         for server in self.servers.values():

@@ -155,7 +155,6 @@ def run_as_main(path: str) -> None:
     main.__file__ = path
     main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
     main.__spec__ = None
-    main.__builtins__ = __builtins__
     sys.modules["__main__"] = main
     exec(code, main.__dict__)
 

@@ -282,8 +282,10 @@ async def test_a_module_that_cannot_be_imported_is_a_clear_error(side, tmp_path)
     command = _script(tree, "bench.py", "print('never')\n")
     server = await _server(tree, boundary, ["no_such_module_here"], command, tmp_path / "logs")
     with pytest.raises(CommandFailed, match="importing no_such_module_here: ModuleNotFoundError"):
-        await server.run(command, cwd=tree, timeout_s=LIMIT_S, env=env, log_dir=None, log_name="run")
+        await server.start(env, LIMIT_S)
+    result = await server.run(command, cwd=tree, timeout_s=LIMIT_S, env=env, log_dir=None, log_name="run")  # the run fails with the reason
     await server.close()
+    assert not result.ok and "importing no_such_module_here: ModuleNotFoundError" in result.stderr.tail and "never" not in result.stdout.tail
 
 
 def test_preload_needs_a_python_script_command():

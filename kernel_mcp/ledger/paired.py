@@ -355,6 +355,10 @@ async def _bench_pairs(
     `tracer`, each run also records its kernels' GPU time, the keep metric then."""
     sides: dict[str, list[BenchRun]] = {"best": [], "candidate": []}
     traced = Traced(ws, run, vendors, tracer, out) if tracer is not None else None
+    if forks is not None:
+        first = {s: traced.prepare(s, 0, slot_env, boundaries[s]) if traced else (slot_env, boundaries[s]) for s in ("best", "candidate")}
+        with spent.timing("fork server starts"):
+            await forks.start_all([(folders[s], first[s][1], s, first[s][0]) for s in ("best", "candidate")], ws.config.require_benchmark().timeout_s)
     for pair in range(hi_pairs):
         order: tuple[Side, Side] = ("best", "candidate") if pair % 2 == 0 else ("candidate", "best")
         for side in order:
