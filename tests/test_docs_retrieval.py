@@ -197,13 +197,17 @@ def test_an_arch_named_in_the_query_prefers_its_passages(rocm_store):
 
 def test_the_hardware_tables_are_pages_whose_rows_carry_their_source(tmp_path):
     """A figure that only a hardware table holds (H100 tensor cores) comes back from docs_search,
-    its row opening with the value as people write it and the primary source; a user's own TOML
-    file is no document."""
+    its row opening with the figure as the table file writes it (its key, the value in base units
+    with every digit: what a question naming the key asks for) beside the value as people write it,
+    and the primary source; the page's other figures show the same way; a user's own TOML file is
+    no document."""
     store = open_store(tmp_path / ".kernel-mcp")
     hit = docs_search(store, "H100 SXM tensor core count", None, 3).hits[0]
     assert hit.id.startswith("hardware/h100-sxm/compute#") and hit.arch == "sm_90", hit  # the product's own page
     row = docs_read(store, hit.id, 1, BUDGET).text
-    assert "figure: tensor_cores; value: 528 tensor cores" in row and "source: NVIDIA H100 whitepaper" in row
+    assert 'figure: tensor_cores = { value = 528, unit = "tensor cores" }; value: 528 tensor cores' in row, row
+    assert "source: NVIDIA H100 whitepaper" in row
+    assert 'hbm_bandwidth_bytes_per_s = { value = 3.35e12, unit = "bytes/s" } | 3.35 TB/s |' in row, row  # another group's figure
     hit = docs_search(store, "HBM bandwidth of one MI250X GCD", "gfx90a", 3).hits[0]
     assert "hbm_bandwidth_bytes_per_s; value: 1.6384 TB/s" in hit.snippet, hit
     (tmp_path / "mine.toml").write_text('arch = "zz"\n')
