@@ -500,3 +500,19 @@ async def test_isa_lookup_on_the_shipped_entries_names_the_target_that_has_it(tm
         assert answer.is_error and f"exists on {new} only" in text and f"isa-{new}/" in text
         found = await client.call_tool("isa_lookup", {"mnemonic": "ds_read_b128", "arch": new})
         assert not found.is_error and found.structured_content["exists_on"] == sorted([new, old])
+
+
+def test_a_product_described_by_its_memory_or_model_digits_is_the_product_asked_about(tmp_path):
+    """People name a product by what sets it apart ("the 141 GB Hopper card", "the liquid-cooled 355
+    part", "the 300-series"): a memory size that fits one product's table, or its model number's
+    digits, reads as that product, in the order described; a size several products share reads as none."""
+    from kernel_mcp.docs.ranking import described_products
+
+    assert described_products("the 141 GB Hopper card - is it faster than the 80 GB one?") == ["h200", "h100"]
+    assert described_products("on the 192 GB 300-series card") == ["mi300x"]
+    assert described_products("the CPU+GPU version of the 300-series") == ["mi300"]
+    assert described_products("a 288 GB card") == []  # the MI350X and the MI355X both carry 288 GiB
+    assert described_products("MI300X with 192 GB") == []  # named: nothing to read
+    store = open_store(tmp_path / ".kernel-mcp")
+    hit = docs_search(store, "bf16 ridge point of the liquid-cooled 355 part", None, 3).hits[0]
+    assert hit.id.startswith("hardware/mi355x/"), hit
