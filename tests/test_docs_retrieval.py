@@ -197,13 +197,17 @@ def test_an_arch_named_in_the_query_prefers_its_passages(rocm_store):
 
 def test_the_hardware_tables_are_pages_whose_rows_carry_their_source(tmp_path):
     """A figure that only a hardware table holds (H100 tensor cores) comes back from docs_search,
-    its row opening with the value as people write it and the primary source; a user's own TOML
-    file is no document."""
+    its row opening with the figure as the table file writes it (its key, the value in base units
+    with every digit: what a question naming the key asks for) beside the value as people write it,
+    and the primary source; the page's other figures show the same way; a user's own TOML file is
+    no document."""
     store = open_store(tmp_path / ".kernel-mcp")
     hit = docs_search(store, "H100 SXM tensor core count", None, 3).hits[0]
     assert hit.id.startswith("hardware/h100-sxm/compute#") and hit.arch == "sm_90", hit  # the product's own page
     row = docs_read(store, hit.id, 1, BUDGET).text
-    assert "figure: tensor_cores; value: 528 tensor cores" in row and "source: NVIDIA H100 whitepaper" in row
+    assert 'figure: tensor_cores = { value = 528, unit = "tensor cores" }; value: 528 tensor cores' in row, row
+    assert "source: NVIDIA H100 whitepaper" in row
+    assert 'hbm_bandwidth_bytes_per_s = { value = 3.35e12, unit = "bytes/s" } | 3.35 TB/s |' in row, row  # another group's figure
     hit = docs_search(store, "HBM bandwidth of one MI250X GCD", "gfx90a", 3).hits[0]
     assert "hbm_bandwidth_bytes_per_s; value: 1.6384 TB/s" in hit.snippet, hit
     (tmp_path / "mine.toml").write_text('arch = "zz"\n')
@@ -496,3 +500,19 @@ async def test_isa_lookup_on_the_shipped_entries_names_the_target_that_has_it(tm
         assert answer.is_error and f"exists on {new} only" in text and f"isa-{new}/" in text
         found = await client.call_tool("isa_lookup", {"mnemonic": "ds_read_b128", "arch": new})
         assert not found.is_error and found.structured_content["exists_on"] == sorted([new, old])
+
+
+def test_a_product_described_by_its_memory_or_model_digits_is_the_product_asked_about(tmp_path):
+    """People name a product by what sets it apart ("the 141 GB Hopper card", "the liquid-cooled 355
+    part", "the 300-series"): a memory size that fits one product's table, or its model number's
+    digits, reads as that product, in the order described; a size several products share reads as none."""
+    from kernel_mcp.docs.ranking import described_products
+
+    assert described_products("the 141 GB Hopper card - is it faster than the 80 GB one?") == ["h200", "h100"]
+    assert described_products("on the 192 GB 300-series card") == ["mi300x"]
+    assert described_products("the CPU+GPU version of the 300-series") == ["mi300"]
+    assert described_products("a 288 GB card") == []  # the MI350X and the MI355X both carry 288 GiB
+    assert described_products("MI300X with 192 GB") == []  # named: nothing to read
+    store = open_store(tmp_path / ".kernel-mcp")
+    hit = docs_search(store, "bf16 ridge point of the liquid-cooled 355 part", None, 3).hits[0]
+    assert hit.id.startswith("hardware/mi355x/"), hit

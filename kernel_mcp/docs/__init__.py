@@ -15,6 +15,7 @@ from pathlib import Path
 
 from kernel_mcp import safe_files
 from kernel_mcp.docs.hardware_pages import PAGE_PREFIX as HARDWARE_PAGES
+from kernel_mcp.docs.hardware_pages import figures_as_written
 from kernel_mcp.docs.store import DocsStore
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.arch_registry import arch_names, check_arch, docs_index_dir
@@ -149,6 +150,24 @@ def _page_size(budget: int) -> int:
     return max(400, budget - 600)  # room for the id, the citation and the children around the text
 
 
+def _as_written(text: str, written: dict[str, str]) -> str:
+    """A hardware table's rows with each figure's name as its file writes the figure (name = { value
+    = 1.6384e12, unit = "bytes/s" }) beside the value as people write it (1.6384 TB/s)."""
+    if not written:
+        return text
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("| "):
+            key = line[2:].split(" |", 1)[0]
+            if key in written:
+                lines[i] = "| " + written[key] + line[2 + len(key) :]
+        elif line.startswith("row: figure: "):
+            key = line[len("row: figure: ") :].split(";", 1)[0]
+            if key in written:
+                lines[i] = "row: figure: " + written[key] + line[len("row: figure: ") + len(key) :]
+    return "\n".join(lines)
+
+
 def _other_figures(store: DocsStore, page_id: str, shown: str = "", before: int = 0) -> str:
     """The rest of a hardware table's page, a row a line: a question about a product often asks two
     of its figures at once ("how many SMs and what boost clock"), and a hit opens at one. `shown`:
@@ -199,6 +218,8 @@ def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> Sect
         else:
             stream = ("... " if passage["start"] > 0 else "") + body[passage["start"] :]
         parent, children = row["id"], []
+    if row["id"].startswith(HARDWARE_PAGES):
+        stream = _as_written(stream, figures_as_written(row["id"]))
     size = _page_size(budget)
     pages = max(1, -(-len(stream) // size))
     if page < 1 or page > pages:

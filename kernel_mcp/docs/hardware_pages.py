@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from kernel_mcp.docs.readers import Section, split_headed
+from kernel_mcp.arch_registry import docs_index_dir
+from kernel_mcp.docs.readers import Section, slug, split_headed
 from kernel_mcp.docs.tables import pipe_table
 from kernel_mcp.errors import InvalidInput, KernelMcpError
 from kernel_mcp.hardware.quantities import EXACT, human
@@ -34,6 +36,8 @@ MAX_COMMENT = 1200  # characters of one comment block shown; a header longer tha
 
 _KEY = re.compile(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_-]+)(\s*\.\s*("[^"]*"|'[^']*'|[A-Za-z0-9_-]+))*\s*=""")
 _TABLE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+# a figure's line as the tables write it: name = { value = 1.6384e12, unit = "bytes/s", ... }
+_WRITTEN = re.compile(r"""^([A-Za-z0-9_]+)\s*=\s*\{\s*value\s*=\s*([^,}]+?)\s*(?:,\s*unit\s*=\s*("[^"]*"))?\s*[,}]""")
 
 
 @dataclass
@@ -91,6 +95,43 @@ def table_comments(text: str) -> TableComments:
         if (stripped.count('"""') + stripped.count("'''")) % 2 == 1:
             in_string = True
     return found
+
+
+def written_figures(text: str) -> dict[str, str]:
+    """Each figure of a table's [figures] as its file writes it, up to its unit
+    ('hbm_bandwidth_bytes_per_s = { value = 1.6384e12, unit = "bytes/s" }'): the page shows the value
+    as people write it (1.6384 TB/s), and a question that names the key asks for the value as the
+    file and hw_spec give it, in base units and with every digit."""
+    out: dict[str, str] = {}
+    table = ""
+    for line in text.splitlines():
+        header = _TABLE.match(line)
+        if header:
+            table = header.group(1).replace(" ", "")
+            continue
+        match = _WRITTEN.match(line.strip()) if table == "figures" else None
+        if match:
+            key, value, unit = match.groups()
+            out[key] = f"{key} = {{ value = {value}" + (f", unit = {unit}" if unit else "") + " }"
+    return out
+
+
+def figures_as_written(page_id: str) -> dict[str, str]:
+    """`written_figures` of the shipped table a hardware page (hardware/mi300x/...) was read from."""
+    page = "/".join(page_id.split("/")[:2])
+    return _written_in(str(docs_index_dir() / "hardware")).get(page, {})
+
+
+@lru_cache(maxsize=4)
+def _written_in(folder: str) -> dict[str, dict[str, str]]:
+    base = Path(folder)
+    out: dict[str, dict[str, str]] = {}
+    for path in [*sorted(base.glob("*.toml")), *sorted((base / "products").glob("*.toml"))]:
+        try:
+            out[PAGE_PREFIX + slug(path.stem)] = written_figures(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            continue  # the page still shows its figures as people write them
+    return out
 
 
 def _quoted(comment: str) -> str:

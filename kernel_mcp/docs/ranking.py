@@ -25,10 +25,11 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
-from kernel_mcp.arch_registry import products, registry
+from kernel_mcp.arch_registry import docs_index_dir, products, read_table, registry
 from kernel_mcp.docs.hardware_pages import PAGE_PREFIX as HARDWARE_PAGES
 from kernel_mcp.docs.readers import slug
 from kernel_mcp.docs.vocabulary import STOPWORDS, WORD, arch_names, archs_named, bridged, cached, compact, identifiers, name_parts, stem, synonyms, vendor_words
+from kernel_mcp.errors import KernelMcpError
 
 # How much a query word counts where it is found: in the passage (a table row with its header,
 # a chunk of prose), in its section's heading, or only in the headings above.
@@ -162,6 +163,57 @@ _PCI_ID = re.compile(r"(?:0x)?[0-9a-f]{4}")
 _EXCLUDED = re.compile(r"\((?:non-[\w-]+|not\b[^)]*)\)|\bnon-[\w-]+(?=\s*\()")
 
 
+# a product described rather than named: by its memory ("the 141 GB Hopper card", "the 192 GB one")
+# or by its model number's digits ("the liquid-cooled 355 part", "the 300-series card")
+_CAPACITY = re.compile(r"\b(\d{2,3})\s*gi?b\b(?!/)", re.I)
+_MODEL_DIGITS = re.compile(r"\b(\d{3})(?:[- ]?series\b|\s+(?:parts?|cards?|boards?|gpus?|accelerators?|models?)\b)", re.I)
+
+
+def _described() -> list[tuple[str, frozenset[int], str]]:
+    """Each product's model number ("mi300x"), its memory in GB and GiB, and its model number's digits."""
+
+    def build():
+        out = []
+        for entry in products().values():
+            model = next((w for w in WORD.findall(entry.label.lower()) if MODEL.fullmatch(w)), None)
+            if model is None:
+                continue
+            try:
+                figure = read_table(docs_index_dir() / "hardware" / "products" / f"{entry.slug}.toml").get("figures", {}).get("hbm_bytes", {})
+            except KernelMcpError:  # a table that cannot be read describes no memory
+                figure = {}
+            value = figure.get("value") if isinstance(figure, dict) else None
+            sizes = frozenset({round(value / 1e9), round(value / 2**30)}) if isinstance(value, (int, float)) else frozenset()
+            out.append((model, sizes, "".join(re.findall(r"\d", model))))
+        return out
+
+    return cached("described products", build)
+
+
+def described_products(text: str) -> list[str]:
+    """The model numbers of the products a query describes instead of naming them, in the order it
+    describes them ("the 141 GB card ... the 80 GB one": h200, h100): each memory size stated, narrowed
+    by the model number's digits stated, that fits one product (or the products of one model number,
+    h100 for both H100s); none where the query names a model number itself."""
+    sizes: list[int | None] = [int(m.group(1)) for m in _CAPACITY.finditer(text)]
+    digits = {m.group(1) for m in _MODEL_DIGITS.finditer(text)}
+    if not sizes and not digits:
+        return []
+    if any(MODEL.fullmatch(w) for w in WORD.findall(text.lower())):
+        return []
+    out: list[str] = []
+    for size in sizes or [None]:
+        fit = [
+            model
+            for model, memory, own in _described()
+            if (size is None or size in memory) and (not digits or any(own == d or (d.endswith("00") and own.startswith(d[:2])) for d in digits))
+        ]
+        models = {re.sub(r"(?<=\d)[a-z]+$", "", m) if len(fit) > 1 else m for m in fit}
+        if len(models) == 1 and (model := models.pop()) not in out:
+            out.append(model)
+    return out
+
+
 def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] = (None, None)) -> Query | None:
     """None when the text has no word to search for. `prefer`: the workspace's target arch and
     product (its model number, "MI355X"): where the query names no target, its target is the one
@@ -174,6 +226,7 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
     # "this card", "my GPU", "here": the target itself, which the arch (asked or the workspace's)
     # already stands for; as words they find every page that says "GPU" or "chip"
     plain = _DEVICE_ITSELF.sub(" ", plain)
+    plain += "".join(" " + m for m in described_products(plain))
     words = [w.lower() for w in WORD.findall(plain) if len(w) > 1 or w.isdigit()]
     if not words:
         return None
