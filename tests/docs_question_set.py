@@ -699,6 +699,9 @@ BLIND_2026_11_27_NINTH = _written_blind("docs-questions-blind-2026-11-27-ninth.j
 # a tenth, written blind while the ranker stood as the ninth was measured on: measured once before
 # any tuning on it
 BLIND_2026_11_27_TENTH = _written_blind("docs-questions-blind-2026-11-27-tenth.json")
+# an eleventh, written blind while the ranker was tuned leave-one-set-out on the first ten: measured
+# once before any tuning on it
+BLIND_2026_11_27_ELEVENTH = _written_blind("docs-questions-blind-2026-11-27-eleventh.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -720,6 +723,7 @@ SETS: dict[str, list[Question]] = {
     "written blind, eighth set": BLIND_2026_11_27_EIGHTH,
     "written blind, ninth set": BLIND_2026_11_27_NINTH,
     "written blind, tenth set": BLIND_2026_11_27_TENTH,
+    "written blind, eleventh set": BLIND_2026_11_27_ELEVENTH,
 }
 
 

@@ -27,6 +27,7 @@ from docs_question_set import (
     BLIND_2026_11_27_FIFTH,
     BLIND_2026_11_27_NINTH,
     BLIND_2026_11_27_TENTH,
+    BLIND_2026_11_27_ELEVENTH,
     BLIND_2026_11_27_SEVENTH,
     BLIND_2026_11_27_SIXTH,
     FIFTH_AUTHOR,
@@ -94,6 +95,7 @@ FLOORS = {
     "blind 2026-11-27, eighth": (BLIND_2026_11_27_EIGHTH, 50, 0.70, 0.64),  # measured once, unseen: 0.72 / 0.66
     "blind 2026-11-27, ninth": (BLIND_2026_11_27_NINTH, 50, 0.76, 0.54),  # measured once, unseen: 0.78 / 0.56
     "blind 2026-11-27, tenth": (BLIND_2026_11_27_TENTH, 50, 0.80, 0.60),  # measured once, unseen: 0.82 / 0.62
+    "blind 2026-11-27, eleventh": (BLIND_2026_11_27_ELEVENTH, 50, 0.78, 0.70),  # measured once, unseen: 0.80 / 0.72
 }
 
 
