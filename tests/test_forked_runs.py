@@ -296,3 +296,17 @@ def test_preload_needs_a_python_script_command():
             BenchmarkConfig.model_validate({**base, "command": command, "preload": ["torch"]})
     with pytest.raises(ValueError, match="not a module name"):
         BenchmarkConfig.model_validate({**base, "command": ["python3", "bench.py"], "preload": ["torch; rm"]})
+
+
+def test_without_namespaces_the_runs_start_plainly_and_say_why(monkeypatch):
+    """kill(-1) is confined to a run only in a PID namespace of its own: without one, no fork server."""
+    from kernel_mcp.bench import _forking
+
+    cfg = BenchmarkConfig.model_validate(
+        {"command": ["python3", "bench.py"], "csv": "out.csv", "correctness": {"column": "err", "rule": "== 0"}, "metric": "us", "preload": ["torch"]}
+    )
+    assert _forking(cfg, None) == (True, "torch imported once per side by a fork server; each run a fork of it")
+    monkeypatch.setenv(sandbox.NAMESPACES_ENV, "off")
+    forked, note = _forking(cfg, None)
+    assert not forked and note is not None
+    assert note.startswith("torch imported by every run: no fork server, runs get no PID namespace of their own here (turned off")
