@@ -82,7 +82,8 @@ class ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         theirs.set_inheritable(True)
         source = PROGRAM.read_text(encoding="utf-8")
-        argv = [self.command[0], "-c", source, str(theirs.fileno()), self.script_dir, *self.modules]
+        writable = json.dumps([os.fspath(folder) for folder in (*self.boundary.writable, *sandbox.ALWAYS_WRITABLE)])
+        argv = [self.command[0], "-c", source, str(theirs.fileno()), self.script_dir, writable, *self.modules]
         self.task = asyncio.ensure_future(
             runner.run(
                 argv,
