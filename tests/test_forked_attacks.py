@@ -85,6 +85,37 @@ async def test_the_fork_servers_own_imports_never_come_from_the_tree(side, plant
     assert not (tree / "planted-ran").exists()
 
 
+# Stands for a fork server that answers what it likes (one whose code an attacker runs): a module of the
+# site folder, outside what the runs may write, that replaces the fork server's `send`.
+HOSTILE = textwrap.dedent("""
+    import __main__, os, socket, sys
+    mode = os.environ["HOSTILE"]
+    answers = {"not json": b"\\xff{", "a list": b'["status"]', "a word": b'{"status": "zero"}',
+               "a huge number": b'{"status": 1180591620717411303424}', "a stopped process": b'{"status": 4991}'}
+    if mode == "ready as a list":
+        data = b'["ready"]'
+        socket.socket(fileno=int(sys.argv[1])).sendall(__main__.HEADER.pack(len(data)) + data)
+    real = __main__.send
+    def send(sock, message):
+        if "status" not in message:
+            return real(sock, message)
+        sock.sendall(__main__.HEADER.pack(len(answers[mode])) + answers[mode])
+    __main__.send = send
+""")
+
+
+@pytest.mark.parametrize("mode", ["not json", "a list", "a word", "a huge number", "a stopped process", "ready as a list"])
+async def test_a_hostile_answer_fails_the_run_with_the_reason_and_never_the_evaluation(side, mode):
+    """The attack: answers were trusted to be a JSON object with a wait status; anything else raised out of
+    the run (TypeError, ValueError, OverflowError, AttributeError) and ended the whole evaluation."""
+    tree, boundary, env, site = side
+    (site / "hostile.py").write_text(HOSTILE)
+    command = _script(tree, "print('measured')\n")
+    [result] = await _runs(tree, boundary, {**env, "HOSTILE": mode}, ["hostile"], command)
+    assert not result.ok and result.returncode is None
+    assert "the fork server" in result.stderr.tail and "answered" in result.stderr.tail, result.stderr.tail
+
+
 def _root() -> None:
     if os.getuid() != 0:
         pytest.skip("only a root server's runs hold the capabilities this attack needs")
