@@ -121,6 +121,36 @@ def _root() -> None:
         pytest.skip("only a root server's runs hold the capabilities this attack needs")
 
 
+async def test_a_root_run_cannot_change_the_kernels_settings(side):
+    """The attack: a root server's runs keep their capabilities, and /proc was writable for the GPU
+    driver: /proc/sys/kernel/core_pattern (a program the kernel runs as root, outside every seal, when
+    any process dumps core), the other sysctls (the scheduler's, the memory's), IRQ affinity. The run's
+    /proc/sys and its kin are read-only now. (The test writes back the value there is: no change.)"""
+    _root()
+    tree, boundary, env, _site = side
+    command = _script(
+        tree,
+        """
+        import os
+        seen = []
+        for path in ("/proc/sys/kernel/core_pattern", "/proc/sys/vm/swappiness"):
+            value = open(path).read()
+            try:
+                with open(path, "w") as f:
+                    f.write(value)
+                seen.append("written")
+            except OSError as exc:
+                seen.append(exc.strerror)
+        with open("/proc/self/oom_score_adj", "w") as f:  # the run's own entries stay its own
+            f.write("0")
+        print(seen)
+        """,
+    )
+    [result] = await _runs(tree, boundary, env, [], command)
+    assert result.ok, result.stderr.tail
+    assert result.stdout.tail.strip() == "['Read-only file system', 'Read-only file system']"
+
+
 async def test_a_leftover_in_a_nested_pid_namespace_is_gone_before_the_answer(side, tmp_path):
     """Blocked already: a root run starts a PID namespace of its own and leaves a process there (its
     parent the nested init, not the fork server) holding a lock. kill(-1) reaches nested namespaces and
