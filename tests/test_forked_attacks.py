@@ -151,6 +151,35 @@ async def test_a_root_run_cannot_change_the_kernels_settings(side):
     assert result.stdout.tail.strip() == "['Read-only file system', 'Read-only file system']"
 
 
+async def test_a_root_run_cannot_make_device_files(side):
+    """The attack: a root run could mknod a device file in its tree or in the machine's /dev (a raw disk,
+    /dev/mem), and through it write outside its tree; a node made in /dev outlived the run."""
+    _root()
+    tree, boundary, env, _site = side
+    command = _script(
+        tree,
+        """
+        import os, stat
+        seen = []
+        for path, kind in (("disk", stat.S_IFBLK), ("mem", stat.S_IFCHR), ("/dev/kmcp-attack-mem", stat.S_IFCHR)):
+            try:
+                os.mknod(path, kind | 0o600, os.makedev(1, 1))
+                seen.append("made")
+            except OSError as exc:
+                seen.append(exc.strerror)
+        print(seen)
+        """,
+    )
+    try:
+        [result] = await _runs(tree, boundary, env, [], command)
+    finally:
+        made = os.path.lexists("/dev/kmcp-attack-mem")
+        if made:
+            os.unlink("/dev/kmcp-attack-mem")
+    assert result.ok, result.stderr.tail
+    assert result.stdout.tail.strip() == str(["Permission denied"] * 3) and not made
+
+
 async def test_a_leftover_in_a_nested_pid_namespace_is_gone_before_the_answer(side, tmp_path):
     """Blocked already: a root run starts a PID namespace of its own and leaves a process there (its
     parent the nested init, not the fork server) holding a lock. kill(-1) reaches nested namespaces and
