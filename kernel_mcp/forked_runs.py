@@ -58,6 +58,18 @@ def _same(protocol: asyncio.StreamReaderProtocol) -> asyncio.StreamReaderProtoco
     return protocol
 
 
+def _exit_code(answer: dict | None) -> int | None:
+    """The run's exit code (negative: the signal that ended it) from an answer's wait status; None
+    for no answer, or a status no ended process has."""
+    status = (answer or {}).get("status")
+    if not isinstance(status, int) or isinstance(status, bool) or not 0 <= status <= 0xFFFF:
+        return None
+    try:
+        return os.waitstatus_to_exitcode(status)
+    except ValueError:  # stopped, not ended
+        return None
+
+
 class ForkServer:
     """One side's fork server: started at its first run, ended by `close`."""
 
@@ -82,7 +94,8 @@ class ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         theirs.set_inheritable(True)
         source = PROGRAM.read_text(encoding="utf-8")
-        argv = [self.command[0], "-c", source, str(theirs.fileno()), self.script_dir, *self.modules]
+        writable = json.dumps([os.fspath(folder) for folder in (*self.boundary.writable, *sandbox.ALWAYS_WRITABLE)])
+        argv = [self.command[0], "-c", source, str(theirs.fileno()), self.script_dir, writable, *self.modules]
         self.task = asyncio.ensure_future(
             runner.run(
                 argv,
@@ -165,11 +178,13 @@ class ForkServer:
             timed_out, answer = True, None
             await self.close(kill=True)
         duration = time.monotonic() - started
-        if answer is not None and "status" in answer:
-            returncode = os.waitstatus_to_exitcode(int(answer["status"]))
-        elif not timed_out:
-            why = (answer or {}).get("error") or await self._ended_why()
-            err.feed(f"\nkernel-mcp: the fork server ended before the run did: {why}\n".encode(), None)
+        returncode = _exit_code(answer)
+        if returncode is None and not timed_out:
+            if answer is None:
+                said = f"the fork server ended before the run did: {await self._ended_why()}"
+            else:
+                said = f"the fork server answered no exit status for the run: {answer.get('error') or repr(answer)[:200]}"
+            err.feed(f"\nkernel-mcp: {said}\n".encode(), None)
             await self.close(kill=True)
         _done, pending = await asyncio.wait(pumps, timeout=runner.PIPE_GRACE_S)
         for pump in pending:
@@ -209,7 +224,13 @@ class ForkServer:
             if not more:
                 return None
             body += more
-        return json.loads(body)
+        # an answer is checked, never trusted to be well formed: a fork server that misbehaves fails the
+        # run with what it said, and never raises out of the evaluation
+        try:
+            answer = json.loads(body)
+        except ValueError:
+            answer = None
+        return answer if isinstance(answer, dict) else {"error": f"it answered {bytes(body[:200])!r}, not a JSON object"}
 
     async def _ended_why(self) -> str:
         if self.task is None:

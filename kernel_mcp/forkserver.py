@@ -15,7 +15,8 @@ answers: nothing of one run is alive when the next run of either side starts. It
 outside a PID namespace of its own, where kill(-1) would reach the user's other processes. It is not
 dumpable, so a run cannot read its control socket through /proc; a run that kills it fails its side.
 
-Protocol on the control socket (argv[1] names its descriptor): each message is 4 bytes of length
+Arguments: the control socket's descriptor, the script's folder, the folders the runs may write (JSON), the
+modules. Protocol on the control socket: each message is 4 bytes of length
 (big-endian) and a JSON object. This program says {"ready": ...} or {"error": ...} once, then answers
 each request {"argv": [...], "cwd": ..., "env": {...}} (with the run's stdout and stderr descriptors
 attached) with {"status": <wait status>}. The server closing the socket ends it.
@@ -23,12 +24,18 @@ attached) with {"status": <wait status>}. The server closing the socket ends it.
 Only the standard library (run by the workspace's interpreter, where this package may not be installed).
 """
 
-import ctypes
+import sys
+
+# `python -c` puts the working folder, the run's tree, first on sys.path: a `json.py` or `ctypes/` there
+# would be what this program imports, and run here, one Landlock layer out of the runs
+if sys.path and sys.path[0] in ("", "."):
+    del sys.path[0]
+
+import ctypes  # (after the line above, as every import here)
 import json
 import os
 import socket
 import struct
-import sys
 
 PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE = 36, 4
 SYS_CREATE_RULESET, SYS_RESTRICT_SELF = 444, 446  # the unified system call table: x86-64 and aarch64
@@ -225,26 +232,71 @@ def serve(control: socket.socket) -> None:
         send(control, {"status": status})
 
 
+class NothingRunsWrite:
+    """While the fork server imports its modules: a module found inside a folder the side's runs may
+    write (its tree, its private folder, /dev) is refused, and named. The fork server is one Landlock
+    layer out of its runs and holds the control socket: code a run could plant there (a `torch.py` or
+    `inspect.py` beside the script, found first through sys.path[0]) would run here, answer for the
+    side's runs and outlive them into the other side's. The runs themselves import what they like.
+
+    The interpreter's own installation is exempt: a virtual environment inside the user's checkout (the
+    tree of a plain benchmark call, which has no other side) is where torch comes from; the evaluation's
+    trees are worktrees, which hold none."""
+
+    def __init__(self, folders: list[str]) -> None:
+        self.folders = [os.path.join(os.path.realpath(folder), "") for folder in folders]
+        self.installed = {os.path.join(os.path.realpath(prefix), "") for prefix in (sys.prefix, sys.exec_prefix, sys.base_prefix)}
+        self.refused: list[str] = []
+
+    def inside(self, place: str) -> bool:
+        paths = (os.path.abspath(place), os.path.realpath(place))
+        return any(path.startswith(folder) and not any(path.startswith(own) for own in self.installed) for path in paths for folder in self.folders)
+
+    def find_spec(self, name, path=None, target=None):
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        for place in [spec.origin, *(spec.submodule_search_locations or [])]:
+            if isinstance(place, str) and os.path.isabs(place) and self.inside(place):
+                self.refused.append(f"{name} ({place})")
+                raise ImportError(f"{name} would be imported from {place}, which the runs may write", name=name)
+        return spec
+
+
 def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
-    script_dir, modules = sys.argv[2], sys.argv[3:]
+    script_dir, writable, modules = sys.argv[2], json.loads(sys.argv[3]), sys.argv[4:]
+    import importlib
+    import traceback  # before sys.path[0] names the script's folder: the server's own imports come from Python's
+
     if os.getppid() != 1:
         send(control, {"error": "not in a PID namespace of its own: a run's leftovers could not be killed safely"})
         sys.exit(3)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         send(control, {"error": "could not become the subreaper of its runs"})
         sys.exit(3)
-    sys.path[0] = script_dir  # as `python script.py` has it, so a module resolves as the run would find it
-    import importlib
-    import traceback
-
+    sys.path.insert(0, script_dir)  # as `python script.py` has it, so a module resolves as the run would find it
+    guard = NothingRunsWrite(writable)
+    sys.meta_path.insert(0, guard)
     for name in modules:
         try:
             importlib.import_module(name)
+            if guard.refused:  # caught by the module that tried it: refused all the same
+                raise ImportError(f"{guard.refused[0]} is inside what the runs may write")
         except BaseException:  # any failure is the answer, not a crash
-            send(control, {"error": f"importing {name}: " + traceback.format_exc(limit=-1).strip().splitlines()[-1]})
+            why = traceback.format_exc(limit=-1).strip().splitlines()[-1]
+            if guard.refused:
+                why += "; the fork server imports nothing a run could change (name only installed modules in [benchmark] preload)"
+            send(control, {"error": f"importing {name}: " + why})
             sys.stderr.flush()
             os._exit(3)  # the modules imported so far may have atexit functions: none of them runs
+    sys.meta_path.remove(guard)  # the runs import as `python script.py` would
     libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     threads = sys.modules["threading"].active_count() if "threading" in sys.modules else 1
     send(control, {"ready": True, "modules": modules, "threads": threads})

@@ -286,9 +286,12 @@ class Sealing:
             raise OSError(errno.ENOSYS, "no C library to reach Landlock")
         self.isolation, _ = isolation()
         abi = landlock_abi()
-        self.rights = rights = _write_rights(abi)
+        handled = _write_rights(abi)
+        # device files are handled and granted nowhere: a root run (CAP_MKNOD) could make a raw disk's or
+        # /dev/mem's node in its tree or in the machine's /dev (where it outlives the run) and write through it
+        self.rights = rights = handled & ~(_MAKE_CHAR | _MAKE_BLOCK)
         # scoped (ABI 6): no signal to, and no connection to an abstract Unix socket of, anything outside the run
-        attr = _RulesetAttr(handled_access_fs=rights, handled_access_net=0, scoped=_SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET if abi >= 6 else 0)
+        attr = _RulesetAttr(handled_access_fs=handled, handled_access_net=0, scoped=_SCOPE_SIGNAL | _SCOPE_ABSTRACT_UNIX_SOCKET if abi >= 6 else 0)
         size = ctypes.sizeof(_RulesetAttr) if abi >= 6 else 8  # older kernels know only the first field
         fd = LIBC.syscall(_SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.c_size_t(size), ctypes.c_uint32(0))
         if fd < 0:

@@ -29,7 +29,12 @@ import select
 import sys
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
-MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 8, 1 << 12, 1 << 14, 1 << 18
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 1 << 12, 1 << 14, 1 << 18
+# The kernel's settings under /proc, read-only in the run's /proc as container runtimes make them: a root
+# server's runs keep CAP_SYS_ADMIN, and /proc stays writable for the GPU driver, so a run could set
+# kernel.core_pattern (a program the kernel runs as root outside every seal), the scheduler's and
+# memory's sysctls (BEST's runs slowed after it ends), IRQ affinity or PCI configuration space.
+KERNEL_SETTINGS = (b"/proc/sys", b"/proc/sysrq-trigger", b"/proc/irq", b"/proc/bus", b"/proc/fs")
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 SYS_ADD_RULE, SYS_RESTRICT_SELF = 445, 446
 RULE_PATH_BENEATH = 1
@@ -87,6 +92,17 @@ def private_mounts() -> None:
 def mount_proc() -> None:
     """In init: a /proc that shows the namespace's processes only."""
     _check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mounting /proc")
+
+
+def read_only_kernel_settings() -> None:
+    """In init, after mount_proc: KERNEL_SETTINGS read-only (one this kernel lacks needs nothing)."""
+    for path in KERNEL_SETTINGS:
+        if libc.mount(path, path, None, MS_BIND | MS_REC, None) != 0:
+            err = ctypes.get_errno()
+            if err == errno.ENOENT:
+                continue
+            raise Refused(f"covering {path.decode()}: {os.strerror(err)}", err)
+        _check(libc.mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, None), f"making {path.decode()} read-only")
 
 
 def hide_sockets(paths: list[str]) -> None:
@@ -262,6 +278,7 @@ def run(ruleset: int, rights: int, user: bool, proc: bool, sockets: list[str], a
             private_mounts()
             if proc:
                 mount_proc()
+                read_only_kernel_settings()
             hide_sockets(sockets)
             enter_landlock(ruleset, rights, proc)
         except (Refused, OSError) as exc:
@@ -313,6 +330,7 @@ def probe() -> dict:
         try:
             private_mounts()
             mount_proc()
+            read_only_kernel_settings()
             answer["proc_self"] = os.readlink("/proc/self")
         except (Refused, OSError) as exc:
             answer["proc_error"] = str(exc)

@@ -122,9 +122,15 @@ async def test_a_real_gain_is_kept_from_the_kernel_records_of_the_benchmark_runs
     assert runs and not list((traced_ws / ".kernel-mcp" / "runs").glob("*profile_kernels*")), "no profiled runs of their own"
 
 
-async def test_with_preload_the_runs_are_forks_and_the_same_gain_is_kept(traced_ws):
+async def test_with_preload_the_runs_are_forks_and_the_same_gain_is_kept(traced_ws, tmp_path, monkeypatch):
     """[benchmark] preload: each side's runs are forks of a fork server that imported the module once;
-    each run's records still land in its own pair's folder, and the decision is the same."""
+    each run's records still land in its own pair's folder, and the decision is the same. The module is
+    installed (on PYTHONPATH, outside the workspace) as torch is: a fork server imports nothing from
+    what the runs may write (test_forked_attacks.py)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    os.replace(traced_ws / "launches.py", site / "launches.py")
+    monkeypatch.setenv("PYTHONPATH", str(site))
     toml = traced_ws / "kernel-mcp.toml"
     toml.write_text(toml.read_text().replace('metric = "us_k"\n', 'metric = "us_k"\npreload = ["launches"]\n'))
     repo = git.Repo(traced_ws)
