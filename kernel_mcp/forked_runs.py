@@ -118,11 +118,10 @@ class ForkServer:
             theirs.close()
         if not receiving.done():
             receiving.cancel()
-            ended = self.task.done()
-            await self.close()
-            if not ended:
+            if not self.task.done():
+                await self.close()
                 raise CommandFailed(f"the fork server did not import {', '.join(self.modules)} within {timeout_s:g} s")
-            answer = None
+            answer = None  # it ended: why, from its result, below (before close forgets it)
         else:
             answer = receiving.result()
         if answer is None or not answer.get("ready"):

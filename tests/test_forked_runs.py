@@ -310,3 +310,58 @@ def test_without_namespaces_the_runs_start_plainly_and_say_why(monkeypatch):
     forked, note = _forking(cfg, None)
     assert not forked and note is not None
     assert note.startswith("torch imported by every run: no fork server, runs get no PID namespace of their own here (turned off")
+
+
+UNPRIVILEGED = textwrap.dedent(
+    """
+    import asyncio, json, os, shutil, sys
+    from pathlib import Path
+    from kernel_mcp import forked_runs, sandbox
+
+    tree = Path(sys.argv[1])
+    (tree / "bench.py").write_text(
+        "import ctypes, os, sys\\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\\n"
+        "pidfd = libc.syscall(434, ctypes.c_int(os.getppid()), ctypes.c_uint(0))\\n"
+        "taken = [n for n in range(64) if libc.syscall(438, ctypes.c_int(pidfd), ctypes.c_int(n), ctypes.c_uint(0)) >= 0]\\n"
+        "print(json_taken := repr(taken), os.getuid(), 'colorsys' in sys.modules)\\n"
+    )
+
+    if forked_runs.unavailable():  # this uid cannot start this Python without the right to read it: try again with it
+        sys.exit(forked_runs.unavailable())
+
+    # the runs have no capability: where this Python lies out of their reach, the system's runs them
+    python = sys.executable if os.access(sys.executable, os.X_OK) else shutil.which("python3", path="/usr/bin:/bin")
+
+    async def main():
+        with sandbox.side(tree, tree / "state", "u") as boundary:
+            server = forked_runs.ForkServer([python, "bench.py"], ["colorsys"], cwd=tree, boundary=boundary, log_dir=tree / "logs", log_name="fs")
+            try:
+                runs = [await server.run([python, "bench.py"], cwd=tree, timeout_s=60, env=None, log_dir=None, log_name="r") for _ in range(2)]
+            finally:
+                await server.close()
+        print(json.dumps({"unavailable": forked_runs.unavailable(), "sealed": runs[0].sealed, "ok": [r.ok for r in runs],
+                          "out": [r.stdout.tail.strip() for r in runs], "err": [r.stderr.tail[-300:] for r in runs]}))
+
+    asyncio.run(main())
+    """
+)
+
+
+def test_an_unprivileged_servers_fork_server_works_in_its_user_namespace(tmp_path):
+    """Most users' servers are not root: the fork server runs in the run's user namespace, without
+    capabilities, and its runs still cannot take its descriptors."""
+    import os
+
+    import unprivileged
+
+    if os.getuid() != 0:
+        pytest.skip("the rest of this suite already runs as an unprivileged user")
+    with unprivileged.tree("kmcp-fork-") as tree:
+        script = tree / "server.py"
+        script.write_text(UNPRIVILEGED)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(Path(sandbox.__file__).parent.parent), "HOME": str(tree)}
+        answer = unprivileged.run_json([sys.executable, str(script), str(tree)], tree, env, LIMIT_S)
+    assert answer["unavailable"] is None and "own user, PID and mount namespaces" in (answer["sealed"] or ""), answer["err"]
+    assert answer["ok"] == [True, True], answer
+    assert answer["out"] == [f"[] {unprivileged.UID} True"] * 2, answer
