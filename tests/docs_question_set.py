@@ -702,6 +702,9 @@ BLIND_2026_11_27_TENTH = _written_blind("docs-questions-blind-2026-11-27-tenth.j
 # an eleventh, written blind while the ranker was tuned leave-one-set-out on the first ten: measured
 # once before any tuning on it
 BLIND_2026_11_27_ELEVENTH = _written_blind("docs-questions-blind-2026-11-27-eleventh.json")
+# a twelfth, written blind while a sixth round was tried (nothing of it kept): measured once before
+# any tuning on it
+BLIND_2026_11_27_TWELFTH = _written_blind("docs-questions-blind-2026-11-27-twelfth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -724,6 +727,7 @@ SETS: dict[str, list[Question]] = {
     "written blind, ninth set": BLIND_2026_11_27_NINTH,
     "written blind, tenth set": BLIND_2026_11_27_TENTH,
     "written blind, eleventh set": BLIND_2026_11_27_ELEVENTH,
+    "written blind, twelfth set": BLIND_2026_11_27_TWELFTH,
 }
 
 
