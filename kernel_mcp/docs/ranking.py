@@ -45,6 +45,11 @@ OWN_WORD = 60  # a word in this many passages is the documents' own: the bridge 
 OTHER_TARGET = 0.5  # a page about another target than the one asked about (0.7 let the H100 occupancy rule outrank MI300X's)
 DTYPE_LIFT = 1.4  # a passage naming the data type or cache level the query names
 BRIDGED = 0.8  # a term found only as the documents' word for it (bridge.toml) counts for less than the word itself
+# a passage that defines another name than those the query names (a counter, an instruction, a
+# variable) is about that one, even where it mentions the asked name ("convert
+# SQ_INSTS_VALU_MFMA_MOPS_BF16 into FLOPs" is no question about the MFMA instruction entry that says
+# which counter counts it)
+OTHER_NAME = 0.7
 # products named together that make a comparison ("MI350X vs MI300X vs H100"); two are often a
 # question about one with the other as its context ("does it still exist on MI350X?")
 COMPARED = 3
@@ -569,11 +574,14 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
         elif r["id"].startswith(HARDWARE_PAGES):
             factor *= ARCH_TABLES_FACTOR if r["id"].split("/")[1] in arch_pages() else TABLES_FACTOR
         keys, defines = r["keys"].split(), r["defines"].split()
+        defines_asked = any(k in defines for k in query.keys)
+        if query.keys and defines and not defines_asked:
+            factor *= OTHER_NAME
         value = score(
             -r["bm25"] / best,
             coverage(query, places),
             proximity(query, places[1][1] + " " + places[0][1]),
-            any(k in defines for k in query.keys),
+            defines_asked,
             any(k in keys for k in query.keys),
             factor,
             query.how_to,
