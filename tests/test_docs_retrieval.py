@@ -247,6 +247,26 @@ def test_a_comment_of_the_shipped_mi300x_table_is_found_and_shown_with_its_row(t
         assert "The table's header comment: AMD Instinct MI300X (CDNA3, gfx942; 8 XCDs, 192 GB HBM3)" in page
 
 
+def test_a_comparison_of_three_products_finds_the_passages_that_compare_them(tmp_path):
+    """Asked for one figure of three products, the passages naming all three (the map's line, the
+    roofline table's row) come before a product table's row of one of them, which answers a third."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    ids = [hit.id for hit in docs_search(store, "peak BF16 dense rate: MI350X vs MI300X vs H100", None, 3).hits]
+    assert ids[:2] == ["roofline/ridge-points-against-hbm-flop-per-byte#1", "map#5"], ids
+
+
+def test_a_row_of_a_product_table_is_shown_with_what_the_table_describes(tmp_path):
+    """products/mi300a.toml says in its header what the MI300A is (an APU, 6 XCDs (228 CUs)); a hit on
+    its compute units row opens with that row and shows the header too, which only the page's
+    opening held: the row alone says 228 CU, not what the part is."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    hit = docs_search(store, "MI300A compute units", None, 3).hits[0]
+    assert hit.id == "hardware/mi300a/compute#1", hit
+    page = docs_read(store, hit.id, 1, BUDGET).text
+    assert page.index("row: figure: compute_units") < page.index("the table's header comment: AMD Instinct MI300A (CDNA3, gfx942): an APU, 6 XCDs (228 CUs)")
+    assert page.count("header comment") == 1, page
+
+
 def test_a_table_comment_goes_with_the_row_below_it(tmp_path):
     """A comment block right above a figure is shown in that figure's row and found with it; one cut
     off by a blank line belongs to nothing; the header is shown, not searched (it restates the rows)."""

@@ -181,6 +181,18 @@ def _other_figures(store: DocsStore, page_id: str, shown: str = "", before: int 
     return ("\n\nthe page's other figures:\n" + "\n".join(lines)) if lines else ""
 
 
+HEADER_COMMENT = "The table's header comment: "
+
+
+def _table_header(store: DocsStore, page_id: str) -> str:
+    """What a hardware table's file says it describes (an APU, 6 XCDs (228 CUs) beside 24 Zen 4
+    cores): a row's page shows what the table is about, which its page's opening holds and a hit on
+    a row does not reach."""
+    opening = store.get(page_id)["body"]
+    at = opening.find(HEADER_COMMENT)
+    return f"\n\nthe table's header comment: {opening[at + len(HEADER_COMMENT) :].strip()}" if at >= 0 else ""
+
+
 def _read_on(store: DocsStore, section_id: str, room: int) -> str:
     """The sections that follow one in its document, each headed by its id and title, within
     `room` bytes: a page's opening paragraph or a short section leaves most of a page empty, and the
@@ -210,7 +222,7 @@ def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> Sect
         if passage["kind"] == "row":
             stream = f"table: {passage['context']}\nrow: {passage['text']}\n\nthe section from that row on:\n{body[passage['end'] :].lstrip()}"
             if row["id"].startswith(HARDWARE_PAGES) and row["parent"]:
-                stream += _other_figures(store, row["parent"], row["id"], passage["start"])
+                stream += _table_header(store, row["parent"]) + _other_figures(store, row["parent"], row["id"], passage["start"])
         elif len(body) <= _page_size(budget):
             # the whole section fits on the page: from its start, whose opening paragraph often
             # states what a chunk further down only refers to (the bank count before the conflicts)

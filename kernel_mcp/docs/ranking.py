@@ -45,9 +45,17 @@ OWN_WORD = 60  # a word in this many passages is the documents' own: the bridge 
 OTHER_TARGET = 0.5  # a page about another target than the one asked about (0.7 let the H100 occupancy rule outrank MI300X's)
 DTYPE_LIFT = 1.4  # a passage naming the data type or cache level the query names
 BRIDGED = 0.8  # a term found only as the documents' word for it (bridge.toml) counts for less than the word itself
+# a passage that defines another name than those the query names (a counter, an instruction, a
+# variable) is about that one, even where it mentions the asked name ("convert
+# SQ_INSTS_VALU_MFMA_MOPS_BF16 into FLOPs" is no question about the MFMA instruction entry that says
+# which counter counts it)
+OTHER_NAME = 0.7
 # products named together that make a comparison ("MI350X vs MI300X vs H100"); two are often a
 # question about one with the other as its context ("does it still exist on MI350X?")
 COMPARED = 3
+# each product of a comparison that a passage leaves out: a row of one product's figure answers a
+# third of "MI350X vs MI300X vs H100", and outranked the one line that compares all three
+LEFT_OUT = 0.8
 QUANTITY_LIFT = 1.3  # a table row that gives the quantity asked for (a row giving another one was sunk too: it cost answers)
 # a product's model number (mi300a, mi100, h100, a100); and a data type (bf16, fp8, e4m3) or a cache
 # level (l1, l2), which tell a table's rows apart as a product does (not a die or a register: xcd0, v0)
@@ -149,6 +157,11 @@ class Query:
         # but the rows about that very product must be among the candidates ("MI300A" in a table)
         products = [f'"{w}"' for w in self.arch_words[:4] if is_product(w) and (w,) not in aliases()]
         parts = rare + names + products
+        compared = [w for w in dict.fromkeys((*self.arch_words, *self.terms)) if MODEL.fullmatch(w) and not DTYPE.fullmatch(w)]
+        if len(compared) >= COMPARED:
+            # a comparison's products are named together by the passage that compares them (a line
+            # of the map, a table with a column each), whatever words it has for the figure
+            parts.append("(" + " AND ".join(f'"{w}"' for w in compared[:4]) + ")")
         if shared and (len(shared) > 1 or not parts):
             parts.append("(" + " AND ".join(shared) + ")")
         if shared and rare:
@@ -502,7 +515,7 @@ def product_factor(query: Query, places) -> float:
                 # each product of the comparison that the passage names lifts it as one product named
                 # alone does: a row about one of three products answers a third of the question, and
                 # only the passage naming them all (the map's one line) answers the rest
-                factor = (1.0 + lift) ** len(named)
+                factor = (1.0 + lift) ** len(named) * LEFT_OUT ** (len(query.models) - len(named))
             elif query.subject:
                 # the subject counts twice the yardstick: a row about the subject rises over the other's
                 factor = 1.0 + lift * (2 * (query.subject in named) + len(named - {query.subject})) / 3
@@ -569,11 +582,14 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
         elif r["id"].startswith(HARDWARE_PAGES):
             factor *= ARCH_TABLES_FACTOR if r["id"].split("/")[1] in arch_pages() else TABLES_FACTOR
         keys, defines = r["keys"].split(), r["defines"].split()
+        defines_asked = any(k in defines for k in query.keys)
+        if query.keys and defines and not defines_asked:
+            factor *= OTHER_NAME
         value = score(
             -r["bm25"] / best,
             coverage(query, places),
             proximity(query, places[1][1] + " " + places[0][1]),
-            any(k in defines for k in query.keys),
+            defines_asked,
             any(k in keys for k in query.keys),
             factor,
             query.how_to,
