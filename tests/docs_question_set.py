@@ -705,6 +705,9 @@ BLIND_2026_11_27_ELEVENTH = _written_blind("docs-questions-blind-2026-11-27-elev
 # a twelfth, written blind while a sixth round was tried (nothing of it kept): measured once before
 # any tuning on it
 BLIND_2026_11_27_TWELFTH = _written_blind("docs-questions-blind-2026-11-27-twelfth.json")
+# a thirteenth, written blind while a seventh round (named questions) was made: measured once before
+# any tuning on it
+BLIND_2026_11_27_THIRTEENTH = _written_blind("docs-questions-blind-2026-11-27-thirteenth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -728,6 +731,7 @@ SETS: dict[str, list[Question]] = {
     "written blind, tenth set": BLIND_2026_11_27_TENTH,
     "written blind, eleventh set": BLIND_2026_11_27_ELEVENTH,
     "written blind, twelfth set": BLIND_2026_11_27_TWELFTH,
+    "written blind, thirteenth set": BLIND_2026_11_27_THIRTEENTH,
 }
 
 
