@@ -10,7 +10,10 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -99,6 +102,21 @@ def pytest_collection_modifyitems(config, items):
 
 def write_toml(root: Path, body: str) -> None:
     (root / "kernel-mcp.toml").write_text(textwrap.dedent(body), encoding="utf-8")
+
+
+@contextmanager
+def sealed_side(tmp_path: Path, key: str, site_modules: dict[str, str]) -> Iterator[tuple[Path, Any, Path]]:
+    """One side of a measurement: its tree, its boundary (sandbox.side) and a site folder outside it
+    holding `site_modules` (name -> source), as installed modules such as torch lie."""
+    from kernel_mcp import sandbox
+
+    tree, state, site = tmp_path / "tree", tmp_path / "state", tmp_path / "site"
+    for folder in (tree, state, site):
+        folder.mkdir()
+    for name, source in site_modules.items():
+        (site / f"{name}.py").write_text(source)
+    with sandbox.side(tree, state, key) as boundary:
+        yield tree, boundary, site
 
 
 def toml_list(*words: str) -> str:

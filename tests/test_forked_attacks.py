@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from kernel_mcp import forked_runs, sandbox
+from conftest import sealed_side
+from kernel_mcp import forked_runs
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(forked_runs.unavailable() is not None, reason=f"no fork server here: {forked_runs.unavailable()}")]
 
@@ -35,11 +36,8 @@ PLANTED = textwrap.dedent("""
 @pytest.fixture
 def side(tmp_path):
     """One side's tree, its boundary, and a site folder outside it (installed modules, as torch is)."""
-    tree, state, site = tmp_path / "tree", tmp_path / "state", tmp_path / "site"
-    for folder in (tree, state, site):
-        folder.mkdir()
-    (site / "counted.py").write_text("import colorsys\nvalue = 1\n")  # a module of the standard library, imported by the preload
-    with sandbox.side(tree, state, "attack-side") as boundary:
+    # counted imports a module of the standard library: one the preload imports in turn
+    with sealed_side(tmp_path, "attack-side", {"counted": "import colorsys\nvalue = 1\n"}) as (tree, boundary, site):
         yield tree, boundary, {"PYTHONPATH": str(site)}, site
 
 

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+
+from conftest import sealed_side
 from kernel_mcp import forked_runs, sandbox
 from kernel_mcp.errors import CommandFailed
 from kernel_mcp.workspace.config import BenchmarkConfig
@@ -35,12 +37,8 @@ COUNTED = textwrap.dedent("""
 
 @pytest.fixture
 def side(tmp_path):
-    """One side's tree (with the scripts below), its boundary, and a site folder outside it."""
-    tree, state, site = tmp_path / "tree", tmp_path / "state", tmp_path / "site"
-    for folder in (tree, state, site):
-        folder.mkdir()
-    (site / "counted.py").write_text(COUNTED)
-    with sandbox.side(tree, state, "test-side") as boundary:
+    """One side's tree (with the scripts below), its boundary, and the environment of its runs."""
+    with sealed_side(tmp_path, "test-side", {"counted": COUNTED}) as (tree, boundary, site):
         yield tree, boundary, {"PYTHONPATH": str(site), "COUNT_FILE": str(tree / "count")}
 
 
@@ -357,11 +355,7 @@ def test_an_unprivileged_servers_fork_server_works_in_its_user_namespace(tmp_pat
 
     if os.getuid() != 0:
         pytest.skip("the rest of this suite already runs as an unprivileged user")
-    with unprivileged.tree("kmcp-fork-") as tree:
-        script = tree / "server.py"
-        script.write_text(UNPRIVILEGED)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(Path(sandbox.__file__).parent.parent), "HOME": str(tree)}
-        answer = unprivileged.run_json([sys.executable, str(script), str(tree)], tree, env, LIMIT_S)
+    answer = unprivileged.run_server(UNPRIVILEGED, "kmcp-fork-", LIMIT_S)
     assert answer["unavailable"] is None and "own user, PID and mount namespaces" in (answer["sealed"] or ""), answer["err"]
     assert answer["ok"] == [True, True], answer
     assert answer["out"] == [f"[] {unprivileged.UID} True"] * 2, answer

@@ -317,13 +317,7 @@ def test_an_unprivileged_server_gets_a_user_namespace_mapped_to_itself(tmp_path)
     _namespaces()
     if os.getuid() != 0:
         pytest.skip("the rest of this suite already runs as an unprivileged user")
-    with unprivileged.tree("kmcp-unpriv-") as tree:
-        script = tree / "server.py"
-        script.write_text(UNPRIVILEGED)
-        # only the right to read this Python where it lies (under /root, say) may be kept: the server
-        # cannot make namespaces without a user namespace, and its commands get no capability
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(Path(sandbox.__file__).parent.parent), "HOME": str(tree)}
-        answer = unprivileged.run_json([PY, str(script), str(tree)], tree, env, GUARD_S)
+    answer = unprivileged.run_server(UNPRIVILEGED, "kmcp-unpriv-", GUARD_S)
     uid = unprivileged.UID
     assert answer["ok"], answer
     assert "own user, PID and mount namespaces" in answer["sealed"] and "Unix sockets covered" in answer["sealed"], answer["sealed"]

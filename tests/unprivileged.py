@@ -43,3 +43,17 @@ def run_json(argv: list[str], folder: Path, env: dict[str, str], timeout_s: floa
         if done.returncode == 0:
             return json.loads(done.stdout.strip().splitlines()[-1])
     pytest.skip(f"uid {UID} cannot run this Python and kernel_mcp: {done.stderr[-500:] if done else ''}")
+
+
+def run_server(script: str, prefix: str, timeout_s: float) -> dict:
+    """`script` run by this Python as a server of the unprivileged uid, with this checkout's kernel_mcp
+    importable and a folder the uid owns as its first argument (and its working folder): the JSON it
+    printed last. Only the right to read this Python where it lies (under /root, say) may be kept: the
+    server cannot make namespaces without a user namespace, and its commands get no capability."""
+    import sys
+
+    with tree(prefix) as folder:
+        path = folder / "server.py"
+        path.write_text(script)
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "HOME": str(folder)}
+        return run_json([sys.executable, str(path), str(folder)], folder, env, timeout_s)
