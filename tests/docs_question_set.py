@@ -708,6 +708,9 @@ BLIND_2026_11_27_TWELFTH = _written_blind("docs-questions-blind-2026-11-27-twelf
 # a thirteenth, written blind while a seventh round (named questions) was made: measured once before
 # any tuning on it
 BLIND_2026_11_27_THIRTEENTH = _written_blind("docs-questions-blind-2026-11-27-thirteenth.json")
+# a fourteenth, written blind after round 7 and measured once with no tuning between: a second look
+# at the ranker that met the bar on the thirteenth
+BLIND_2026_11_27_FOURTEENTH = _written_blind("docs-questions-blind-2026-11-27-fourteenth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -732,6 +735,7 @@ SETS: dict[str, list[Question]] = {
     "written blind, eleventh set": BLIND_2026_11_27_ELEVENTH,
     "written blind, twelfth set": BLIND_2026_11_27_TWELFTH,
     "written blind, thirteenth set": BLIND_2026_11_27_THIRTEENTH,
+    "written blind, fourteenth set": BLIND_2026_11_27_FOURTEENTH,
 }
 
 

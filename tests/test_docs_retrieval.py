@@ -30,6 +30,7 @@ from docs_question_set import (
     BLIND_2026_11_27_ELEVENTH,
     BLIND_2026_11_27_TWELFTH,
     BLIND_2026_11_27_THIRTEENTH,
+    BLIND_2026_11_27_FOURTEENTH,
     BLIND_2026_11_27_SEVENTH,
     BLIND_2026_11_27_SIXTH,
     FIFTH_AUTHOR,
@@ -100,6 +101,7 @@ FLOORS = {
     "blind 2026-11-27, eleventh": (BLIND_2026_11_27_ELEVENTH, 50, 0.78, 0.70),  # measured once, unseen: 0.80 / 0.72
     "blind 2026-11-27, twelfth": (BLIND_2026_11_27_TWELFTH, 50, 0.90, 0.70),  # measured once, unseen: 0.92 / 0.72
     "blind 2026-11-27, thirteenth": (BLIND_2026_11_27_THIRTEENTH, 50, 0.94, 0.70),  # measured once, unseen: 0.96 / 0.72
+    "blind 2026-11-27, fourteenth": (BLIND_2026_11_27_FOURTEENTH, 50, 0.86, 0.66),  # measured once, unseen: 0.88 / 0.68
 }
 
 
