@@ -711,6 +711,9 @@ BLIND_2026_11_27_THIRTEENTH = _written_blind("docs-questions-blind-2026-11-27-th
 # a fourteenth, written blind after round 7 and measured once with no tuning between: a second look
 # at the ranker that met the bar on the thirteenth
 BLIND_2026_11_27_FOURTEENTH = _written_blind("docs-questions-blind-2026-11-27-fourteenth.json")
+# a fifteenth, written blind while an eighth round was tried (nothing of it kept): a third look at
+# round 7's ranker, measured once
+BLIND_2026_11_27_FIFTEENTH = _written_blind("docs-questions-blind-2026-11-27-fifteenth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -736,6 +739,7 @@ SETS: dict[str, list[Question]] = {
     "written blind, twelfth set": BLIND_2026_11_27_TWELFTH,
     "written blind, thirteenth set": BLIND_2026_11_27_THIRTEENTH,
     "written blind, fourteenth set": BLIND_2026_11_27_FOURTEENTH,
+    "written blind, fifteenth set": BLIND_2026_11_27_FIFTEENTH,
 }
 
 
