@@ -86,12 +86,17 @@ def child_hook(then: Callable[[], None] | None = None) -> Callable[[], None] | N
 # The watchdog is self-contained (only psutil) so that it runs even if the package moves meanwhile.
 _WATCHDOG = r"""
 import os, sys, time, psutil
-prefix, name, uid = sys.argv[1], sys.argv[2], os.getuid()
+prefix, name, uid, server = sys.argv[1], sys.argv[2], os.getuid(), int(sys.argv[3])
 try:
     while os.read(0, 4096):
         pass
 except OSError:
     pass
+# The pipe's end is no proof that the server went: a stray close of its end in the server (a double
+# close elsewhere in the process) ends it too, and sweeping then killed the live runs of a live server
+# ("killed by signal 9"). The server is gone once this process is no longer its child.
+while os.getppid() == server:
+    time.sleep(0.2)
 quiet = 0
 for _ in range(200):
     found = 0
@@ -124,7 +129,7 @@ def ensure_watchdog() -> None:
         env = {k: v for k, v in os.environ.items() if k != TOKEN_ENV}  # it must not sweep itself
         try:
             proc = subprocess.Popen(
-                [sys.executable, "-c", _WATCHDOG, SERVER_ID + ".", TOKEN_ENV],
+                [sys.executable, "-c", _WATCHDOG, SERVER_ID + ".", TOKEN_ENV, str(os.getpid())],
                 stdin=read_end,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 import time
 
 import psutil
@@ -125,3 +127,29 @@ async def test_background_child_holding_pipes_does_not_hang(tmp_path):
     assert time.monotonic() - started < 20
     assert result.killed_pids, "the leftover child should have been killed"
     assert not any(_alive(p) for p in result.killed_pids)
+
+
+async def test_a_stray_close_of_the_watchdogs_pipe_kills_no_run_of_a_live_server(tmp_path):
+    """The watchdog sweeps the server's runs when the server goes; its pipe's end closing is not
+    enough to say so: a double close elsewhere in the server closed it, and the watchdog then killed
+    a benchmark run mid-way ("killed by signal 9", empty stderr; seen in full suites)."""
+    from kernel_mcp import containment
+
+    started = tmp_path / "started"
+    task = asyncio.ensure_future(
+        runner.run(
+            [sys.executable, "-c", f"import pathlib, time; pathlib.Path({str(started)!r}).touch(); time.sleep(2); print('done')"],
+            cwd=tmp_path,
+            timeout_s=60,
+        )
+    )
+    while not started.exists():
+        await asyncio.sleep(0.05)
+    watchdog, end = containment._watchdog
+    os.close(end)  # the stray close
+    result = await task
+    assert result.ok and result.stdout.tail.strip() == "done", result.status()
+    assert watchdog.poll() is None  # still watching: it sweeps when the server really goes
+    containment._watchdog = None  # the next command starts a watchdog with a pipe of its own
+    watchdog.kill()
+    watchdog.wait()
