@@ -27,7 +27,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from kernel_mcp import containment, runner, sandbox
+from kernel_mcp import runner, sandbox
 from kernel_mcp.errors import CommandFailed
 
 PROGRAM = Path(__file__).with_name("forkserver.py")
@@ -137,10 +137,7 @@ class ForkServer:
     ) -> runner.RunResult:
         """One run of the benchmark (`argv` as the plain run has it), forked; the same result a
         plain run gives, its wall time measured from the request to the fork server's answer."""
-        out = runner.StreamCapture(runner.DEFAULT_TAIL, log_dir / f"{log_name}.stdout.log" if log_dir else None, runner.DEFAULT_LOG_CAP)
-        err = runner.StreamCapture(runner.DEFAULT_TAIL, log_dir / f"{log_name}.stderr.log" if log_dir else None, runner.DEFAULT_LOG_CAP)
-        if log_dir is not None:
-            log_dir.mkdir(parents=True, exist_ok=True)
+        out, err = runner.captures(log_dir, log_name)
         if not self.alive:
             try:
                 await self.start(env, timeout_s)
@@ -150,9 +147,7 @@ class ForkServer:
                     argv=list(argv), cwd=os.fspath(cwd), returncode=None, timed_out=False, duration_s=0.0, stdout=out, stderr=err, limit_s=timeout_s
                 )
         assert self.control is not None
-        full_env = runner.build_env(env)
-        full_env.update(self.boundary.env)
-        full_env[containment.TOKEN_ENV] = containment.new_token()
+        full_env = runner.command_env(env, self.boundary)
         loop = asyncio.get_running_loop()
         pipes = [os.pipe(), os.pipe()]
         pumps = []
@@ -170,7 +165,7 @@ class ForkServer:
         finally:
             for _read_end, write_end in pipes:
                 os.close(write_end)
-        timed_out, returncode = False, None
+        timed_out = False
         try:
             answer = await asyncio.wait_for(self._receive(), timeout_s)
         except asyncio.TimeoutError:
@@ -206,23 +201,15 @@ class ForkServer:
 
     async def _receive(self) -> dict | None:
         """One answer of the fork server; None when it has gone."""
-        assert self.control is not None
-        loop = asyncio.get_running_loop()
-        data = b""
-        while len(data) < HEADER.size:
-            more = await loop.sock_recv(self.control, HEADER.size - len(data))
-            if not more:
-                return None
-            data += more
-        (size,) = HEADER.unpack(data)
+        head = await self._read_exactly(HEADER.size)
+        if head is None:
+            return None
+        (size,) = HEADER.unpack(head)
         if size > MAX_ANSWER:
             return {"error": f"an answer of {size} bytes"}
-        body = b""
-        while len(body) < size:
-            more = await loop.sock_recv(self.control, size - len(body))
-            if not more:
-                return None
-            body += more
+        body = await self._read_exactly(size)
+        if body is None:
+            return None
         # an answer is checked, never trusted to be well formed: a fork server that misbehaves fails the
         # run with what it said, and never raises out of the evaluation
         try:
@@ -230,6 +217,18 @@ class ForkServer:
         except ValueError:
             answer = None
         return answer if isinstance(answer, dict) else {"error": f"it answered {bytes(body[:200])!r}, not a JSON object"}
+
+    async def _read_exactly(self, size: int) -> bytes | None:
+        """`size` bytes from the control socket; None when the fork server has gone first."""
+        assert self.control is not None
+        loop = asyncio.get_running_loop()
+        data = b""
+        while len(data) < size:
+            more = await loop.sock_recv(self.control, size - len(data))
+            if not more:
+                return None
+            data += more
+        return data
 
     async def _ended_why(self) -> str:
         if self.task is None:

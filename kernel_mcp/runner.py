@@ -128,6 +128,26 @@ def build_env(overrides: Mapping[str, str] | None = None, inherit: bool = True) 
     return env
 
 
+def command_env(env: Mapping[str, str] | None, boundary: sandbox.Boundary | None, inherit: bool = True) -> dict[str, str]:
+    """A command's whole environment: `env` over the server's, the boundary's temporary folders and
+    caches, and a fresh containment token (every run of workspace code, forked or started, has one)."""
+    full_env = build_env(env, inherit)
+    if boundary is not None:
+        full_env.update(boundary.env)
+    full_env[containment.TOKEN_ENV] = containment.new_token()
+    return full_env
+
+
+def captures(log_dir: Path | None, log_name: str, tail_bytes: int = DEFAULT_TAIL, log_cap: int = DEFAULT_LOG_CAP) -> tuple[StreamCapture, StreamCapture]:
+    """A command's stdout and stderr captures, logged as `log_name`.std{out,err}.log in `log_dir` (made here)."""
+    if log_dir is not None:
+        log_dir.mkdir(parents=True, exist_ok=True)
+    return (
+        StreamCapture(tail_bytes, log_dir / f"{log_name}.stdout.log" if log_dir else None, log_cap),
+        StreamCapture(tail_bytes, log_dir / f"{log_name}.stderr.log" if log_dir else None, log_cap),
+    )
+
+
 def _descendants(pid: int) -> list[psutil.Process]:
     try:
         return psutil.Process(pid).children(recursive=True)
@@ -285,18 +305,12 @@ async def run(
     argv = [str(a) for a in argv]
     if not argv:
         raise CommandFailed("empty command")
-    full_env = build_env(env, inherit_env)
-    if boundary is not None:
-        full_env.update(boundary.env)
+    full_env = command_env(env, boundary, inherit_env)
     executable = argv[0]
     if os.sep not in executable:
         executable = resolve_executable(executable, full_env.get("PATH"))
-    out = StreamCapture(tail_bytes, log_dir / f"{log_name}.stdout.log" if log_dir else None, log_cap)
-    err = StreamCapture(tail_bytes, log_dir / f"{log_name}.stderr.log" if log_dir else None, log_cap)
-    if log_dir is not None:
-        log_dir.mkdir(parents=True, exist_ok=True)
-    token = containment.new_token()
-    full_env[containment.TOKEN_ENV] = token
+    out, err = captures(log_dir, log_name, tail_bytes, log_cap)
+    token = full_env[containment.TOKEN_ENV]
     containment.ensure_watchdog()
     sealing = _sealing(boundary)
     namespaced = sealing is not None and sealing.isolation is not None
