@@ -260,6 +260,12 @@ class ForkServer:
                 await task
 
 
+def servers_for(command: Sequence[str], modules: Sequence[str], log_dir: Path) -> ForkServers | None:
+    """The fork servers of a measurement whose benchmark preloads `modules`, or None where its runs
+    start plainly (nothing to preload, or no PID namespace to confine a fork server's kill(-1))."""
+    return ForkServers(command, modules, log_dir) if modules and unavailable() is None else None
+
+
 class ForkServers:
     """The fork servers of one measurement, one per side (tree and boundary), ended together."""
 

@@ -46,7 +46,7 @@ from kernel_mcp import runner, sandbox
 from kernel_mcp.bench import BenchRun, run_benchmark, worse
 from kernel_mcp.bench.stats import Comparison, clear_of, geomean, median, paired
 from kernel_mcp.errors import BackendMissing, CommandFailed, KernelMcpError
-from kernel_mcp.forked_runs import ForkServers
+from kernel_mcp.forked_runs import ForkServers, servers_for
 from kernel_mcp.gpu import gate
 from kernel_mcp.ledger import spent
 from kernel_mcp.ledger.decide import matches, unsettled_classes
@@ -292,7 +292,7 @@ async def _measure(ws, run, folders, keep_metric, target, progress, lease, label
             lock_note = await _lock_clocks(ws, held, vendors)
             bench_cfg = cfg.require_benchmark()
             # with [benchmark] preload: one fork server per side for all its runs (forked_runs.py)
-            forks = ForkServers(bench_cfg.command, bench_cfg.preload, run.folder) if bench_cfg.preload else None
+            forks = servers_for(bench_cfg.command, bench_cfg.preload, run.folder)
             try:
                 await _bench_pairs(
                     ws,
