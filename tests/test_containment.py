@@ -144,11 +144,12 @@ async def test_pipes_held_out_of_reach_are_dropped_not_waited_on(tmp_path):
         assert "parent ready" in result.stdout.tail
         assert time.monotonic() - started < GUARD_S
     finally:
-        # The hidden sleeper is this test's own leftover: find it by its command line and end it.
+        # The hidden sleeper is this test's own leftover: find it by its command line and its folder
+        # (the command line alone would match another test's sleeper) and end it.
         for proc in psutil.process_iter(["cmdline"]):
             if proc.info["cmdline"] == [sys.executable, "-c", "import time; time.sleep(300)"]:
                 try:
-                    if not proc.environ():
+                    if not proc.environ() and proc.cwd() == str(tmp_path):
                         hidden.add(proc.pid)
                         proc.kill()
                 except psutil.Error:

@@ -285,6 +285,14 @@ def _free_port() -> int:
 
 
 RAY_ENGINE: dict[str, str] = {}  # the engine section joining this module's cluster (set by ray_cluster)
+CLUSTER_MARK = "KMCP_TEST_RAY_CLUSTER"
+
+
+def _environ(proc: psutil.Process) -> dict[str, str]:
+    try:
+        return proc.environ()
+    except psutil.Error:
+        return {}
 
 
 @pytest.fixture(scope="module")
@@ -296,8 +304,11 @@ def ray_cluster(tmp_path_factory):
     timeline = tmp_path_factory.mktemp("ray") / "timeline.txt"
     timeline.write_text("")
     cli = shutil.which("ray", path=str(Path(sys.executable).parent)) or shutil.which("ray")
-    env = {**os.environ, "KMCP_TIMELINE": str(timeline), "RAY_USAGE_STATS_ENABLED": "0"}
     folder = tempfile.mkdtemp(prefix="kmcp-ray-")  # short: Ray's Unix sockets live under it
+    # Every process of this cluster inherits the marker (the raylet's workers from the raylet). A command
+    # line naming the folder is no mark: a sealed run of another test lists the machine's sockets (Ray's
+    # among them) in its own command line, and was killed here mid-benchmark ("killed by signal 9").
+    env = {**os.environ, "KMCP_TIMELINE": str(timeline), "RAY_USAGE_STATS_ENABLED": "0", CLUSTER_MARK: folder}
     port = _free_port()
     subprocess.run(
         [
@@ -326,7 +337,7 @@ def ray_cluster(tmp_path_factory):
     finally:
         if ray.is_initialized():
             ray.shutdown()
-        ours = [p for p in psutil.process_iter(["cmdline"]) if any(folder in str(arg) for arg in p.info["cmdline"] or ())]
+        ours = [p for p in psutil.process_iter() if _environ(p).get(CLUSTER_MARK) == folder]
         for proc in ours:
             with contextlib.suppress(psutil.Error):
                 proc.kill()
