@@ -94,7 +94,7 @@ class ForkServer:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         theirs.set_inheritable(True)
         source = PROGRAM.read_text(encoding="utf-8")
-        writable = json.dumps([os.fspath(folder) for folder in (*self.boundary.writable, *sandbox.ALWAYS_WRITABLE)])
+        writable = json.dumps([os.fspath(folder) for folder in (*self.boundary.writable, *sandbox.ALWAYS_WRITABLE, sandbox.DEV)])  # /dev/shm among them
         argv = [self.command[0], "-c", source, str(theirs.fileno()), self.script_dir, writable, *self.modules]
         self.task = asyncio.ensure_future(
             runner.run(

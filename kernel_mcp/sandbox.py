@@ -4,7 +4,7 @@ The code being judged is the agent's, so its processes must not reach what judge
 the ledger's state under `.kernel-mcp/`, every `.git`, the user's checkout. A run gets a Landlock
 domain (Linux 5.13+, ABI 2+ for renames) in which it may write only beneath the folders its
 `Boundary` names (its own tree, a private temporary folder, private compiler and framework caches,
-and `/dev` for the GPU's device files); it reads and executes everything as before, so toolchains,
+and in `/dev` the GPU's device files and a few more, `device_rules`); it reads and executes everything as before, so toolchains,
 Python environments and the profilers work unchanged. Where the kernel has ABI 6, the domain is
 also scoped: it cannot signal a process outside it (BEST's run, the server). Landlock already keeps
 ptrace and `/proc/<pid>/mem` of outside processes out of its reach.
@@ -61,6 +61,7 @@ _REMOVE_DIR, _REMOVE_FILE = 1 << 4, 1 << 5
 _MAKE_CHAR, _MAKE_DIR, _MAKE_REG, _MAKE_SOCK, _MAKE_FIFO, _MAKE_BLOCK, _MAKE_SYM = (1 << n for n in range(6, 13))
 _REFER = 1 << 13  # ABI 2: moving a file between folders
 _TRUNCATE = 1 << 14  # ABI 3
+_FILE_RIGHTS = _WRITE_FILE | _TRUNCATE  # the only write rights a rule on a file (not a folder) may hold
 _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
 
 SEAL_ENV = "KERNEL_MCP_SEAL"  # "off" in the server's own environment: runs go unsealed (to measure what sealing costs)
@@ -139,8 +140,9 @@ class Isolation:
 
     def describe(self) -> str:
         text = "own user, PID and mount namespaces" if self.user else "own PID and mount namespaces"
+        text += " and System V IPC"
         if self.proc:
-            text += " and /proc"
+            text += "; its own /proc and /dev/shm"
         else:
             text += (
                 f"; /proc is the machine's ({self.proc_why}): the run sees every process there and can write "
@@ -229,12 +231,42 @@ class Boundary:
         return Boundary(writable=self.writable + tuple(folders), env=self.env)
 
 
-# Always writable: the GPU's device files (/dev/nvidia*, /dev/kfd, /dev/dri), /dev/null and /dev/shm;
-# and /proc, which the NVIDIA driver writes while cuInit runs (without it: error 304, seen on an H200
-# node). /proc/<pid>/mem of a process outside the domain stays out of reach: Landlock scopes ptrace.
-# A run with namespaces gets a /proc of its own (seal.py adds it to the ruleset), which shows only its
-# processes; this rule then covers only the machine's /proc, which the run cannot reach by that path.
-ALWAYS_WRITABLE = (Path("/dev"), Path("/proc"))
+# Always writable: /proc, which the NVIDIA driver writes while cuInit runs (without it: error 304, seen
+# on an H200 node). /proc/<pid>/mem of a process outside the domain stays out of reach: Landlock scopes
+# ptrace. A run with namespaces gets a /proc of its own (seal.py adds it to the ruleset), which shows only
+# its processes; this rule then covers only the machine's /proc, which the run cannot reach by that path.
+ALWAYS_WRITABLE = (Path("/proc"),)
+
+# /dev only where a run has business (device_rules): the GPU's device files, the harmless character
+# devices and the shared-memory folders. All of /dev let a root run (a root server's runs are root) open
+# the machine's disk (/dev/vda) or a loop device for writing, and so change any file beneath every
+# boundary (BEST's tree, the ledger's objects), or write the kernel's log (/dev/kmsg), a console or
+# cpu_dma_latency (a machine-wide power setting, felt by the other side's timings too).
+DEV = Path("/dev")
+DEVICE_FILES = frozenset({"null", "zero", "full", "random", "urandom", "tty", "kfd"})  # /dev/kfd: ROCm's compute device
+DEVICE_FOLDERS = frozenset({"shm", "mqueue", "hugepages", "dri", "infiniband"})  # shared memory; AMD's render nodes; RDMA (NCCL, RCCL)
+GPU_DEVICE_PREFIX = "nvidia"  # nvidiactl, nvidia0.., nvidia-uvm(-tools), nvidia-modeset, the nvidia-caps folder
+
+
+def device_rules(dev: Path = DEV) -> list[tuple[Path, bool]]:
+    """The entries of `dev` a run may write, each with whether it is a folder. A block device is
+    never one, whatever its name; a link is not followed here (the kernel checks the file it names)."""
+    rules: list[tuple[Path, bool]] = []
+    try:
+        names = sorted(os.listdir(dev))
+    except OSError:
+        return rules
+    for name in names:
+        try:
+            mode = os.lstat(dev / name).st_mode
+        except OSError:
+            continue  # gone meanwhile
+        gpu = name.startswith(GPU_DEVICE_PREFIX)
+        if stat.S_ISDIR(mode) and (name in DEVICE_FOLDERS or gpu):
+            rules.append((dev / name, True))
+        elif stat.S_ISCHR(mode) and (name in DEVICE_FILES or gpu):
+            rules.append((dev / name, False))
+    return rules
 
 
 # A Unix socket's path holds at most 107 bytes, and programs make theirs in the temporary folder
@@ -301,12 +333,17 @@ class Sealing:
         try:
             for folder in [*boundary.writable, *ALWAYS_WRITABLE]:
                 self._allow(folder, rights)
+            for entry, folder_rule in device_rules():
+                try:
+                    self._allow(entry, rights if folder_rule else rights & _FILE_RIGHTS, folder_rule)
+                except FileNotFoundError:
+                    continue  # removed since it was listed
         except BaseException:
             os.close(self.fd)
             raise
 
-    def _allow(self, folder: Path, rights: int) -> None:
-        path_fd = os.open(folder, os.O_PATH | os.O_CLOEXEC | os.O_DIRECTORY)
+    def _allow(self, folder: Path, rights: int, is_folder: bool = True) -> None:
+        path_fd = os.open(folder, os.O_PATH | os.O_CLOEXEC | (os.O_DIRECTORY if is_folder else os.O_NOFOLLOW))
         try:
             rule = _PathBeneathAttr(allowed_access=rights, parent_fd=path_fd)
             if LIBC.syscall(_SYS_ADD_RULE, ctypes.c_int(self.fd), ctypes.c_int(_RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)) != 0:

@@ -28,13 +28,17 @@ import os
 import select
 import sys
 
-CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
+CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWIPC = 0x00020000, 0x10000000, 0x20000000, 0x08000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 8, 32, 1 << 12, 1 << 14, 1 << 18
 # The kernel's settings under /proc, read-only in the run's /proc as container runtimes make them: a root
 # server's runs keep CAP_SYS_ADMIN, and /proc stays writable for the GPU driver, so a run could set
 # kernel.core_pattern (a program the kernel runs as root outside every seal), the scheduler's and
 # memory's sysctls (BEST's runs slowed after it ends), IRQ affinity or PCI configuration space.
 KERNEL_SETTINGS = (b"/proc/sys", b"/proc/sysrq-trigger", b"/proc/irq", b"/proc/bus", b"/proc/fs")
+# The machine's shared memory is common to both sides of a comparison: a candidate could leave files in
+# /dev/shm (or System V segments) that BEST's runs meet, or fill it under them. Each run gets its own
+# (an IPC namespace; a tmpfs on /dev/shm, added to the Landlock domain like its /proc).
+SHARED_MEMORY = b"/dev/shm"
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 SYS_ADD_RULE, SYS_RESTRICT_SELF = 445, 446
 RULE_PATH_BENEATH = 1
@@ -81,7 +85,7 @@ def enter_namespaces(user: bool) -> None:
             _write("/proc/self/gid_map", f"{gid} {gid} 1\n")
         except OSError as exc:
             raise Refused(f"mapping uid {uid} and gid {gid} into the user namespace: {exc.strerror}") from exc
-    _check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID), "unshare(PID and mount namespaces)")
+    _check(libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC), "unshare(PID, mount and IPC namespaces)")
 
 
 def private_mounts() -> None:
@@ -92,6 +96,13 @@ def private_mounts() -> None:
 def mount_proc() -> None:
     """In init: a /proc that shows the namespace's processes only."""
     _check(libc.mount(b"proc", b"/proc", b"proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None), "mounting /proc")
+
+
+def private_shared_memory() -> None:
+    """In init, with its own /proc: a /dev/shm of the run's own (none where the machine has none)."""
+    if not os.path.isdir(SHARED_MEMORY):
+        return
+    _check(libc.mount(b"tmpfs", SHARED_MEMORY, b"tmpfs", MS_NOSUID | MS_NODEV, b"mode=1777"), "mounting a /dev/shm of its own")
 
 
 def read_only_kernel_settings() -> None:
@@ -171,14 +182,18 @@ def deny_mount_api() -> None:
 
 
 def enter_landlock(ruleset: int, rights: int, proc: bool) -> None:
-    """In init: the run's Landlock domain (the ruleset the server made), the new /proc added to it."""
-    if proc:
-        path_fd = os.open("/proc", os.O_PATH | os.O_CLOEXEC | os.O_DIRECTORY)
+    """In init: the run's Landlock domain (the ruleset the server made), the new /proc and /dev/shm
+    added to it (the server's rules name the machine's, which these mounts cover)."""
+    mounted = [b"/proc", SHARED_MEMORY] if proc else []
+    for folder in mounted:
+        if folder == SHARED_MEMORY and not os.path.isdir(folder):
+            continue
+        path_fd = os.open(folder, os.O_PATH | os.O_CLOEXEC | os.O_DIRECTORY)
         try:
             rule = PathBeneath(allowed_access=rights, parent_fd=path_fd)
             _check(
                 libc.syscall(SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH), ctypes.byref(rule), ctypes.c_uint32(0)),
-                "landlock_add_rule /proc",
+                f"landlock_add_rule {folder.decode()}",
             )
         finally:
             os.close(path_fd)
@@ -279,6 +294,7 @@ def run(ruleset: int, rights: int, user: bool, proc: bool, sockets: list[str], a
             if proc:
                 mount_proc()
                 read_only_kernel_settings()
+                private_shared_memory()
             hide_sockets(sockets)
             enter_landlock(ruleset, rights, proc)
         except (Refused, OSError) as exc:
@@ -331,6 +347,7 @@ def probe() -> dict:
             private_mounts()
             mount_proc()
             read_only_kernel_settings()
+            private_shared_memory()
             answer["proc_self"] = os.readlink("/proc/self")
         except (Refused, OSError) as exc:
             answer["proc_error"] = str(exc)

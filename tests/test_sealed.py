@@ -77,6 +77,86 @@ async def test_a_sealed_run_writes_its_own_tree_and_private_folder_only(tmp_path
     assert not (other / "bench.py").exists() and not (tmp_path / ".git" / "HEAD").exists()
 
 
+DEVICES = textwrap.dedent(
+    """
+    import json, os, sys
+    seen = {}
+    for path in sys.argv[1:]:
+        try:
+            os.close(os.open(path, os.O_WRONLY))  # opened, never written
+            seen[path] = "opened"
+        except OSError as exc:
+            seen[path] = exc.strerror
+    print(json.dumps(seen))
+    """
+)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root may open the machine's disks for writing at all")
+async def test_a_root_run_cannot_open_a_disk_or_the_kernel_log_for_writing(tmp_path):
+    """The attack: a root run opened the machine's disk (or a loop device) for writing through a
+    writable /dev, and could so change any file beneath every boundary; or wrote the kernel's log.
+    /dev/null and /dev/shm stay writable."""
+    import json
+
+    disks = sorted(str(entry) for entry in Path("/dev").iterdir() if entry.is_block_device())
+    if not disks:
+        pytest.skip("no block device in /dev here")
+    targets = [disks[0], "/dev/kmsg", "/dev/null"]
+    with sandbox.side(tmp_path, tmp_path / "state", "dev") as boundary:
+        result = await runner.run([PY, "-c", DEVICES, *targets], cwd=tmp_path, timeout_s=30, boundary=boundary)
+        shm = await runner.run(
+            [PY, "-c", "import os; os.close(os.open('/dev/shm/kmcp-probe', os.O_CREAT | os.O_WRONLY)); os.unlink('/dev/shm/kmcp-probe')"],
+            cwd=tmp_path,
+            timeout_s=30,
+            boundary=boundary,
+        )
+    assert result.ok and result.sealed, result.stderr.tail
+    seen = json.loads(result.stdout.tail)
+    assert seen == {disks[0]: "Permission denied", "/dev/kmsg": "Permission denied", "/dev/null": "opened"}
+    assert shm.ok, shm.stderr.tail
+
+
+LEAVE_SHARED_MEMORY = textwrap.dedent(
+    """
+    import ctypes, json, os, sys
+    libc = ctypes.CDLL(None, use_errno=True)
+    key, name = int(sys.argv[2]), sys.argv[3]
+    if sys.argv[1] == "leave":
+        with open(name, "w") as f:
+            f.write("left for the other side")
+        print(json.dumps({"segment": libc.shmget(key, 4096, 0o1600)}))  # IPC_CREAT | 0600
+    else:
+        print(json.dumps({"file": os.path.exists(name), "segment": libc.shmget(key, 0, 0)}))
+    """
+)
+
+
+async def test_shared_memory_a_run_leaves_is_its_own(tmp_path):
+    """The attack: a candidate's run left a file in /dev/shm and a System V segment that the next run
+    (BEST's, of the same machine) met, and that outlived the evaluation. With namespaces of its own,
+    a run's shared memory is its own and goes with it."""
+    import ctypes
+    import json
+
+    if sandbox.isolation()[0] is None or not sandbox.isolation()[0].proc:
+        pytest.skip("runs get no namespaces (or no /proc) of their own here")
+    key, name = 0x4B4D4350 + os.getpid() % 4096, f"/dev/shm/kmcp-left-{os.getpid()}"
+    libc = ctypes.CDLL(None, use_errno=True)
+    try:
+        with sandbox.side(tmp_path, tmp_path / "state", "shm") as boundary:
+            left = await runner.run([PY, "-c", LEAVE_SHARED_MEMORY, "leave", str(key), name], cwd=tmp_path, timeout_s=30, boundary=boundary)
+            found = await runner.run([PY, "-c", LEAVE_SHARED_MEMORY, "look", str(key), name], cwd=tmp_path, timeout_s=30, boundary=boundary)
+        assert left.ok and json.loads(left.stdout.tail)["segment"] >= 0, left.stderr.tail
+        assert found.ok and json.loads(found.stdout.tail) == {"file": False, "segment": -1}, found.stdout.tail
+        assert not os.path.exists(name) and libc.shmget(key, 0, 0) == -1  # nothing outlived the runs
+    finally:
+        if os.path.exists(name):
+            os.unlink(name)
+        if (segment := libc.shmget(key, 0, 0)) >= 0:
+            libc.shmctl(segment, 0, None)  # IPC_RMID
+
+
 async def test_an_escaped_process_of_a_sealed_run_is_ended_with_it(tmp_path):
     # A double-forked daemon that clears its environment is out of the token's reach; the server,
     # a child subreaper, adopts it, and its no_new_privs marks it as a sealed run's.
