@@ -20,7 +20,7 @@ from kernel_mcp import runner
 from kernel_mcp.server import build_server
 
 from conftest import PY, text_of, write_toml
-from run_pids import host_pid
+from run_pids import NOTE, host_pid
 
 pytestmark = pytest.mark.anyio
 
@@ -31,24 +31,24 @@ GUARD_S = 60  # generous: a regression hangs for minutes, a pass takes seconds
 DAEMON = r"""
 import os, sys, time
 folder, mode = sys.argv[1], sys.argv[2]
-def note(name, pid):  # the pid namespace too: a sealed run has its own (tests/run_pids.py)
+def note(name):  # the pid namespace too: a sealed run has its own (tests/run_pids.py)
     with open(os.path.join(folder, name + ".tmp"), "w") as f:
-        f.write(f"{os.readlink('/proc/self/ns/pid')} {pid}")
+        f.write(__NOTE__)
     os.rename(os.path.join(folder, name + ".tmp"), os.path.join(folder, name))
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
         if mode == "hidden":  # clears its environment: out of the token's reach, still holding stdout
             os.execve(sys.executable, [sys.executable, "-c", "import time; time.sleep(300)"], {})
-        note("daemon", os.getpid())
+        note("daemon")
         time.sleep(300)
     os._exit(0)
 os.wait()
-note("parent", os.getpid())
+note("parent")
 print("parent ready", flush=True)
 if mode == "hang":
     time.sleep(300)
-"""
+""".replace("__NOTE__", NOTE)
 
 
 def _alive(pid: int) -> bool:
@@ -189,7 +189,7 @@ if kernel.DAEMON:
         os.setsid()
         if os.fork() == 0:
             with open(os.path.join(kernel.DAEMON, f"daemon-{os.getpid()}"), "w") as f:
-                f.write(f"{os.readlink('/proc/self/ns/pid')} {os.getpid()}")
+                f.write(__NOTE__)
             time.sleep(300)
         os._exit(0)
     os.wait()
@@ -199,7 +199,7 @@ with open("out/bench.csv", "w", newline="") as f:
     w = csv.writer(f)
     w.writerow(["shape", "err_k", "us_k"])
     w.writerow(["small", 0, 100.0])
-"""
+""".replace("__NOTE__", NOTE)
 
 
 async def test_evaluate_of_a_daemonizing_benchmark_records_a_failed_attempt(tmp_path):

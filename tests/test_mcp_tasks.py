@@ -31,7 +31,7 @@ from kernel_mcp.server import TOOLS, build_server
 from kernel_mcp.tasks import TaskStore, mark_running
 
 from conftest import PY, commit_kernel_workspace, write_toml
-from run_pids import host_pid
+from run_pids import NOTE, host_pid
 
 pytestmark = pytest.mark.anyio
 
@@ -341,7 +341,7 @@ def test_legacy_handshake_gets_plain_results_and_no_task_methods(workspace, raw_
 def _sleeping_benchmark(workspace: Path) -> tuple[Path, Path]:
     """A benchmark that starts a child and both sleep: a process tree to kill. Each writes its pid (with its namespace)."""
     parent, child = workspace / "bench.pid", workspace / "child.pid"
-    note = "os.readlink('/proc/self/ns/pid') + ' ' + str(os.getpid())"
+    note = NOTE
     child_code = f"import os, time; open({str(child)!r}, 'w').write({note}); time.sleep(600)"
     _long_benchmark(
         workspace,

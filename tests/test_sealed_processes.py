@@ -26,7 +26,7 @@ import psutil
 import pytest
 import unprivileged
 from conftest import PY
-from run_pids import host_pid
+from run_pids import NOTE, host_pid
 
 from kernel_mcp import containment, runner, sandbox
 from kernel_mcp.errors import CommandFailed
@@ -83,7 +83,7 @@ FORK_RUNNER = textwrap.dedent(
                 time.sleep(0.001)
             n += 1
             with open(gen_file + ".tmp", "w") as f:
-                f.write(f"{os.readlink('/proc/self/ns/pid')} {os.getpid()} {n}")
+                f.write(__NOTE__ + f" {n}")
             os.replace(gen_file + ".tmp", gen_file)
             time.sleep(period)
         os._exit(0)
@@ -91,31 +91,44 @@ FORK_RUNNER = textwrap.dedent(
     while time.time() < deadline and n < generations:
         try:
             with open(gen_file) as f:
-                n = int(f.read().split()[2])
+                n = int(f.read().split()[3])
         except (OSError, IndexError, ValueError):
             pass
         time.sleep(0.01)
     print(f"left a fork-runner behind at generation {n}", flush=True)
     """
-)
+).replace("__NOTE__", NOTE)
 
 
 def _generation(folder: Path) -> tuple[str, int | None, int]:
     """The fork-runner's last note: its pid namespace, the host's pid of that copy (None: gone), its generation."""
-    namespace, pid, n = (folder / "gen").read_text().split()
-    return namespace, host_pid(f"{namespace} {pid}"), int(n)
+    namespace, pid, started, n = (folder / "gen").read_text().split()
+    return namespace, host_pid(f"{namespace} {pid} {started}"), int(n)
 
 
-def _in_namespace(namespace: str) -> list[int]:
-    """Host pids of every process that lives in the pid namespace `namespace` (zombies included)."""
+def _in_namespace(namespace: str, folder: Path) -> list[int]:
+    """Host pids of every process of the run in `folder` that lives in the pid namespace `namespace`
+    (zombies included). Its command lines name the folder: the kernel gives a new namespace the lowest
+    free inode number, so a run started after this one's ended (another test's) may carry its name."""
+
+    def ours(pid: int | str) -> bool:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                return os.fsencode(folder) in f.read()
+        except OSError:
+            return False
+
     found = []
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                if os.readlink(f"/proc/{entry}/ns/pid") == namespace:
-                    found.append(int(entry))
-            except OSError:
+                if os.readlink(f"/proc/{entry}/ns/pid") != namespace:
+                    continue
+                state, parent = psutil.Process(int(entry)).status(), psutil.Process(int(entry)).ppid()
+            except (OSError, psutil.Error):
                 continue
+            if ours(entry) or (state == psutil.STATUS_ZOMBIE and ours(parent)):  # a zombie's own command line is empty
+                found.append(int(entry))
     return found
 
 
@@ -150,7 +163,7 @@ async def test_a_reforking_escapee_is_gone_when_the_sealed_command_returns(tmp_p
     # the server adopted nothing (the kernel ended them, no sweep of the server's)
     namespace, newest, n = _generation(tmp_path)
     assert n >= 5 and newest is None, f"generation {n} of the fork-runner is alive as pid {newest}"
-    assert _in_namespace(namespace) == [], "processes of the ended run's namespace live on"
+    assert _in_namespace(namespace, tmp_path) == [], "processes of the ended run's namespace live on"
     assert _adopted() == [] and result.killed_pids == []
 
 
@@ -202,7 +215,7 @@ SLEEPER = textwrap.dedent(
     """
     import os, sys, time
     with open(sys.argv[1] + ".tmp", "w") as f:
-        f.write(f"{os.readlink('/proc/self/ns/pid')} {os.getpid()}")
+        f.write(__NOTE__)
     os.replace(sys.argv[1] + ".tmp", sys.argv[1])
     stop = sys.argv[2]
     for _ in range(6000):
@@ -211,7 +224,7 @@ SLEEPER = textwrap.dedent(
         time.sleep(0.01)
     print("sibling finished", flush=True)
     """
-)
+).replace("__NOTE__", NOTE)
 
 
 def _limits(pid: int) -> tuple:
@@ -369,7 +382,7 @@ async def test_short_lived_children_by_the_thousand_stall_no_other_call(tmp_path
     result, others, most_zombies = await _meanwhile(tmp_path, 0.003, generations=600, sealed_others=True)
     assert result.ok, (result.status(), result.stderr.tail)
     namespace, newest, n = _generation(tmp_path)
-    assert n >= 600 and newest is None and _in_namespace(namespace) == []
+    assert n >= 600 and newest is None and _in_namespace(namespace, tmp_path) == []
     assert others and all(o.ok and "other call answered" in o.stdout.tail for o in others), [o.status() for o in others]
     assert most_zombies == 0  # the run's init reaped them all: none ever became the server's
 

@@ -208,14 +208,14 @@ async def test_cancelled_call_kills_the_command(workspace, transport):
     """A client that gives up on a call (timeout or cancel) leaves no process of the command behind."""
     pid_file = workspace / "pid"
     # its pid namespace too: a sealed command has its own (tests/run_pids.py)
-    code = f"import os, time; open({str(pid_file)!r}, 'w').write(os.readlink('/proc/self/ns/pid') + ' ' + str(os.getpid())); time.sleep(600)"
+    from run_pids import NOTE, host_pid
+
+    code = f"import os, time; open({str(pid_file)!r}, 'w').write({NOTE}); time.sleep(600)"
     write_toml(workspace, (workspace / "kernel-mcp.toml").read_text() + f"sleeper = {json.dumps([PY, '-c', code])}\n")
     server = build_server(workspace) if transport == "memory" else _stdio_params(workspace)
     async with Client(server) as client:
         with anyio.move_on_after(3):
             await client.call_tool("run_command", {"name": "sleeper"})
-        from run_pids import host_pid
-
         pid = host_pid(pid_file.read_text())  # None: no process of that namespace and pid lives
         for _ in range(100):
             if not _pid_alive(pid):
