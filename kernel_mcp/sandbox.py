@@ -50,6 +50,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kernel_mcp import seal
+
 # linux/landlock.h; the system call numbers are the same on x86-64 and aarch64 (the unified table)
 _SYS_CREATE_RULESET, _SYS_ADD_RULE, _SYS_RESTRICT_SELF = 444, 445, 446
 _CREATE_RULESET_VERSION = 1
@@ -379,6 +381,11 @@ class Sealing:
                 os.write(2, message)
                 os._exit(EXIT_NOT_SEALED)
             os.close(fd)  # the domain is entered; the program itself has no use for the ruleset
+            try:
+                seal.drop_capabilities()
+            except (seal.Refused, OSError):
+                os.write(2, b"kernel-mcp: could not drop the run's capabilities; the command did not run\n")
+                os._exit(EXIT_NOT_SEALED)
 
         return enter
 

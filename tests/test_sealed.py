@@ -117,6 +117,40 @@ async def test_a_root_run_cannot_open_a_disk_or_the_kernel_log_for_writing(tmp_p
     assert shm.ok, shm.stderr.tail
 
 
+CAPABILITIES = textwrap.dedent(
+    """
+    import ctypes, json, os
+    libc = ctypes.CDLL(None, use_errno=True)
+
+    class Timex(ctypes.Structure):
+        _fields_ = [("modes", ctypes.c_uint), ("rest", ctypes.c_long * 64)]
+
+    seen = {}
+    now = Timex()
+    libc.adjtimex(ctypes.byref(now))
+    now.modes = 0x4000  # ADJ_TICK, to the value it has: no change, but only CAP_SYS_TIME may ask
+    seen["clock"] = "set" if libc.adjtimex(ctypes.byref(now)) >= 0 else os.strerror(ctypes.get_errno())
+    seen["priority"] = "raised" if libc.setpriority(0, 0, -1) == 0 else os.strerror(ctypes.get_errno())
+    print(json.dumps(seen))
+    """
+)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root holds the capabilities at all")
+@pytest.mark.parametrize("namespaces", ["on", "off"])
+async def test_a_root_run_cannot_slew_the_clock_or_raise_its_priority(tmp_path, monkeypatch, namespaces):
+    """The attack: a root run slewed the clock the server's own timings are read by (adjtimex: a
+    slower clock makes the run look faster to the server's witness and the benchmark's timer
+    alike), or raised its priority over the other side's runs."""
+    import json
+
+    monkeypatch.setenv(sandbox.NAMESPACES_ENV, namespaces)
+    with sandbox.side(tmp_path, tmp_path / "state", "caps") as boundary:
+        result = await runner.run([PY, "-c", CAPABILITIES], cwd=tmp_path, timeout_s=30, boundary=boundary)
+    assert result.ok and result.sealed, result.stderr.tail
+    assert json.loads(result.stdout.tail) == {"clock": "Operation not permitted", "priority": "Permission denied"}
+
+
 LEAVE_SHARED_MEMORY = textwrap.dedent(
     """
     import ctypes, json, os, sys
