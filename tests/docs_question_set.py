@@ -714,6 +714,9 @@ BLIND_2026_11_27_FOURTEENTH = _written_blind("docs-questions-blind-2026-11-27-fo
 # a fifteenth, written blind while an eighth round was tried (nothing of it kept): a third look at
 # round 7's ranker, measured once
 BLIND_2026_11_27_FIFTEENTH = _written_blind("docs-questions-blind-2026-11-27-fifteenth.json")
+# a sixteenth, written blind while round 9 (one sweep of the ranker's constants) was tried on sets 1-15:
+# measured once, on the ranker as round 9 left it and on round 7's, in the same call
+BLIND_2026_11_27_SIXTEENTH = _written_blind("docs-questions-blind-2026-11-27-sixteenth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -740,6 +743,7 @@ SETS: dict[str, list[Question]] = {
     "written blind, thirteenth set": BLIND_2026_11_27_THIRTEENTH,
     "written blind, fourteenth set": BLIND_2026_11_27_FOURTEENTH,
     "written blind, fifteenth set": BLIND_2026_11_27_FIFTEENTH,
+    "written blind, sixteenth set": BLIND_2026_11_27_SIXTEENTH,
 }
 
 

@@ -32,6 +32,7 @@ from docs_question_set import (
     BLIND_2026_11_27_THIRTEENTH,
     BLIND_2026_11_27_FOURTEENTH,
     BLIND_2026_11_27_FIFTEENTH,
+    BLIND_2026_11_27_SIXTEENTH,
     BLIND_2026_11_27_SEVENTH,
     BLIND_2026_11_27_SIXTH,
     FIFTH_AUTHOR,
@@ -104,6 +105,7 @@ FLOORS = {
     "blind 2026-11-27, thirteenth": (BLIND_2026_11_27_THIRTEENTH, 50, 0.94, 0.70),  # measured once, unseen: 0.96 / 0.72
     "blind 2026-11-27, fourteenth": (BLIND_2026_11_27_FOURTEENTH, 50, 0.86, 0.66),  # measured once, unseen: 0.88 / 0.68
     "blind 2026-11-27, fifteenth": (BLIND_2026_11_27_FIFTEENTH, 50, 0.88, 0.66),  # measured once, unseen: 0.90 / 0.68
+    "blind 2026-11-27, sixteenth": (BLIND_2026_11_27_SIXTEENTH, 50, 0.76, 0.62),  # measured once, unseen: 0.78 / 0.64
 }
 
 
