@@ -256,22 +256,44 @@ async def test_doctor_names_the_boundary(workspace):
 from test_ledger import KERNEL, cpu_ws, set_kernel  # noqa: E402,F401  (cpu_ws is a fixture)
 
 
+@pytest.fixture(params=["plain", "forked"])
+def attacked_ws(cpu_ws, request):
+    """The CPU workspace with its runs started plainly, and forked from a fork server per side
+    (`[benchmark] preload`): every attack must fail both ways."""
+    if request.param == "forked":
+        if sandbox.isolation()[0] is None:
+            pytest.skip("runs get no PID namespace here: no fork server")
+        import git
+
+        toml = cpu_ws / "kernel-mcp.toml"
+        toml.write_text(toml.read_text().replace("repeats = 3\n", 'repeats = 3\npreload = ["csv"]\n'))
+        repo = git.Repo(cpu_ws.parent)
+        repo.git.add("-A")
+        repo.git.commit("-m", "runs forked from a fork server", "--author", "t <t@example.invalid>")
+    return cpu_ws
+
+
+def _forked_as_asked(ws: Path, ev: dict) -> None:
+    asked = "preload" in (ws / "kernel-mcp.toml").read_text()
+    assert ("fork server" in ev["attempt"]["measured"]) == asked, ev["attempt"]["measured"]
+
+
 def _hostile_kernel(worktree: str, body: str, small: float = 100.0, large: float = 200.0) -> None:
     """An editable kernel module whose import runs `body` inside the benchmark's process."""
     Path(worktree, "kernel.py").write_text(f'TIME = {{"small": {small}, "large": {large}}}\nERR = 0\nimport os, pathlib\n' + textwrap.dedent(body))
 
 
-async def test_a_candidate_cannot_rewrite_best_during_the_pairs(cpu_ws):
-    async with Client(build_server(cpu_ws)) as client:
+async def test_a_candidate_cannot_rewrite_best_during_the_pairs(attacked_ws):
+    async with Client(build_server(attacked_ws)) as client:
         wt = (await call(client, "experiment_start", tag="rw"))["worktree"]
-        best_kernel = cpu_ws / ".kernel-mcp" / "best" / "rw" / "main" / "ws" / "kernel.py"
-        before, users = best_kernel.read_text(), (cpu_ws / "kernel.py").read_text()
+        best_kernel = attacked_ws / ".kernel-mcp" / "best" / "rw" / "main" / "ws" / "kernel.py"
+        before, users = best_kernel.read_text(), (attacked_ws / "kernel.py").read_text()
         # BEST made 10x slower from inside the candidate's run (it would look 90% faster), and the
         # user's own checkout and the ledger's database written too
         _hostile_kernel(
             wt,
             f"""
-            for target in ({str(best_kernel)!r}, {str(cpu_ws / "kernel.py")!r}, {str(cpu_ws / ".kernel-mcp" / "ledger.sqlite")!r}):
+            for target in ({str(best_kernel)!r}, {str(attacked_ws / "kernel.py")!r}, {str(attacked_ws / ".kernel-mcp" / "ledger.sqlite")!r}):
                 try:
                     pathlib.Path(target).write_text('TIME = {{"small": 1000.0, "large": 2000.0}}\\nERR = 0\\n')
                 except OSError as exc:
@@ -280,22 +302,23 @@ async def test_a_candidate_cannot_rewrite_best_during_the_pairs(cpu_ws):
         )
         ev = await call(client, "experiment_evaluate", hypothesis="rewrite BEST")
         log = await call(client, "experiment_log")  # the ledger's database still reads
-    assert best_kernel.read_text() == before and (cpu_ws / "kernel.py").read_text() == users and log["attempts"]
+    assert best_kernel.read_text() == before and (attacked_ws / "kernel.py").read_text() == users and log["attempts"]
+    _forked_as_asked(attacked_ws, ev)
     assert ev["attempt"]["decision"] not in ("keep", "suspicious"), ev["attempt"]
 
 
-async def test_a_redirected_git_pointer_is_refused_and_repaired_by_revert(cpu_ws):
+async def test_a_redirected_git_pointer_is_refused_and_repaired_by_revert(attacked_ws):
     import git
 
-    user = git.Repo(cpu_ws.parent)
+    user = git.Repo(attacked_ws.parent)
     branch_before, reflog_before = user.head.commit.hexsha, len(user.git.reflog().splitlines())
-    async with Client(build_server(cpu_ws)) as client:
+    async with Client(build_server(attacked_ws)) as client:
         wt = (await call(client, "experiment_start", tag="ptr"))["worktree"]
         pointer = Path(wt).parent / ".git"  # the workspace is a subfolder: the pointer sits at the worktree's top
         _hostile_kernel(
             wt,
             f"""
-            pathlib.Path({str(pointer)!r}).write_text("gitdir: {cpu_ws.parent / ".git"}\\n")
+            pathlib.Path({str(pointer)!r}).write_text("gitdir: {attacked_ws.parent / ".git"}\\n")
             """,
             90.0,
             180.0,
@@ -304,7 +327,7 @@ async def test_a_redirected_git_pointer_is_refused_and_repaired_by_revert(cpu_ws
         attempt = (ev.structured_content or {}).get("attempt") or {}
         assert ev.is_error or attempt.get("decision") not in ("keep", "suspicious"), text_of(ev)
         # the pointer itself, rewritten from outside any run (as an agent could): every git step refuses
-        pointer.write_text(f"gitdir: {cpu_ws.parent / '.git'}\n")
+        pointer.write_text(f"gitdir: {attacked_ws.parent / '.git'}\n")
         refused = await client.call_tool("experiment_evaluate", {"hypothesis": "through the redirected pointer"})
         assert refused.is_error and ".git pointer" in text_of(refused), text_of(refused)
         repaired = await call(client, "experiment_revert")
@@ -315,10 +338,10 @@ async def test_a_redirected_git_pointer_is_refused_and_repaired_by_revert(cpu_ws
     assert user.head.commit.hexsha == branch_before and len(user.git.reflog().splitlines()) == reflog_before
 
 
-async def test_the_checkout_config_cannot_change_a_running_experiment(cpu_ws):
-    async with Client(build_server(cpu_ws)) as client:
+async def test_the_checkout_config_cannot_change_a_running_experiment(attacked_ws):
+    async with Client(build_server(attacked_ws)) as client:
         wt = (await call(client, "experiment_start", tag="cfg"))["worktree"]
-        toml = cpu_ws / "kernel-mcp.toml"
+        toml = attacked_ws / "kernel-mcp.toml"
         toml.write_text(toml.read_text().replace('rule = "== 0"', 'rule = "<= 1000"'))
         set_kernel(wt, 50.0, 100.0, err=7)  # wrong, and 2x "faster"
         ev = await call(client, "experiment_evaluate", hypothesis="wrong but fast")
@@ -338,14 +361,15 @@ async def test_tags_are_exact_names(cpu_ws):
     assert Path(best_like["worktree"]).is_dir() and (cpu_ws / ".kernel-mcp" / "best" / "t" / "main").is_dir()
 
 
-async def test_a_timer_the_candidate_reaches_is_not_corroborated(cpu_ws):
-    async with Client(build_server(cpu_ws)) as client:
+async def test_a_timer_the_candidate_reaches_is_not_corroborated(attacked_ws):
+    async with Client(build_server(attacked_ws)) as client:
         wt = (await call(client, "experiment_start", tag="clock"))["worktree"]
         # reports a tenth of the time, and spends the rest at import: the wall time does not move
         _hostile_kernel(wt, "import time\ntime.sleep(0.27)\n", 10.0, 20.0)
         ev = await call(client, "experiment_evaluate", hypothesis="a faster clock")
     assert ev["attempt"]["decision"] == "not-corroborated", (ev["attempt"]["reasons"], ev["attempt"]["measured"])
     assert any("not corroborated" in r for r in ev["attempt"]["reasons"])
+    _forked_as_asked(attacked_ws, ev)
 
 
 def test_servers_git_runs_no_hook_no_fsmonitor_and_no_filter(tmp_path):
