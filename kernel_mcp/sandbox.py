@@ -14,6 +14,11 @@ sockets other programs have bound when it starts (seal.hide_sockets), and a secc
 new mount API and file handles, with which a run that holds capabilities (a root server's) could reach
 past those covers.
 
+Landlock does not govern metadata either (chmod, chown, utime, xattrs): each run's mount namespace is
+read-only but for its own folders (seal.read_only_but), and a root run's kept CAP_SYS_ADMIN is denied the
+system calls that reach beyond the run (seal.DENIED: bpf, swap, hostname, quotas, fanotify). Ioctls on
+device files are Landlock's where the kernel has ABI 5: allowed only on the devices a run may write.
+
 The ruleset is built in the server (paths opened, rules added); the domain is entered by the run's
 first process and passes to every process it starts, a double-forked daemon included, and cannot
 be left.
@@ -63,7 +68,8 @@ _REMOVE_DIR, _REMOVE_FILE = 1 << 4, 1 << 5
 _MAKE_CHAR, _MAKE_DIR, _MAKE_REG, _MAKE_SOCK, _MAKE_FIFO, _MAKE_BLOCK, _MAKE_SYM = (1 << n for n in range(6, 13))
 _REFER = 1 << 13  # ABI 2: moving a file between folders
 _TRUNCATE = 1 << 14  # ABI 3
-_FILE_RIGHTS = _WRITE_FILE | _TRUNCATE  # the only write rights a rule on a file (not a folder) may hold
+_IOCTL_DEV = 1 << 15  # ABI 5: ioctl(2) on a device file, which Landlock otherwise allows on one opened for reading
+_FILE_RIGHTS = _WRITE_FILE | _TRUNCATE | _IOCTL_DEV  # the only rights of those handled that a rule on a file (not a folder) may hold
 _SCOPE_ABSTRACT_UNIX_SOCKET, _SCOPE_SIGNAL = 1 << 0, 1 << 1  # ABI 6
 
 SEAL_ENV = "KERNEL_MCP_SEAL"  # "off" in the server's own environment: runs go unsealed (to measure what sealing costs)
@@ -144,7 +150,7 @@ class Isolation:
         text = "own user, PID and mount namespaces" if self.user else "own PID and mount namespaces"
         text += " and System V IPC"
         if self.proc:
-            text += "; its own /proc and /dev/shm"
+            text += "; its own /proc and /dev/shm; every other mount read-only but its own folders"
         else:
             text += (
                 f"; /proc is the machine's ({self.proc_why}): the run sees every process there and can write "
@@ -218,6 +224,12 @@ def _write_rights(abi: int) -> int:
         rights |= _REFER
     if abi >= 3:
         rights |= _TRUNCATE
+    if abi >= 5:
+        # a device opened for reading is open to its ioctls, which write as much as a write does: a root
+        # run re-reads or flushes the machine's disk (BLKFLSBUF: BEST's files read cold), attaches a loop
+        # device that outlives it, or pushes keystrokes into a console's shell (TIOCSTI: commands run as
+        # root outside every seal). Ioctls stay open only on the devices a run may write (device_rules).
+        rights |= _IOCTL_DEV
     return rights
 
 
@@ -359,7 +371,8 @@ class Sealing:
             return [executable, *args]
         flags = ("1" if self.isolation.user else "0", "1" if self.isolation.proc else "0")
         sockets = others_sockets(self.own) if self.isolation.sockets else []
-        return _seal_argv("run", str(self.fd), str(self.rights), *flags, str(len(sockets)), *sockets, executable, *args)
+        own = [os.fspath(folder) for folder in self.own]  # writable mounts: every other one is read-only (seal.read_only_but)
+        return _seal_argv("run", str(self.fd), str(self.rights), *flags, str(len(sockets)), *sockets, str(len(own)), *own, executable, *args)
 
     def hook(self) -> Callable[[], None]:
         """Runs in the forked child, before exec: no new privileges, then the domain (where seal.py
@@ -375,6 +388,10 @@ class Sealing:
                     os._exit(EXIT_NOT_SEALED)
 
             return no_new_privs
+        try:
+            seccomp, denial = seal.denial_filter()  # made here, in the server: the child only installs it
+        except seal.Refused as exc:
+            raise OSError(errno.ENOSYS, str(exc)) from None
 
         def enter() -> None:
             if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or libc.syscall(_SYS_RESTRICT_SELF, ctypes.c_int(fd), ctypes.c_uint32(0)) != 0:
@@ -382,9 +399,10 @@ class Sealing:
                 os._exit(EXIT_NOT_SEALED)
             os.close(fd)  # the domain is entered; the program itself has no use for the ruleset
             try:
+                seal.install_filter(seccomp, denial)  # what the kept CAP_SYS_ADMIN reaches beyond the run (seal.DENIED)
                 seal.drop_capabilities()
             except (seal.Refused, OSError):
-                os.write(2, b"kernel-mcp: could not drop the run's capabilities; the command did not run\n")
+                os.write(2, b"kernel-mcp: could not drop the run's capabilities or filter its system calls; the command did not run\n")
                 os._exit(EXIT_NOT_SEALED)
 
         return enter

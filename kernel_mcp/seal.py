@@ -116,6 +116,39 @@ def read_only_kernel_settings() -> None:
         _check(libc.mount(None, path, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_REC, None), f"making {path.decode()} read-only")
 
 
+# Landlock governs what a run writes into files and folders, not their metadata: a run could chmod,
+# chown, utime or setxattr any file it can name (BEST's tree, the user's checkout, the ledger's state,
+# every .git), root or not (the user owns them), and so lock the user or the server out of their files,
+# make BEST's scripts unrunnable or its build stale. In the run's mount namespace every mount is
+# read-only but its own folders (bound over themselves, writable): a metadata change elsewhere is
+# refused (EROFS). Landlock still decides what may be written within them. (A rename between two of its
+# folders now crosses mounts: EXDEV, as between two file systems.)
+SYS_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE, MOUNT_ATTR_RDONLY = 442, -100, 0x8000, 0x1
+
+
+class MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64), ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+def _read_only(path: bytes, read_only: bool) -> None:
+    attr = MountAttr(MOUNT_ATTR_RDONLY if read_only else 0, 0 if read_only else MOUNT_ATTR_RDONLY, 0, 0)
+    size = ctypes.c_size_t(ctypes.sizeof(attr))
+    result = libc.syscall(SYS_MOUNT_SETATTR, ctypes.c_int(AT_FDCWD), path, ctypes.c_uint(AT_RECURSIVE), ctypes.byref(attr), size)
+    _check(result, f"making the mounts at {path.decode()} {'read-only' if read_only else 'writable'}")
+
+
+def read_only_but(writable: list[str]) -> None:
+    """In init, before its own /proc and /dev/shm (mounted writable after): every mount read-only, but
+    the run's own folders."""
+    own = [os.fsencode(os.path.realpath(folder)) for folder in writable]
+    for folder in own:
+        _check(libc.mount(folder, folder, None, MS_BIND | MS_REC, None), f"binding {folder.decode()}")
+    _read_only(b"/", True)
+    for folder in own:
+        _read_only(folder, False)
+    os.chdir(os.getcwd())  # the working folder as the mounts now have it: a folder of its own is the writable bind
+
+
 def hide_sockets(paths: list[str]) -> None:
     """In init: cover each named Unix socket (other programs' listeners: a tmux server, the user's
     systemd and D-Bus, an ssh-agent, docker) with /dev/null in this mount namespace, so that the run
@@ -132,13 +165,26 @@ def hide_sockets(paths: list[str]) -> None:
 # handles: a run that holds CAP_SYS_ADMIN or CAP_DAC_READ_SEARCH (a root server's, which keeps them
 # so that a profiler can read the GPU's counters) could clone the root mount without the covers of
 # hide_sockets (open_tree), mount the disk anew (fsopen, fsmount) or open a file by its inode
-# (open_by_handle_at). A seccomp filter refuses exactly those system calls, with EPERM.
+# (open_by_handle_at). The kept CAP_SYS_ADMIN also grants what the dropped capabilities were dropped
+# for, and more that outlives the run: bpf(2) (CAP_BPF's, which CAP_SYS_ADMIN implies: a tracing
+# program that writes the server's memory, a cgroup program attached for good), swapon and swapoff,
+# the machine's hostname and domain name (the run has no UTS namespace of its own), disk quotas, and
+# fanotify, whose permission events hold every other process's opens of the files it marks. A seccomp
+# filter refuses exactly those system calls, with EPERM.
 SECCOMP_SET_MODE_FILTER, SYS_SECCOMP = 1, {"x86_64": 317, "aarch64": 277}
 MOUNT_API = (428, 429, 430, 431, 432, 433, 442)  # open_tree, move_mount, fsopen, fsconfig, fsmount, fspick, mount_setattr: one number on every arch
-DENIED = {  # AUDIT_ARCH_* -> the numbers refused there (open_by_handle_at differs per arch)
-    0xC000003E: (*MOUNT_API, 304, *(n | 0x40000000 for n in (*MOUNT_API, 304))),  # x86-64 (and its x32 numbers)
-    0x40000003: (*MOUNT_API, 342),  # i386 programs on x86-64
-    0xC00000B7: (*MOUNT_API, 265),  # aarch64
+QUOTACTL_FD = 443  # one number on every arch too
+# open_by_handle_at, bpf, swapon, swapoff, sethostname, setdomainname, quotactl, fanotify_init: per arch
+BEYOND_THE_RUN = {
+    "x86_64": (304, 321, 167, 168, 170, 171, 179, 300),
+    "i386": (342, 357, 87, 115, 74, 121, 131, 338),
+    "aarch64": (265, 280, 224, 225, 161, 162, 60, 262),
+}
+_X86_64 = (*MOUNT_API, QUOTACTL_FD, *BEYOND_THE_RUN["x86_64"])
+DENIED = {  # AUDIT_ARCH_* -> the numbers refused there
+    0xC000003E: (*_X86_64, *(n | 0x40000000 for n in _X86_64)),  # x86-64 (and its x32 numbers)
+    0x40000003: (*MOUNT_API, QUOTACTL_FD, *BEYOND_THE_RUN["i386"]),  # i386 programs on x86-64
+    0xC00000B7: (*MOUNT_API, QUOTACTL_FD, *BEYOND_THE_RUN["aarch64"]),  # aarch64
 }
 
 
@@ -170,15 +216,26 @@ def _filter_program() -> list[tuple[int, int, int, int]]:
     return [*program, (ret_k, 0, 0, deny)]
 
 
-def deny_mount_api() -> None:
-    """In init, before the command: the seccomp filter above (it passes to every process the run starts)."""
+def denial_filter() -> tuple[int, SockFprog]:
+    """The seccomp system call's number here and the filter above, made ahead (a forked child of the
+    server, without namespaces, installs it with nothing more to allocate)."""
     nr = SYS_SECCOMP.get(os.uname().machine)
     if nr is None:
         raise Refused(f"no seccomp filter for this machine ({os.uname().machine}): the mount API would stay open to the run")
     steps = _filter_program()
     filters = (SockFilter * len(steps))(*(SockFilter(*step) for step in steps))
     prog = SockFprog(len(steps), filters)
+    return nr, prog
+
+
+def install_filter(nr: int, prog: SockFprog) -> None:
+    """In the run's first process, after no_new_privs: the filter, passed to every process it starts."""
     _check(libc.syscall(nr, ctypes.c_uint(SECCOMP_SET_MODE_FILTER), ctypes.c_uint(0), ctypes.byref(prog)), "seccomp filter of the mount API")
+
+
+def deny_mount_api() -> None:
+    """In init, before the command: the seccomp filter above (it passes to every process the run starts)."""
+    install_filter(*denial_filter())
 
 
 # Capabilities a root run keeps though no benchmark, compiler or profiler needs them, and with which it
@@ -319,7 +376,7 @@ def refuse(why: str) -> None:
     os._exit(EXIT_NOT_SEALED)
 
 
-def run(ruleset: int, rights: int, user: bool, proc: bool, sockets: list[str], argv: list[str]) -> None:
+def run(ruleset: int, rights: int, user: bool, proc: bool, sockets: list[str], writable: list[str], argv: list[str]) -> None:
     env = _original_environ()
     try:
         enter_namespaces(user)
@@ -336,7 +393,8 @@ def run(ruleset: int, rights: int, user: bool, proc: bool, sockets: list[str], a
             os._exit(137)  # it died before the line above
         try:
             private_mounts()
-            if proc:
+            if proc:  # (the machine's /proc stays writable for the GPU driver where the run gets none of its own)
+                read_only_but(writable)
                 mount_proc()
                 read_only_kernel_settings()
                 private_shared_memory()
@@ -449,13 +507,17 @@ def main(args: list[str]) -> None:
 
         print(json.dumps(probe()), flush=True)
         return
-    usage = "usage: seal.py run RULESET_FD RIGHTS USER(0|1) PROC(0|1) N SOCKET_1..SOCKET_N EXECUTABLE [ARG...]"
-    if len(args) < 7 or args[0] != "run" or not args[5].isdigit():
+    usage = "usage: seal.py run RULESET_FD RIGHTS USER(0|1) PROC(0|1) N SOCKET_1..SOCKET_N M WRITABLE_1..WRITABLE_M EXECUTABLE [ARG...]"
+    if len(args) < 8 or args[0] != "run" or not args[5].isdigit():
         refuse(usage)
     n = int(args[5])
-    if len(args) < 7 + n:
+    if len(args) < 8 + n or not args[6 + n].isdigit():
         refuse(usage)
-    run(int(args[1]), int(args[2]), args[3] == "1", args[4] == "1", args[6 : 6 + n], args[6 + n :])
+    m = int(args[6 + n])
+    if len(args) < 8 + n + m:
+        refuse(usage)
+    sockets, writable = args[6 : 6 + n], args[7 + n : 7 + n + m]
+    run(int(args[1]), int(args[2]), args[3] == "1", args[4] == "1", sockets, writable, args[7 + n + m :])
 
 
 if __name__ == "__main__":

@@ -119,6 +119,15 @@ def sealed_side(tmp_path: Path, key: str, site_modules: dict[str, str]) -> Itera
         yield tree, boundary, site
 
 
+def refused_write() -> str:
+    """What a sealed run is told when it writes outside its folders: with its own /proc, every other mount
+    is read-only in its namespace (seal.read_only_but), else Landlock refuses it."""
+    from kernel_mcp import sandbox
+
+    isolation = sandbox.isolation()[0]
+    return "Read-only file system" if isolation is not None and isolation.proc else "Permission denied"
+
+
 def toml_list(*words: str) -> str:
     return json.dumps(list(words))  # a JSON array of strings is a valid TOML array
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import sealed_side
+from conftest import refused_write, sealed_side
 from kernel_mcp import forked_runs
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(forked_runs.unavailable() is not None, reason=f"no fork server here: {forked_runs.unavailable()}")]
@@ -175,7 +175,7 @@ async def test_a_root_run_cannot_make_device_files(side):
         if made:
             os.unlink("/dev/kmcp-attack-mem")
     assert result.ok, result.stderr.tail
-    assert result.stdout.tail.strip() == str(["Permission denied"] * 3) and not made
+    assert result.stdout.tail.strip() == str(["Permission denied"] * 2 + [refused_write()]) and not made
 
 
 async def test_a_leftover_in_a_nested_pid_namespace_is_gone_before_the_answer(side, tmp_path):

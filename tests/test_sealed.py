@@ -18,7 +18,7 @@ from mcp import Client
 from kernel_mcp import runner, sandbox
 from kernel_mcp.server import build_server
 
-from conftest import PY, call, text_of
+from conftest import PY, call, refused_write, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(sandbox.available() is not None, reason=f"no Landlock here: {sandbox.available()}")]
 
@@ -66,7 +66,7 @@ async def test_a_sealed_run_writes_its_own_tree_and_private_folder_only(tmp_path
     assert result.ok and result.sealed and result.sealed.startswith("Landlock"), result.stderr.tail
     seen = json.loads(result.stdout.tail)
     assert seen["own"] == "written" and seen["devnull"] == "written"
-    assert seen["other"] == seen["state"] == seen["git"] == "Permission denied"
+    assert seen["other"] == seen["state"] == seen["git"] == refused_write()
     assert Path(seen["tmp"]).resolve() == own_tmp  # temporary files go to the side's own folder
     assert not own_tmp.exists()  # and go with it
     if sandbox.isolation()[0] is not None:
