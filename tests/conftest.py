@@ -165,6 +165,15 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
+def commit_all(root: Path, message: str) -> None:
+    """Every change of the repository at `root` committed, as a test's author would."""
+    import git
+
+    repo = git.Repo(root)
+    repo.git.add("-A")
+    repo.git.commit("-m", message, "--author", "t <t@example.invalid>")
+
+
 def commit_kernel_workspace(workspace: Path) -> None:
     """The workspace's benchmark writes what kernel.py (the editable file) says, its time and error;
     committed, with the server's state folder and the run outputs ignored."""

@@ -19,7 +19,7 @@ from kernel_mcp.ledger.same_code import fingerprint, normalized_c
 from kernel_mcp.server import build_server
 from kernel_mcp.workspace.config import HarnessConfig
 
-from conftest import call, text_of
+from conftest import call, commit_all, text_of
 from test_many import kernel_text, make_ws
 
 pytestmark = pytest.mark.anyio
@@ -125,9 +125,7 @@ def source_ws(tmp_path: Path, engine: str = "") -> Path:
     (ws / "kernel.py").write_text(BASE_KERNEL)
     config = ws / "kernel-mcp.toml"
     config.write_text(config.read_text().replace('editable = ["kernel.py"]', 'editable = ["kernel.py", "src/*.hip", "src/*.h", "notes.txt"]'))
-    repo = git.Repo(ws.parent)
-    repo.git.add("-A")
-    repo.git.commit("-m", "a kernel source", "--author", "t <t@example.invalid>")
+    commit_all(ws.parent, "a kernel source")
     return ws
 
 

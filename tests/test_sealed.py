@@ -18,7 +18,7 @@ from mcp import Client
 from kernel_mcp import runner, sandbox
 from kernel_mcp.server import build_server
 
-from conftest import PY, call, refused_write, text_of
+from conftest import PY, call, commit_all, refused_write, text_of
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(sandbox.available() is not None, reason=f"no Landlock here: {sandbox.available()}")]
 
@@ -263,13 +263,9 @@ def attacked_ws(cpu_ws, request):
     if request.param == "forked":
         if sandbox.isolation()[0] is None:
             pytest.skip("runs get no PID namespace here: no fork server")
-        import git
-
         toml = cpu_ws / "kernel-mcp.toml"
         toml.write_text(toml.read_text().replace("repeats = 3\n", 'repeats = 3\npreload = ["csv"]\n'))
-        repo = git.Repo(cpu_ws.parent)
-        repo.git.add("-A")
-        repo.git.commit("-m", "runs forked from a fork server", "--author", "t <t@example.invalid>")
+        commit_all(cpu_ws.parent, "runs forked from a fork server")
     return cpu_ws
 
 
