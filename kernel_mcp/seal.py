@@ -221,7 +221,7 @@ def denial_filter() -> tuple[int, SockFprog]:
     server, without namespaces, installs it with nothing more to allocate)."""
     nr = SYS_SECCOMP.get(os.uname().machine)
     if nr is None:
-        raise Refused(f"no seccomp filter for this machine ({os.uname().machine}): the mount API would stay open to the run")
+        raise Refused(f"no seccomp filter for this machine ({os.uname().machine}): the mount API, bpf, swap and the hostname would stay open to the run")
     steps = _filter_program()
     filters = (SockFilter * len(steps))(*(SockFilter(*step) for step in steps))
     prog = SockFprog(len(steps), filters)
@@ -230,12 +230,7 @@ def denial_filter() -> tuple[int, SockFprog]:
 
 def install_filter(nr: int, prog: SockFprog) -> None:
     """In the run's first process, after no_new_privs: the filter, passed to every process it starts."""
-    _check(libc.syscall(nr, ctypes.c_uint(SECCOMP_SET_MODE_FILTER), ctypes.c_uint(0), ctypes.byref(prog)), "seccomp filter of the mount API")
-
-
-def deny_mount_api() -> None:
-    """In init, before the command: the seccomp filter above (it passes to every process the run starts)."""
-    install_filter(*denial_filter())
+    _check(libc.syscall(nr, ctypes.c_uint(SECCOMP_SET_MODE_FILTER), ctypes.c_uint(0), ctypes.byref(prog)), "seccomp filter (DENIED)")
 
 
 # Capabilities a root run keeps though no benchmark, compiler or profiler needs them, and with which it
@@ -300,7 +295,7 @@ def enter_landlock(ruleset: int, rights: int, proc: bool) -> None:
         finally:
             os.close(path_fd)
     _check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
-    deny_mount_api()
+    install_filter(*denial_filter())  # DENIED, for every process the run starts
     _check(libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)), "landlock_restrict_self")
     os.close(ruleset)
 
