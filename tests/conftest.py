@@ -119,6 +119,24 @@ def sealed_side(tmp_path: Path, key: str, site_modules: dict[str, str]) -> Itera
         yield tree, boundary, site
 
 
+def needs_root() -> None:
+    """Skip where the server is not root: only a root server's runs hold the capabilities an attack needs."""
+    if os.geteuid() != 0:
+        pytest.skip("only a root server's runs hold the capabilities this attack needs")
+
+
+async def forked_runs_of(tree: Path, boundary, env, modules: list[str], command: list[str], n: int = 1, argv=None, limit_s: float = 60) -> list:
+    """`n` runs of `argv` (else `command`) in `tree`, forked from one fork server of that side preloading
+    `modules`, which is closed after them; its log goes beside the tree."""
+    from kernel_mcp import forked_runs
+
+    server = forked_runs.ForkServer(command, modules, cwd=tree, boundary=boundary, log_dir=tree.parent / "logs", log_name="forkserver")
+    try:
+        return [await server.run(argv or command, cwd=tree, timeout_s=limit_s, env=env, log_dir=None, log_name="run") for _ in range(n)]
+    finally:
+        await server.close()
+
+
 def refused_write() -> str:
     """What a sealed run is told when it writes outside its folders: with its own /proc, every other mount
     is read-only in its namespace (seal.read_only_but), else Landlock refuses it."""

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import forked_runs_of as _runs
+from conftest import needs_root as _root
 from conftest import refused_write, sealed_side
 from kernel_mcp import forked_runs
 
@@ -44,14 +46,6 @@ def side(tmp_path):
 def _script(tree: Path, body: str) -> list[str]:
     (tree / "bench.py").write_text(textwrap.dedent(body))
     return [sys.executable, "bench.py"]
-
-
-async def _runs(tree, boundary, env, modules, command, n=1, argv=None):
-    server = forked_runs.ForkServer(command, modules, cwd=tree, boundary=boundary, log_dir=tree.parent / "logs", log_name="forkserver")
-    try:
-        return [await server.run(argv or command, cwd=tree, timeout_s=LIMIT_S, env=env, log_dir=None, log_name="run") for _ in range(n)]
-    finally:
-        await server.close()
 
 
 @pytest.mark.parametrize("planted", ["counted", "colorsys"])
@@ -112,11 +106,6 @@ async def test_a_hostile_answer_fails_the_run_with_the_reason_and_never_the_eval
     [result] = await _runs(tree, boundary, {**env, "HOSTILE": mode}, ["hostile"], command)
     assert not result.ok and result.returncode is None
     assert "the fork server" in result.stderr.tail and "answered" in result.stderr.tail, result.stderr.tail
-
-
-def _root() -> None:
-    if os.getuid() != 0:
-        pytest.skip("only a root server's runs hold the capabilities this attack needs")
 
 
 async def test_a_root_run_cannot_change_the_kernels_settings(side):

@@ -15,18 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PY
+from conftest import PY, forked_runs_of
+from conftest import needs_root as _root
 from kernel_mcp import forked_runs, runner, sandbox
 
 pytestmark = [pytest.mark.anyio, pytest.mark.skipif(sandbox.available() is not None, reason=f"no Landlock here: {sandbox.available()}")]
 
 LIMIT_S = 60
 WAYS = ["namespaces", "no namespaces", "forked"]
-
-
-def _root() -> None:
-    if os.geteuid() != 0:
-        pytest.skip("only a root server's runs hold the capabilities this attack needs")
 
 
 async def _staged(tmp_path: Path, monkeypatch, way: str, body: str, env: dict[str, str] | None = None) -> runner.RunResult:
@@ -46,11 +42,7 @@ async def _staged(tmp_path: Path, monkeypatch, way: str, body: str, env: dict[st
         if way != "forked":
             result = await runner.run(command, cwd=tree, timeout_s=LIMIT_S, env=env, boundary=boundary)
         else:
-            server = forked_runs.ForkServer(command, [], cwd=tree, boundary=boundary, log_dir=tmp_path / "logs", log_name="forkserver")
-            try:
-                result = await server.run(command, cwd=tree, timeout_s=LIMIT_S, env=env, log_dir=None, log_name="run")
-            finally:
-                await server.close()
+            [result] = await forked_runs_of(tree, boundary, env, [], command, limit_s=LIMIT_S)
     assert result.ok and result.sealed, (result.status(), result.stderr.tail)
     return result
 
