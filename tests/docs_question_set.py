@@ -717,6 +717,9 @@ BLIND_2026_11_27_FIFTEENTH = _written_blind("docs-questions-blind-2026-11-27-fif
 # a sixteenth, written blind while round 9 (one sweep of the ranker's constants) was tried on sets 1-15:
 # measured once, on the ranker as round 9 left it and on round 7's, in the same call
 BLIND_2026_11_27_SIXTEENTH = _written_blind("docs-questions-blind-2026-11-27-sixteenth.json")
+# a seventeenth, written blind in the same session as the sixteenth and kept unmeasured until the
+# ranker had been left as round 9 left it: measured once on it
+BLIND_2026_11_27_SEVENTEENTH = _written_blind("docs-questions-blind-2026-11-27-seventeenth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -744,6 +747,7 @@ SETS: dict[str, list[Question]] = {
     "written blind, fourteenth set": BLIND_2026_11_27_FOURTEENTH,
     "written blind, fifteenth set": BLIND_2026_11_27_FIFTEENTH,
     "written blind, sixteenth set": BLIND_2026_11_27_SIXTEENTH,
+    "written blind, seventeenth set": BLIND_2026_11_27_SEVENTEENTH,
 }
 
 
