@@ -720,6 +720,8 @@ BLIND_2026_11_27_SIXTEENTH = _written_blind("docs-questions-blind-2026-11-27-six
 # a seventeenth, written blind in the same session as the sixteenth and kept unmeasured until the
 # ranker had been left as round 9 left it: measured once on it
 BLIND_2026_11_27_SEVENTEENTH = _written_blind("docs-questions-blind-2026-11-27-seventeenth.json")
+# an eighteenth, written blind while the seventeenth was measured: measured once, on the same ranker
+BLIND_2026_11_27_EIGHTEENTH = _written_blind("docs-questions-blind-2026-11-27-eighteenth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -748,6 +750,7 @@ SETS: dict[str, list[Question]] = {
     "written blind, fifteenth set": BLIND_2026_11_27_FIFTEENTH,
     "written blind, sixteenth set": BLIND_2026_11_27_SIXTEENTH,
     "written blind, seventeenth set": BLIND_2026_11_27_SEVENTEENTH,
+    "written blind, eighteenth set": BLIND_2026_11_27_EIGHTEENTH,
 }
 
 
