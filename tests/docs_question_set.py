@@ -722,6 +722,9 @@ BLIND_2026_11_27_SIXTEENTH = _written_blind("docs-questions-blind-2026-11-27-six
 BLIND_2026_11_27_SEVENTEENTH = _written_blind("docs-questions-blind-2026-11-27-seventeenth.json")
 # an eighteenth, written blind while the seventeenth was measured: measured once, on the same ranker
 BLIND_2026_11_27_EIGHTEENTH = _written_blind("docs-questions-blind-2026-11-27-eighteenth.json")
+# a nineteenth, written blind while round 10 (one bridge entry) was tried on sets 1-18: measured once,
+# on round 10's ranker
+BLIND_2026_11_27_NINETEENTH = _written_blind("docs-questions-blind-2026-11-27-nineteenth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -751,6 +754,7 @@ SETS: dict[str, list[Question]] = {
     "written blind, sixteenth set": BLIND_2026_11_27_SIXTEENTH,
     "written blind, seventeenth set": BLIND_2026_11_27_SEVENTEENTH,
     "written blind, eighteenth set": BLIND_2026_11_27_EIGHTEENTH,
+    "written blind, nineteenth set": BLIND_2026_11_27_NINETEENTH,
 }
 
 

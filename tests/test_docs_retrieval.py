@@ -35,6 +35,7 @@ from docs_question_set import (
     BLIND_2026_11_27_SIXTEENTH,
     BLIND_2026_11_27_SEVENTEENTH,
     BLIND_2026_11_27_EIGHTEENTH,
+    BLIND_2026_11_27_NINETEENTH,
     BLIND_2026_11_27_SEVENTH,
     BLIND_2026_11_27_SIXTH,
     FIFTH_AUTHOR,
@@ -110,6 +111,7 @@ FLOORS = {
     "blind 2026-11-27, sixteenth": (BLIND_2026_11_27_SIXTEENTH, 50, 0.76, 0.62),  # measured once, unseen: 0.78 / 0.64
     "blind 2026-11-27, seventeenth": (BLIND_2026_11_27_SEVENTEENTH, 50, 0.90, 0.66),  # measured once, unseen: 0.92 / 0.68
     "blind 2026-11-27, eighteenth": (BLIND_2026_11_27_EIGHTEENTH, 50, 0.92, 0.74),  # measured once, unseen: 0.94 / 0.76
+    "blind 2026-11-27, nineteenth": (BLIND_2026_11_27_NINETEENTH, 50, 0.88, 0.62),  # measured once, unseen: 0.90 / 0.64
 }
 
 
