@@ -554,3 +554,20 @@ def test_a_product_described_by_its_memory_or_model_digits_is_the_product_asked_
     store = open_store(tmp_path / ".kernel-mcp")
     hit = docs_search(store, "bf16 ridge point of the liquid-cooled 355 part", None, 3).hits[0]
     assert hit.id.startswith("hardware/mi355x/"), hit
+
+
+def test_a_product_described_in_the_bridge_s_words_is_the_product_asked_about(tmp_path):
+    """ "The MI300 variant with CPU cores on the same package" is the MI300A: the bridge gives its model
+    number for those words, and the question then reads as one naming it, so the MI300A's own table
+    answers before the family's pages (it stood fifth). A model number of another family named beside
+    the words keeps its own meaning."""
+    from kernel_mcp.docs.ranking import bridged_products
+
+    assert bridged_products("For the MI300 variant that puts CPU cores on the same package as the GPU") == ["mi300a"]
+    assert bridged_products("the APU flavour of MI300") == ["mi300a"]
+    assert bridged_products("MI300X next to an APU") == []  # named: the MI300X is asked about
+    assert bridged_products("how many CPU cores does the host have") == []
+    store = open_store(tmp_path / ".kernel-mcp")
+    question = "For the MI300 variant that puts CPU cores on the same package as the GPU, how many GPU chiplets and compute cores does it have?"
+    hit = docs_search(store, question, None, 3).hits[0]
+    assert hit.id.startswith("hardware/mi300a/"), hit

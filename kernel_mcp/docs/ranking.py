@@ -227,6 +227,21 @@ def described_products(text: str) -> list[str]:
     return out
 
 
+def bridged_products(text: str) -> list[str]:
+    """The model numbers of the products a query describes in words the bridge gives a product's
+    model number for ("the MI300 flavour with CPU cores in the same package", "the APU": mi300a),
+    so that the product is named as if the query had said it. None where the query names a model
+    number of its own that is not of that product's family ("MI300X" against mi300a; "MI300" is)."""
+    words = [w.lower() for w in WORD.findall(text) if w.lower() not in STOPWORDS]
+    named = [w for w in words if MODEL.fullmatch(w) and not DTYPE.fullmatch(w)]
+    out: list[str] = []
+    for alternatives in bridged(words).values():
+        for model in alternatives:
+            if MODEL.fullmatch(model) and not DTYPE.fullmatch(model) and model not in out and all(model.startswith(n) for n in named):
+                out.append(model)
+    return out
+
+
 def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] = (None, None)) -> Query | None:
     """None when the text has no word to search for. `prefer`: the workspace's target arch and
     product (its model number, "MI355X"): where the query names no target, its target is the one
@@ -239,7 +254,7 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
     # "this card", "my GPU", "here": the target itself, which the arch (asked or the workspace's)
     # already stands for; as words they find every page that says "GPU" or "chip"
     plain = _DEVICE_ITSELF.sub(" ", plain)
-    plain += "".join(" " + m for m in described_products(plain))
+    plain += "".join(" " + m for m in described_products(plain) + bridged_products(plain))
     words = [w.lower() for w in WORD.findall(plain) if len(w) > 1 or w.isdigit()]
     if not words:
         return None
