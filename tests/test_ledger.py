@@ -32,8 +32,9 @@ BENCH = textwrap.dedent(
     rng = random.Random(seed)
     if getattr(kernel, "HANG", False):
         time.sleep(600)
-    # the "kernel" takes the time it reports (1 ms per unit), so the server's witness sees what the CSV says
-    time.sleep(sum(kernel.TIME.values()) * 1e-3)
+    # the "kernel" takes the time it reports (1 ms per unit), so the server's witness sees what the CSV says;
+    # WALL_MS (a kernel may set it) is a run that also saves untimed work, so it takes less than its figures
+    time.sleep(getattr(kernel, "WALL_MS", sum(kernel.TIME.values())) * 1e-3)
     os.makedirs("out", exist_ok=True)
     with open("out/bench.csv", "w", newline="") as f:
         w = csv.writer(f)
@@ -185,7 +186,11 @@ async def test_a_target_gain_that_slows_a_noisy_other_class_is_not_kept(cpu_ws):
 async def test_small_gain_counts_only_when_seen_twice(cpu_ws):
     async with Client(build_server(cpu_ws)) as client:
         wt = (await call(client, "experiment_start", tag="t6"))["worktree"]
+        # a 0.5% gain in the figures (1.5 ms a run) is at the wall-time witness's noise floor, where its
+        # one-sided tests refuse an honest gain at random (about one in forty, once in CI); the run also
+        # saves 100 ms of untimed work, so the witness stands behind the gain and only "seen twice" decides
         set_kernel(wt, 99.5, 199.0)
+        Path(wt, "kernel.py").write_text(Path(wt, "kernel.py").read_text() + "WALL_MS = 200.0\n")
         first = await call(client, "experiment_evaluate", hypothesis="hoist a load")
         assert first["attempt"]["decision"] == "discard" and any("not yet seen twice" in r for r in first["attempt"]["reasons"])
         second = await call(client, "experiment_evaluate", hypothesis="hoist a load")
