@@ -107,7 +107,7 @@ def test_a_question_how_a_figure_is_worked_out_finds_the_formula(store):
     assert analyse("how is FETCH_SIZE derived from TCC_EA0_RDREQ", None).formula
     assert not analyse("how many compute units does an MI300X have", None).formula
     hits = docs_search(store, "How do I compute mean occupancy per CU from rocprofv3 counters?", None, 3).hits
-    assert hits[0].id == "rocprofv3-counters/derived-metrics", [h.id for h in hits]
+    assert hits[0].section == "rocprofv3-counters/derived-metrics", [h.id for h in hits]
     assert "MeanOccupancyPerCU = accumulated SQ_LEVEL_WAVES" in docs_read(store, hits[0].id, 1, BUDGET).text
 
 
