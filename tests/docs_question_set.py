@@ -725,6 +725,13 @@ BLIND_2026_11_27_EIGHTEENTH = _written_blind("docs-questions-blind-2026-11-27-ei
 # a nineteenth, written blind while round 10 (one bridge entry) was tried on sets 1-18: measured once,
 # on round 10's ranker
 BLIND_2026_11_27_NINETEENTH = _written_blind("docs-questions-blind-2026-11-27-nineteenth.json")
+# a twentieth and a twenty-first, written blind at the start of round 13 and measured once on round 12's
+# ranker, before any tuning on them
+BLIND_2026_11_27_TWENTIETH = _written_blind("docs-questions-blind-2026-11-27-twentieth.json")
+BLIND_2026_11_27_TWENTY_FIRST = _written_blind("docs-questions-blind-2026-11-27-twenty-first.json")
+# a twenty-second, written blind beside them and kept unmeasured until round 13 (docs that state a
+# fact two pages give in the same words) was made: measured once, on round 13's ranker
+BLIND_2026_11_27_TWENTY_SECOND = _written_blind("docs-questions-blind-2026-11-27-twenty-second.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -755,6 +762,9 @@ SETS: dict[str, list[Question]] = {
     "written blind, seventeenth set": BLIND_2026_11_27_SEVENTEENTH,
     "written blind, eighteenth set": BLIND_2026_11_27_EIGHTEENTH,
     "written blind, nineteenth set": BLIND_2026_11_27_NINETEENTH,
+    "written blind, twentieth set": BLIND_2026_11_27_TWENTIETH,
+    "written blind, twenty-first set": BLIND_2026_11_27_TWENTY_FIRST,
+    "written blind, twenty-second set": BLIND_2026_11_27_TWENTY_SECOND,
 }
 
 

@@ -36,6 +36,9 @@ from docs_question_set import (
     BLIND_2026_11_27_SEVENTEENTH,
     BLIND_2026_11_27_EIGHTEENTH,
     BLIND_2026_11_27_NINETEENTH,
+    BLIND_2026_11_27_TWENTIETH,
+    BLIND_2026_11_27_TWENTY_FIRST,
+    BLIND_2026_11_27_TWENTY_SECOND,
     BLIND_2026_11_27_SEVENTH,
     BLIND_2026_11_27_SIXTH,
     FIFTH_AUTHOR,
@@ -112,6 +115,9 @@ FLOORS = {
     "blind 2026-11-27, seventeenth": (BLIND_2026_11_27_SEVENTEENTH, 50, 0.90, 0.66),  # measured once, unseen: 0.92 / 0.68
     "blind 2026-11-27, eighteenth": (BLIND_2026_11_27_EIGHTEENTH, 50, 0.92, 0.74),  # measured once, unseen: 0.94 / 0.76
     "blind 2026-11-27, nineteenth": (BLIND_2026_11_27_NINETEENTH, 50, 0.88, 0.62),  # measured once, unseen: 0.90 / 0.64
+    "blind 2026-11-27, twentieth": (BLIND_2026_11_27_TWENTIETH, 50, 0.84, 0.64),  # measured once, unseen: 0.84 / 0.66; round 13: 0.86 / 0.66
+    "blind 2026-11-27, twenty-first": (BLIND_2026_11_27_TWENTY_FIRST, 50, 0.86, 0.62),  # measured once, unseen: 0.86 / 0.60; round 13: 0.88 / 0.64
+    "blind 2026-11-27, twenty-second": (BLIND_2026_11_27_TWENTY_SECOND, 50, 0.76, 0.58),  # measured once, unseen: 0.78 / 0.60
 }
 
 
