@@ -243,15 +243,34 @@ def test_a_pci_id_as_lspci_prints_it_finds_the_product(tmp_path):
     """lspci prints a device id bare (74b5, 2330); the product pages write it as 0x74b5: either
     spelling finds the product whose page lists it, where the bare one found no passage at all."""
     store = open_store(tmp_path / ".kernel-mcp")
-    for question, page in (
-        ("lspci shows PCI device id 74b5 - which Instinct product is that?", "hardware/mi300x"),
-        ("which GPU has PCI id 2330", "hardware/h100-sxm"),
-        ("device id 0x74a5", "hardware/mi325x"),
-        ("device id 75a3", "hardware/mi355x"),
+    for question, device_id, page in (
+        ("lspci shows PCI device id 74b5 - which Instinct product is that?", "74b5", "hardware/mi300x"),
+        ("which GPU has PCI id 2330", "2330", "hardware/h100-sxm"),
+        ("device id 0x74a5", "74a5", "hardware/mi325x"),
+        ("device id 75a3", "75a3", "hardware/mi355x"),
     ):
         hit = docs_search(store, question, None, 3).hits[0]
-        assert hit.id == page, (question, hit)
+        assert hit.section == page, (question, hit)  # the product's page, opened where the id stands
+        assert device_id in docs_read(store, hit.id, 1, BUDGET).text, (question, hit)
     assert analyse("a 2330 MHz clock", None).alternatives.get("2330") is None  # a number that is no id stays a number
+
+
+def test_an_id_of_a_variant_no_table_describes_finds_the_page_that_names_it(tmp_path):
+    """pci.ids names GH100 variants that no product table describes (2339 H100 SXM5 94GB, 233b H200
+    NVL): the H100 SXM's page says so in a comment, so a question with the bare id is answered."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    for question, named in (
+        ("lspci shows NVIDIA PCI device id 2339 - which H100 variant is that?", "2339 H100 SXM5 94GB"),
+        ("PCI device id 233b - which NVIDIA part is that?", "233b H200 NVL"),
+    ):
+        hits = docs_search(store, question, None, 3).hits
+        assert any(named in docs_read(store, hit.id, 1, BUDGET).text for hit in hits[:1]), (question, [h.id for h in hits])
+
+
+def test_the_manual_of_every_instruction_is_the_isa_guide(rocm_store):
+    """ "The manual that lists every machine instruction" is the vendor's ISA guide (the bridge)."""
+    hits = docs_search(rocm_store, "official manual that lists every machine instruction for the MI200 generation", None, 3).hits
+    assert "AMD Instinct MI200/CDNA2 ISA" in docs_read(rocm_store, hits[0].id, 1, BUDGET).text, [h.id for h in hits]
 
 
 def test_a_comment_of_the_shipped_mi300x_table_is_found_and_shown_with_its_row(tmp_path):
