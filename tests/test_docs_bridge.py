@@ -194,3 +194,14 @@ async def test_the_workspace_s_target_and_product_come_first(tmp_path):
     async with Client(build_server(other)) as client:
         answer = (await client.call_tool("docs_search", {"query": "peak bf16 TFLOPS", "limit": 3})).structured_content
         assert not answer["hits"][0]["id"].startswith("hardware/mi355x/"), answer["hits"]
+
+
+def test_reads_bunched_ahead_of_the_math_find_the_interleaving_pattern(store):
+    """Asked in plain words (the compiler clumps the reads ahead of the arithmetic; make them alternate),
+    the answer is the scheduling page's interleaving pattern with sched_group_barrier."""
+    for question in (
+        "the compiler clumps all my shared-memory reads ahead of the arithmetic; how do I make the two alternate?",
+        "how do I stop the compiler from bunching all the reads at the top of my loop",
+    ):
+        hits = docs_search(store, question, None, 3).hits
+        assert "sched_group_barrier(0x100, 1, 0)" in docs_read(store, hits[0].id, 1, BUDGET).text, (question, [h.id for h in hits])
