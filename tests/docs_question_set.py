@@ -732,6 +732,10 @@ BLIND_2026_11_27_TWENTY_FIRST = _written_blind("docs-questions-blind-2026-11-27-
 # a twenty-second, written blind beside them and kept unmeasured until round 13 (docs that state a
 # fact two pages give in the same words) was made: measured once, on round 13's ranker
 BLIND_2026_11_27_TWENTY_SECOND = _written_blind("docs-questions-blind-2026-11-27-twenty-second.json")
+# a twenty-third and a twenty-fourth, written blind while rounds 13-16 were made and kept unmeasured until
+# then: measured once, on round 16's ranker
+BLIND_2026_11_27_TWENTY_THIRD = _written_blind("docs-questions-blind-2026-11-27-twenty-third.json")
+BLIND_2026_11_27_TWENTY_FOURTH = _written_blind("docs-questions-blind-2026-11-27-twenty-fourth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -765,6 +769,8 @@ SETS: dict[str, list[Question]] = {
     "written blind, twentieth set": BLIND_2026_11_27_TWENTIETH,
     "written blind, twenty-first set": BLIND_2026_11_27_TWENTY_FIRST,
     "written blind, twenty-second set": BLIND_2026_11_27_TWENTY_SECOND,
+    "written blind, twenty-third set": BLIND_2026_11_27_TWENTY_THIRD,
+    "written blind, twenty-fourth set": BLIND_2026_11_27_TWENTY_FOURTH,
 }
 
 

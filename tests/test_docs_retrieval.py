@@ -39,6 +39,8 @@ from docs_question_set import (
     BLIND_2026_11_27_TWENTIETH,
     BLIND_2026_11_27_TWENTY_FIRST,
     BLIND_2026_11_27_TWENTY_SECOND,
+    BLIND_2026_11_27_TWENTY_THIRD,
+    BLIND_2026_11_27_TWENTY_FOURTH,
     BLIND_2026_11_27_SEVENTH,
     BLIND_2026_11_27_SIXTH,
     FIFTH_AUTHOR,
@@ -118,6 +120,8 @@ FLOORS = {
     "blind 2026-11-27, twentieth": (BLIND_2026_11_27_TWENTIETH, 50, 0.84, 0.64),  # measured once, unseen: 0.84 / 0.66; round 13: 0.86 / 0.66
     "blind 2026-11-27, twenty-first": (BLIND_2026_11_27_TWENTY_FIRST, 50, 0.86, 0.62),  # measured once, unseen: 0.86 / 0.60; round 13: 0.88 / 0.64
     "blind 2026-11-27, twenty-second": (BLIND_2026_11_27_TWENTY_SECOND, 50, 0.76, 0.58),  # measured once, unseen: 0.78 / 0.60
+    "blind 2026-11-27, twenty-third": (BLIND_2026_11_27_TWENTY_THIRD, 50, 0.86, 0.62),  # measured once, unseen: 0.88 / 0.64
+    "blind 2026-11-27, twenty-fourth": (BLIND_2026_11_27_TWENTY_FOURTH, 50, 0.88, 0.68),  # measured once, unseen: 0.90 / 0.70
 }
 
 
