@@ -736,6 +736,10 @@ BLIND_2026_11_27_TWENTY_SECOND = _written_blind("docs-questions-blind-2026-11-27
 # then: measured once, on round 16's ranker
 BLIND_2026_11_27_TWENTY_THIRD = _written_blind("docs-questions-blind-2026-11-27-twenty-third.json")
 BLIND_2026_11_27_TWENTY_FOURTH = _written_blind("docs-questions-blind-2026-11-27-twenty-fourth.json")
+# a twenty-fifth and a twenty-sixth, written blind after round 16 and measured once on it, with no
+# change between: two more looks at the ranker the twenty-third and twenty-fourth measured
+BLIND_2026_11_27_TWENTY_FIFTH = _written_blind("docs-questions-blind-2026-11-27-twenty-fifth.json")
+BLIND_2026_11_27_TWENTY_SIXTH = _written_blind("docs-questions-blind-2026-11-27-twenty-sixth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -771,6 +775,8 @@ SETS: dict[str, list[Question]] = {
     "written blind, twenty-second set": BLIND_2026_11_27_TWENTY_SECOND,
     "written blind, twenty-third set": BLIND_2026_11_27_TWENTY_THIRD,
     "written blind, twenty-fourth set": BLIND_2026_11_27_TWENTY_FOURTH,
+    "written blind, twenty-fifth set": BLIND_2026_11_27_TWENTY_FIFTH,
+    "written blind, twenty-sixth set": BLIND_2026_11_27_TWENTY_SIXTH,
 }
 
 

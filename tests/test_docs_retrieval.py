@@ -41,6 +41,8 @@ from docs_question_set import (
     BLIND_2026_11_27_TWENTY_SECOND,
     BLIND_2026_11_27_TWENTY_THIRD,
     BLIND_2026_11_27_TWENTY_FOURTH,
+    BLIND_2026_11_27_TWENTY_FIFTH,
+    BLIND_2026_11_27_TWENTY_SIXTH,
     BLIND_2026_11_27_SEVENTH,
     BLIND_2026_11_27_SIXTH,
     FIFTH_AUTHOR,
@@ -122,6 +124,8 @@ FLOORS = {
     "blind 2026-11-27, twenty-second": (BLIND_2026_11_27_TWENTY_SECOND, 50, 0.76, 0.58),  # measured once, unseen: 0.78 / 0.60
     "blind 2026-11-27, twenty-third": (BLIND_2026_11_27_TWENTY_THIRD, 50, 0.86, 0.62),  # measured once, unseen: 0.88 / 0.64
     "blind 2026-11-27, twenty-fourth": (BLIND_2026_11_27_TWENTY_FOURTH, 50, 0.88, 0.68),  # measured once, unseen: 0.90 / 0.70
+    "blind 2026-11-27, twenty-fifth": (BLIND_2026_11_27_TWENTY_FIFTH, 50, 0.92, 0.68),  # measured once, unseen: 0.94 / 0.70
+    "blind 2026-11-27, twenty-sixth": (BLIND_2026_11_27_TWENTY_SIXTH, 50, 0.86, 0.70),  # measured once, unseen: 0.88 / 0.72
 }
 
 
