@@ -275,6 +275,15 @@ def test_an_id_of_a_variant_no_table_describes_finds_the_page_that_names_it(tmp_
         assert any(named in docs_read(store, hit.id, 1, BUDGET).text for hit in hits[:1]), (question, [h.id for h in hits])
 
 
+def test_the_compiler_s_occupancy_without_rocm_is_answered_from_the_index(tmp_path):
+    """How to read the compiler's occupancy with no ROCm installed: the occupancy page says (the tool,
+    and the ziglang wheel's clang by hand), where only the unindexed SOURCES.md had the command."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    hits = docs_search(store, "how can I get the compiler's occupancy remark for gfx950 without a ROCm install?", "gfx950", 3).hits
+    page = docs_read(store, hits[0].id, 1, BUDGET).text
+    assert "python -m ziglang clang -cc1 -triple amdgcn-amd-amdhsa" in page and "compile_kernel" in page, [h.id for h in hits]
+
+
 def test_the_manual_of_every_instruction_is_the_isa_guide(rocm_store):
     """ "The manual that lists every machine instruction" is the vendor's ISA guide (the bridge)."""
     hits = docs_search(rocm_store, "official manual that lists every machine instruction for the MI200 generation", None, 3).hits
