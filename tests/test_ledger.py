@@ -70,8 +70,9 @@ def cpu_ws(tmp_path: Path) -> Path:
     return ws
 
 
-def set_kernel(worktree: str, small: float, large: float, err: int = 0, hang: bool = False) -> None:
-    Path(worktree, "kernel.py").write_text(f'TIME = {{"small": {small}, "large": {large}}}\nERR = {err}\nHANG = {hang}\n')
+def set_kernel(worktree: str, small: float, large: float, err: int = 0, hang: bool = False, wall_ms: float | None = None) -> None:
+    wall = f"WALL_MS = {wall_ms}\n" if wall_ms is not None else ""
+    Path(worktree, "kernel.py").write_text(f'TIME = {{"small": {small}, "large": {large}}}\nERR = {err}\nHANG = {hang}\n' + wall)
 
 
 async def test_keep_commits_moves_best_and_leaves_user_tree_alone(cpu_ws):
@@ -189,8 +190,7 @@ async def test_small_gain_counts_only_when_seen_twice(cpu_ws):
         # a 0.5% gain in the figures (1.5 ms a run) is at the wall-time witness's noise floor, where its
         # one-sided tests refuse an honest gain at random (about one in forty, once in CI); the run also
         # saves 100 ms of untimed work, so the witness stands behind the gain and only "seen twice" decides
-        set_kernel(wt, 99.5, 199.0)
-        Path(wt, "kernel.py").write_text(Path(wt, "kernel.py").read_text() + "WALL_MS = 200.0\n")
+        set_kernel(wt, 99.5, 199.0, wall_ms=200.0)
         first = await call(client, "experiment_evaluate", hypothesis="hoist a load")
         assert first["attempt"]["decision"] == "discard" and any("not yet seen twice" in r for r in first["attempt"]["reasons"])
         second = await call(client, "experiment_evaluate", hypothesis="hoist a load")

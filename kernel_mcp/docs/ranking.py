@@ -157,7 +157,7 @@ class Query:
         # but the rows about that very product must be among the candidates ("MI300A" in a table)
         products = [f'"{w}"' for w in self.arch_words[:4] if is_product(w) and (w,) not in aliases()]
         parts = rare + names + products
-        compared = [w for w in dict.fromkeys((*self.arch_words, *self.terms)) if MODEL.fullmatch(w) and not DTYPE.fullmatch(w)]
+        compared = [w for w in dict.fromkeys((*self.arch_words, *self.terms)) if is_model_number(w)]
         if len(compared) >= COMPARED:
             # a comparison's products are named together by the passage that compares them (a line
             # of the map, a table with a column each), whatever words it has for the figure
@@ -203,6 +203,11 @@ def _described() -> list[tuple[str, frozenset[int], str]]:
     return cached("described products", build)
 
 
+def is_model_number(word: str) -> bool:
+    """A product's model number ("mi300a", "h100"), not a data type that has the same shape ("fp8")."""
+    return bool(MODEL.fullmatch(word)) and not DTYPE.fullmatch(word)
+
+
 def described_products(text: str) -> list[str]:
     """The model numbers of the products a query describes instead of naming them, in the order it
     describes them ("the 141 GB card ... the 80 GB one": h200, h100): each memory size stated, narrowed
@@ -233,11 +238,11 @@ def bridged_products(text: str) -> list[str]:
     so that the product is named as if the query had said it. None where the query names a model
     number of its own that is not of that product's family ("MI300X" against mi300a; "MI300" is)."""
     words = [w.lower() for w in WORD.findall(text) if w.lower() not in STOPWORDS]
-    named = [w for w in words if MODEL.fullmatch(w) and not DTYPE.fullmatch(w)]
+    named = [w for w in words if is_model_number(w)]
     out: list[str] = []
     for alternatives in bridged(words).values():
         for model in alternatives:
-            if MODEL.fullmatch(model) and not DTYPE.fullmatch(model) and model not in out and all(model.startswith(n) for n in named):
+            if is_model_number(model) and model not in out and all(model.startswith(n) for n in named):
                 out.append(model)
     return out
 
