@@ -322,6 +322,7 @@ async def run(
         if namespaced:
             _check_startable(os.path.join(os.fspath(cwd), executable), argv[0], sealing)  # a relative path: from cwd, as exec takes it
         spawn = sealing.argv(executable, argv[1:])
+    spawn, hook = containment.tied_spawn(spawn, os.fspath(cwd), sealing.hook() if sealing else None, no_new_privs=namespaced)
     started = time.monotonic()
     containment.spawning(sealing is not None)
     try:
@@ -333,7 +334,7 @@ async def run(
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,  # its own process group, so the whole tree can be killed
-            preexec_fn=containment.child_hook(sealing.hook() if sealing else None),
+            preexec_fn=hook,
             pass_fds=((sealing.fd,) if sealing else ()) + tuple(pass_fds),
         )
     except BaseException as exc:

@@ -10,7 +10,7 @@ import time
 import psutil
 import pytest
 
-from kernel_mcp import runner
+from kernel_mcp import containment, runner
 from kernel_mcp.errors import CommandFailed
 
 from conftest import PY
@@ -153,3 +153,70 @@ async def test_a_stray_close_of_the_watchdogs_pipe_kills_no_run_of_a_live_server
     containment._watchdog = None  # the next command starts a watchdog with a pipe of its own
     watchdog.kill()
     watchdog.wait()
+
+
+# A server without its watchdog: what remains to end its command when it is killed is the signal the
+# kernel sends the command when its parent goes (PR_SET_PDEATHSIG), asked for by setpriv or in the
+# forked child (containment.tied_spawn)
+SERVER_WITHOUT_WATCHDOG = """
+import asyncio, pathlib, sys
+from kernel_mcp import containment, runner
+containment.ensure_watchdog = lambda: None
+note = pathlib.Path(sys.argv[1])
+asyncio.run(runner.run([sys.executable, "-c", f"import os, pathlib, time; pathlib.Path({str(note)!r}).write_text(str(os.getpid())); time.sleep(300)"], cwd=note.parent, timeout_s=600))
+"""
+
+
+@pytest.mark.parametrize("how", ["setpriv", "preexec"])
+async def test_a_command_dies_with_its_server_by_the_kernels_signal_alone(tmp_path, monkeypatch, how):
+    if how == "setpriv" and containment._SETPRIV is None:
+        pytest.skip("util-linux's setpriv is not on PATH here")
+    env = dict(os.environ)
+    if how == "preexec":
+        env["PATH"] = ""  # no setpriv to find: the forked child asks for the signal itself
+    note = tmp_path / "command.pid"
+    server = await asyncio.create_subprocess_exec(PY, "-c", SERVER_WITHOUT_WATCHDOG, str(note), env=env)
+    try:
+        for _ in range(600):
+            if note.exists() and note.read_text():
+                break
+            await asyncio.sleep(0.05)
+        command = int(note.read_text())
+        assert _alive(command)
+    finally:
+        server.kill()
+        await server.wait()
+    for _ in range(100):
+        if not _alive(command):
+            break
+        await asyncio.sleep(0.05)
+    assert not _alive(command), "the command outlived its server's kill -9"
+
+
+def test_an_untied_command_is_started_without_forking_the_server():
+    """With setpriv on PATH, a command that needs nothing in the child before exec gets no preexec
+    function (so Python starts it with vfork, not a fork that copies the server's page tables)."""
+    if containment._SETPRIV is None:
+        pytest.skip("util-linux's setpriv is not on PATH here")
+    argv, hook = containment.tied_spawn([PY, "-c", "pass"], "/", None)
+    assert hook is None and argv[:4] == [containment._SETPRIV, "--pdeathsig", "KILL", "--"] and argv[4:] == [PY, "-c", "pass"]
+    argv, hook = containment.tied_spawn(["no-such-program"], "/", None)  # the server's own error for it
+    assert argv == ["no-such-program"] and hook is not None
+    argv, hook = containment.tied_spawn([PY], "/", lambda: None)  # something to do in the child
+    assert argv == [PY] and hook is not None
+    argv, hook = containment.tied_spawn([PY], "/", lambda: None, no_new_privs=True)  # that setpriv does too
+    assert hook is None and argv == [containment._SETPRIV, "--pdeathsig", "KILL", "--no-new-privs", "--", PY]
+
+
+async def test_a_sealed_run_starts_with_no_new_privileges(tmp_path):
+    """However it is started (setpriv's --no-new-privs or the forked child's prctl), a sealed run and
+    what it starts can gain no privileges by exec."""
+    from kernel_mcp import sandbox
+
+    if sandbox.available() is not None:
+        pytest.skip(f"runs cannot be sealed here: {sandbox.available()}")
+    result = await runner.run(
+        [PY, "-c", "print(open('/proc/self/status').read())"], cwd=tmp_path, timeout_s=60, boundary=sandbox.Boundary(writable=(tmp_path,))
+    )
+    assert result.ok and result.sealed, result.status()
+    assert "NoNewPrivs:\t1" in result.stdout.tail, result.stdout.tail
