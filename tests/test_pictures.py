@@ -64,11 +64,10 @@ async def test_roofline_plot_comes_back_as_an_image(tmp_path):
 
 
 # ------------------------------------------------------------------- the experiment's history ----
-@pytest.fixture
-def experiment_ws(tmp_path: Path) -> Path:
+def make_experiment_ws(root: Path) -> Path:
     """The ledger tests' CPU benchmark (two config classes, a kernel file whose figures a test sets)
-    in a git repository."""
-    ws = tmp_path / "repo" / "ws"
+    in a git repository under `root`."""
+    ws = root / "repo" / "ws"
     ws.mkdir(parents=True)
     (ws / "bench.py").write_text(test_ledger.BENCH)
     (ws / "kernel.py").write_text(test_ledger.KERNEL)
@@ -83,6 +82,11 @@ def experiment_ws(tmp_path: Path) -> Path:
     repo.git.add("-A")
     repo.git.commit("-m", "kernel and benchmark", "--author", "t <t@example.invalid>")
     return ws
+
+
+@pytest.fixture
+def experiment_ws(tmp_path: Path) -> Path:
+    return make_experiment_ws(tmp_path)
 
 
 async def test_experiment_log_draws_the_history_as_an_image(experiment_ws):

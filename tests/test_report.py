@@ -20,7 +20,7 @@ import test_ledger
 from kernel_mcp.ledger.report import report
 from kernel_mcp.server import build_server
 from kernel_mcp.workspace import Workspace
-from test_pictures import PNG_SIGNATURE, experiment_ws  # noqa: F401 (a fixture)
+from test_pictures import PNG_SIGNATURE, experiment_ws, make_experiment_ws  # noqa: F401 (a fixture)
 
 from conftest import call, text_of
 
@@ -58,16 +58,24 @@ async def experiment_with_history(ws: Path) -> None:
         await call(client, "experiment_revert")
 
 
-@pytest.fixture
-def report_page(experiment_ws) -> Path:
+# The page's tests only read the experiment (the command line's test writes the same page again), so
+# its history, two evaluations, is made once for them all
+@pytest.fixture(scope="module")
+def history_ws(tmp_path_factory) -> Path:
     import anyio
 
-    anyio.run(experiment_with_history, experiment_ws)
-    return report(Workspace.open(experiment_ws), "rep")
+    ws = make_experiment_ws(tmp_path_factory.mktemp("report"))
+    anyio.run(experiment_with_history, ws)
+    return ws
 
 
-def test_the_page_holds_the_kept_steps_the_chart_and_the_evidence(report_page, experiment_ws):
-    assert report_page == experiment_ws / ".kernel-mcp" / "reports" / "rep.html"
+@pytest.fixture(scope="module")
+def report_page(history_ws) -> Path:
+    return report(Workspace.open(history_ws), "rep")
+
+
+def test_the_page_holds_the_kept_steps_the_chart_and_the_evidence(report_page, history_ws):
+    assert report_page == history_ws / ".kernel-mcp" / "reports" / "rep.html"
     html = report_page.read_text()
     page = Page()
     page.feed(html)
@@ -82,9 +90,9 @@ def test_the_page_holds_the_kept_steps_the_chart_and_the_evidence(report_page, e
     assert png.startswith(PNG_SIGNATURE)
 
 
-def test_the_command_line_writes_the_page_and_refuses_an_unknown_tag(report_page, experiment_ws):
+def test_the_command_line_writes_the_page_and_refuses_an_unknown_tag(report_page, history_ws):
     def cli(*argv: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "kernel_mcp", *argv, "--workspace", str(experiment_ws)], capture_output=True, text=True, timeout=120)
+        return subprocess.run([sys.executable, "-m", "kernel_mcp", *argv, "--workspace", str(history_ws)], capture_output=True, text=True, timeout=120)
 
     report_page.unlink()
     done = cli("report", "rep")
