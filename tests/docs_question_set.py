@@ -740,6 +740,9 @@ BLIND_2026_11_27_TWENTY_FOURTH = _written_blind("docs-questions-blind-2026-11-27
 # change between: two more looks at the ranker the twenty-third and twenty-fourth measured
 BLIND_2026_11_27_TWENTY_FIFTH = _written_blind("docs-questions-blind-2026-11-27-twenty-fifth.json")
 BLIND_2026_11_27_TWENTY_SIXTH = _written_blind("docs-questions-blind-2026-11-27-twenty-sixth.json")
+# a twenty-seventh, written blind after the tidy that followed round 16 (no ranking change) and measured
+# once on it
+BLIND_2026_11_27_TWENTY_SEVENTH = _written_blind("docs-questions-blind-2026-11-27-twenty-seventh.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -777,6 +780,7 @@ SETS: dict[str, list[Question]] = {
     "written blind, twenty-fourth set": BLIND_2026_11_27_TWENTY_FOURTH,
     "written blind, twenty-fifth set": BLIND_2026_11_27_TWENTY_FIFTH,
     "written blind, twenty-sixth set": BLIND_2026_11_27_TWENTY_SIXTH,
+    "written blind, twenty-seventh set": BLIND_2026_11_27_TWENTY_SEVENTH,
 }
 
 

@@ -43,6 +43,7 @@ from docs_question_set import (
     BLIND_2026_11_27_TWENTY_FOURTH,
     BLIND_2026_11_27_TWENTY_FIFTH,
     BLIND_2026_11_27_TWENTY_SIXTH,
+    BLIND_2026_11_27_TWENTY_SEVENTH,
     BLIND_2026_11_27_SEVENTH,
     BLIND_2026_11_27_SIXTH,
     FIFTH_AUTHOR,
@@ -126,6 +127,7 @@ FLOORS = {
     "blind 2026-11-27, twenty-fourth": (BLIND_2026_11_27_TWENTY_FOURTH, 50, 0.88, 0.68),  # measured once, unseen: 0.90 / 0.70
     "blind 2026-11-27, twenty-fifth": (BLIND_2026_11_27_TWENTY_FIFTH, 50, 0.92, 0.68),  # measured once, unseen: 0.94 / 0.70
     "blind 2026-11-27, twenty-sixth": (BLIND_2026_11_27_TWENTY_SIXTH, 50, 0.86, 0.70),  # measured once, unseen: 0.88 / 0.72
+    "blind 2026-11-27, twenty-seventh": (BLIND_2026_11_27_TWENTY_SEVENTH, 50, 0.88, 0.78),  # measured once, unseen: 0.90 / 0.80
 }
 
 
