@@ -22,6 +22,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -92,20 +93,24 @@ def parse(expr: str) -> ast.Expression:
 def inputs(expr: str) -> tuple[set[str], set[str]]:
     """The counters and the machine variables an expression reads, built-ins expanded."""
     direct, built_in, variables = _split_inputs(expr)
-    return direct | built_in, variables
+    return set(direct | built_in), set(variables)
 
 
-def _split_inputs(expr: str) -> tuple[set[str], set[str], set[str]]:
+# A vendor table's few hundred expressions are read for every kernel of every import: each is
+# analysed once (a whole-folder import spent a third of its time here)
+@lru_cache(maxsize=4096)
+def _split_inputs(expr: str) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     """The counters the expression names itself, those its built-ins read, and the machine variables."""
     direct: set[str] = set()
     built_in: set[str] = set()
     variables: set[str] = set()
     _inputs(parse(expr), direct, built_in, variables, 0)
-    return direct, built_in, variables
+    return frozenset(direct), frozenset(built_in), frozenset(variables)
 
 
 def _inputs(tree: ast.AST, direct: set[str], built_in: set[str], variables: set[str], depth: int) -> None:
     callees = {id(n.func) for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    indexed = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Subscript)}  # `x[...]`: x is no counter
     counters = built_in if depth else direct
     for node in ast.walk(tree):
         if id(node) in callees:
@@ -119,7 +124,7 @@ def _inputs(tree: ast.AST, direct: set[str], built_in: set[str], variables: set[
                     _inputs(parse(BUILT_INS[name]), direct, built_in, variables, depth + 1)
                 else:
                     variables.add(name)
-            elif not _is_indexed(tree, node):
+            elif id(node) not in indexed:
                 counters.add(node.id)
 
 
@@ -128,10 +133,6 @@ def _instance(node: ast.AST) -> str | None:
     if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
         return f"{node.value.id}[{node.slice.value}]"
     return None
-
-
-def _is_indexed(tree: ast.AST, name: ast.Name) -> bool:
-    return any(isinstance(n, ast.Subscript) and n.value is name for n in ast.walk(tree))
 
 
 Value = Any  # a number (numpy float64), a column of numbers (one per dispatch), a bool or bool column, a label (CONCAT) or None
