@@ -743,6 +743,9 @@ BLIND_2026_11_27_TWENTY_SIXTH = _written_blind("docs-questions-blind-2026-11-27-
 # a twenty-seventh, written blind after the tidy that followed round 16 (no ranking change) and measured
 # once on it
 BLIND_2026_11_27_TWENTY_SEVENTH = _written_blind("docs-questions-blind-2026-11-27-twenty-seventh.json")
+# a twenty-eighth and a twenty-ninth, written blind beside the twenty-seventh and measured once on the same ranker
+BLIND_2026_11_27_TWENTY_EIGHTH = _written_blind("docs-questions-blind-2026-11-27-twenty-eighth.json")
+BLIND_2026_11_27_TWENTY_NINTH = _written_blind("docs-questions-blind-2026-11-27-twenty-ninth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -781,6 +784,8 @@ SETS: dict[str, list[Question]] = {
     "written blind, twenty-fifth set": BLIND_2026_11_27_TWENTY_FIFTH,
     "written blind, twenty-sixth set": BLIND_2026_11_27_TWENTY_SIXTH,
     "written blind, twenty-seventh set": BLIND_2026_11_27_TWENTY_SEVENTH,
+    "written blind, twenty-eighth set": BLIND_2026_11_27_TWENTY_EIGHTH,
+    "written blind, twenty-ninth set": BLIND_2026_11_27_TWENTY_NINTH,
 }
 
 

@@ -46,6 +46,8 @@ from docs_question_set import (
     BLIND_2026_11_27_TWENTY_SEVENTH,
     BLIND_2026_11_27_SEVENTH,
     BLIND_2026_11_27_SIXTH,
+    BLIND_2026_11_27_TWENTY_EIGHTH,
+    BLIND_2026_11_27_TWENTY_NINTH,
     FIFTH_AUTHOR,
     FOURTH_AUTHOR,
     QUESTIONS,
@@ -128,6 +130,8 @@ FLOORS = {
     "blind 2026-11-27, twenty-fifth": (BLIND_2026_11_27_TWENTY_FIFTH, 50, 0.92, 0.68),  # measured once, unseen: 0.94 / 0.70
     "blind 2026-11-27, twenty-sixth": (BLIND_2026_11_27_TWENTY_SIXTH, 50, 0.86, 0.70),  # measured once, unseen: 0.88 / 0.72
     "blind 2026-11-27, twenty-seventh": (BLIND_2026_11_27_TWENTY_SEVENTH, 50, 0.88, 0.78),  # measured once, unseen: 0.90 / 0.80
+    "blind 2026-11-27, twenty-eighth": (BLIND_2026_11_27_TWENTY_EIGHTH, 50, 0.90, 0.72),  # measured once, unseen: 0.92 / 0.74
+    "blind 2026-11-27, twenty-ninth": (BLIND_2026_11_27_TWENTY_NINTH, 50, 0.80, 0.52),  # measured once, unseen: 0.82 / 0.54
 }
 
 
