@@ -205,3 +205,14 @@ def test_reads_bunched_ahead_of_the_math_find_the_interleaving_pattern(store):
     ):
         hits = docs_search(store, question, None, 3).hits
         assert "sched_group_barrier(0x100, 1, 0)" in docs_read(store, hits[0].id, 1, BUDGET).text, (question, [h.id for h in hits])
+
+
+def test_a_turbo_clock_is_the_boost_clock(store):
+    """A CPU programmer's "turbo" is the GPU's boost (peak engine) clock: the product's clock row, not
+    the determinism mode's 1900 MHz cap (first without the bridge's entry) or nothing at all."""
+    for question, row, figure in (
+        ("max turbo clock of the MI300X", "hardware/mi300x/clocks", "2.1 GHz"),
+        ("what does the H100 turbo to", "hardware/h100-sxm/clocks", "1.98 GHz"),
+    ):
+        hits = docs_search(store, question, None, 3).hits
+        assert any(h.id.startswith(row) and figure in docs_read(store, h.id, 1, BUDGET).text for h in hits), (question, [h.id for h in hits])
