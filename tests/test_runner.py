@@ -168,7 +168,7 @@ asyncio.run(runner.run([sys.executable, "-c", f"import os, pathlib, time; pathli
 
 
 @pytest.mark.parametrize("how", ["setpriv", "preexec"])
-async def test_a_command_dies_with_its_server_by_the_kernels_signal_alone(tmp_path, monkeypatch, how):
+async def test_a_command_dies_with_its_server_by_the_kernels_signal_alone(tmp_path, how):
     if how == "setpriv" and containment._SETPRIV is None:
         pytest.skip("util-linux's setpriv is not on PATH here")
     env = dict(os.environ)
