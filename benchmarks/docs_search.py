@@ -3,7 +3,10 @@
     python benchmarks/docs_search.py [--docs ../shared/docs/rocm] [--rounds 20] [--target gfx950]
 
 Measures the tool as an agent calls it (in-memory MCP client, so validation and rendering are
-included) and the store query alone; prints p50/p95 and the size of a typical answer. With
+included) and the store query alone; prints p50/p95 and the size of a typical answer. Two kinds of
+question: twenty short ones in the documents' words, asked `--rounds` times, and the blind question
+sets of tests/data (questions as people ask them, often a long sentence), each asked once in turn, as
+a session meets them. With
 --target the workspace's kernel-mcp.toml names that arch, which docs_search then prefers (it reads
 the config on each call). Target: p95 under 20 ms.
 """
@@ -11,6 +14,7 @@ the config on each call). Target: p95 under 20 ms.
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 import tempfile
@@ -54,7 +58,13 @@ def pct(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def measure(folder: Path, rounds: int) -> tuple[list[float], list[float], list[int]]:
+def blind_questions() -> list[str]:
+    """Every question of the blind sets (tests/data), in the order the sets were written."""
+    folder = Path(__file__).resolve().parents[1] / "tests" / "data"
+    return [item["query"] for path in sorted(folder.glob("docs-questions-blind-*.json")) for item in json.loads(path.read_text())["questions"]]
+
+
+async def measure(folder: Path, rounds: int) -> tuple[list[float], list[float], list[int], list[float]]:
     store = open_store(folder / ".kernel-mcp")
     direct: list[float] = []
     for _ in range(rounds):
@@ -72,7 +82,12 @@ async def measure(folder: Path, rounds: int) -> tuple[list[float], list[float], 
                 result = await client.call_tool("docs_search", {"query": q})
                 tool.append(time.perf_counter() - t)
                 sizes.append(len(result.content[0].text.encode()))
-    return direct, tool, sizes
+        asked: list[float] = []
+        for q in blind_questions():
+            t = time.perf_counter()
+            await client.call_tool("docs_search", {"query": q})
+            asked.append(time.perf_counter() - t)
+    return direct, tool, sizes, asked
 
 
 def main() -> None:
@@ -86,12 +101,14 @@ def main() -> None:
         (folder / "kernel-mcp.toml").write_text(f'[target]\narch = "{args.target}"\n' if args.target else "")
         report = ingest(open_store(folder / ".kernel-mcp"), [Path(args.docs)])
         print(f"index: {report.sources_total} sources, {report.sections_total} sections, {report.passages_total} passages")
-        direct, tool, sizes = anyio.run(measure, folder, args.rounds)
+        direct, tool, sizes, asked = anyio.run(measure, folder, args.rounds)
     print(f"{'path':<22} {'p50 ms':>8} {'p95 ms':>8} {'n':>6}")
-    for name, samples in (("store query", direct), ("docs_search tool", tool)):
+    for name, samples in (("store query", direct), ("docs_search tool", tool), ("tool, blind questions", asked)):
         print(f"{name:<22} {pct(samples, 0.5) * 1e3:>8.2f} {pct(samples, 0.95) * 1e3:>8.2f} {len(samples):>6}")
     print(f"answer size: median {statistics.median(sizes):.0f} B, max {max(sizes)} B")
-    print(f"p95 of the tool under 20 ms: {'met' if pct(tool, 0.95) < 0.020 else 'MISSED'}")
+    print(
+        f"p95 of the tool under 20 ms: {'met' if pct(tool, 0.95) < 0.020 else 'MISSED'} (short queries), {'met' if pct(asked, 0.95) < 0.020 else 'MISSED'} (blind questions)"
+    )
 
 
 if __name__ == "__main__":

@@ -160,6 +160,23 @@ def _pdf(path: Path, words: str) -> Path:
     return path
 
 
+def test_a_search_sees_what_another_connection_ingested(tmp_path):
+    """The server keeps each passage's words and each term's count between searches, while
+    `kernel-mcp docs ingest` in a shell writes the same index through a connection of its own: a
+    re-read passage takes the dropped one's rowid, and a term that no passage held now has one."""
+    path = tmp_path / "d.sqlite"
+    server = DocsStore(path)
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nThe widget flux capacitor needs tuning.\n")
+    ingest(server, [notes])
+    before = server.search("gizmo resonator widget", None, 5)
+    notes.write_text("# Notes\n\nThe gizmo resonator replaced the widget.\n")
+    ingest(DocsStore(path), [notes])
+    after = server.search("gizmo resonator widget", None, 5)
+    assert after == DocsStore(path).search("gizmo resonator widget", None, 5)
+    assert after[0]["score"] > before[0]["score"]
+
+
 def test_pdf_html_and_isa_xml_ingest(tmp_path):
     """The ISA XML follows AMD's machine-readable ISA schema (GPUOpen-Tools/isa_spec_manager,
     documentation/spec_documentation.md: Spec > ISA > Instructions > Instruction > InstructionName,

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 import re
-from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,12 +66,35 @@ def _fts_phrase(text: str) -> str:
     return '"' + " ".join(WORD.findall(text)) + '"'
 
 
-def _matcher(word: str):
-    """A word as its stem (found exactly or as a prefix of a passage word), a phrase as a regex."""
+class Near:
+    """A pattern and the literal strings every match of it contains: a text that lacks one of them
+    is passed over without running the pattern, which is most texts and most of a search's time.
+    The pattern is compiled when a text first holds them all: most of a long question's never are."""
+
+    __slots__ = ("source", "literals", "_pattern")
+
+    def __init__(self, source: str, literals: tuple[str, ...]) -> None:
+        self.source, self.literals = source, literals
+        self._pattern: re.Pattern[str] | None = None
+
+    def search(self, text: str) -> bool:
+        for literal in self.literals:
+            if literal not in text:
+                return False
+        if self._pattern is None:
+            self._pattern = re.compile(self.source)
+        return self._pattern.search(text) is not None
+
+
+def _matcher(word: str) -> str | Near:
+    """A word as its stem, found exactly or (3 letters or more) as a prefix of a passage word: the
+    string to find in a Place's `joined`; a phrase as a pattern."""
     if " " in word or "/" in word:
         # the words apart, or joined in a snake_case name ("compute units" in compute_units)
-        return re.compile(r"(?<![a-z0-9])" + r"[\W_]+".join(re.escape(w) for w in WORD.findall(word)) + r"(?![a-z0-9])")
-    return stem(word)
+        words = WORD.findall(word)
+        return Near(r"(?<![a-z0-9])" + r"[\W_]+".join(re.escape(w) for w in words) + r"(?![a-z0-9])", tuple(words))
+    root = stem(word)
+    return SEP + root + ("" if len(root) >= 3 else SEP)
 
 
 @dataclass
@@ -94,7 +116,7 @@ class Query:
             [(_matcher(a), 1.0) for a in (t, *self.alternatives.get(t, ()))] + [(_matcher(a), BRIDGED) for a in self.bridged.get(t, ())] for t in self.terms
         ]
         pairs = [(a, b) for a, b in zip(self.terms, self.terms[1:]) if " " not in a + b][:12]
-        self.pairs = [re.compile(r"\b" + re.escape(stem(a)) + r"\w*\W+(?:\w+\W+){0,2}?" + re.escape(stem(b))) for a, b in pairs]
+        self.pairs = [Near(r"\b" + re.escape(stem(a)) + r"\w*\W+(?:\w+\W+){0,2}?" + re.escape(stem(b)), (stem(a), stem(b))) for a, b in pairs]
         # the products it names by model number, stemmed as passage words are, and their families
         # ("mi300" of "mi300a"), once per query rather than once per candidate passage
         models = [w for w in (*self.arch_words, *self.terms) if is_product(w)]
@@ -430,6 +452,23 @@ def quantity_factor(query: Query, given: tuple[frozenset[str], frozenset[str]]) 
     return 1.0
 
 
+SEP = "\0"  # stands before each word of a Place's `joined`, and after the last; no word holds it
+
+
+class Place:
+    """Where in a passage a query's term is looked for (its own text, its title, its path): its
+    stemmed words, sorted, also as one string in which a term is found by a substring test (a word
+    exactly: SEP + word + SEP; a word as a prefix: SEP + prefix), and its lower-cased text."""
+
+    __slots__ = ("words", "text", "joined", "set")
+
+    def __init__(self, text: str) -> None:
+        self.words = passage_words(text)
+        self.text = text.lower()
+        self.joined = SEP + SEP.join(self.words) + SEP
+        self.set = frozenset(self.words)
+
+
 def passage_words(text: str) -> tuple[str, ...]:
     """The sorted stemmed words of a text, a name also as its parts (SQ_WAVES: sq, waves;
     LibraryLogic: library, logic)."""
@@ -441,13 +480,10 @@ def passage_words(text: str) -> tuple[str, ...]:
     return tuple(sorted(out))
 
 
-def _holds(matcher, words: tuple[str, ...], text: str) -> bool:
-    if not isinstance(matcher, str):
-        return matcher.search(text) is not None
-    i = bisect_left(words, matcher)
-    if i < len(words) and (words[i] == matcher or (len(matcher) >= 3 and words[i].startswith(matcher))):
-        return True
-    return False
+def _holds(matcher: str | Near, place: Place) -> bool:
+    if isinstance(matcher, str):
+        return matcher in place.joined
+    return matcher.search(place.text)
 
 
 def coverage(query: Query, places) -> float:
@@ -458,11 +494,11 @@ def coverage(query: Query, places) -> float:
     total = 0.0
     for matchers, rarity in zip(query.matchers, query.weights):
         best = 0.0
-        for weight, (words, text) in zip(PLACES, places):
+        for weight, place in zip(PLACES, places):
             if weight <= best:
                 break
             for matcher, strength in matchers:
-                if weight * strength > best and _holds(matcher, words, text):
+                if weight * strength > best and _holds(matcher, place):
                     best = weight * strength
                     if strength == 1.0:
                         break
@@ -524,11 +560,11 @@ def product_factor(query: Query, places) -> float:
     A data type or cache level it names (bf16, fp8, L2) lifts the passages that name it: rows differ by it too."""
     if not query.products:
         return 1.0
-    own = set(places[0][0]) | set(places[1][0])
+    own, models = places[4], places[5]
     factor = 1.0
     if query.models:
         # "MI300" names the series: its MI300A and MI300X rows are about it
-        named = {m for m in query.models if m in own or any(w.startswith(m) and MODEL.fullmatch(w) for w in own)}
+        named = {m for m in query.models if m in own or any(w.startswith(m) for w in models)}
         if named:
             lift = 0.15 if query.models <= set(query.preferred) else 0.4  # the workspace's product, not one the query names
             if len(query.models) >= COMPARED:
@@ -592,11 +628,15 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
         places = cache.get(r["rowid"])
         if places is None:
             own = r["context"] + " " + r["text"]
+            text, title = Place(own), Place(r["title"])
+            words = text.set | title.set  # the words of the passage and its title, where products are named
             places = cache[r["rowid"]] = (
-                (passage_words(own), own.lower()),
-                (passage_words(r["title"]), r["title"].lower()),
-                (passage_words(r["path"]), r["path"].lower()),
+                text,
+                title,
+                Place(r["path"]),
                 given_quantities(r["kind"], r["text"]),
+                words,
+                frozenset(w for w in words if MODEL.fullmatch(w)),
             )
         factor = arch_factor(query.archs, set(filter(None, r["mentions"].split(","))), set(filter(None, r["arch"].split(","))), query.assumed)
         factor *= product_factor(query, places)
@@ -614,7 +654,7 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
         value = score(
             -r["bm25"] / best,
             coverage(query, places),
-            proximity(query, places[1][1] + " " + places[0][1]),
+            proximity(query, places[1].text + " " + places[0].text),
             defines_asked,
             any(k in keys for k in query.keys),
             factor,
@@ -630,9 +670,9 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
 OPENING_SPAN = 2000
 
 
-def held_terms(query: Query, words: tuple[str, ...], text: str) -> frozenset[int]:
+def held_terms(query: Query, place: Place) -> frozenset[int]:
     """The query's terms (by position) that a passage's own text holds, in any of their spellings."""
-    return frozenset(i for i, matchers in enumerate(query.matchers) if any(_holds(m, words, text) for m, _strength in matchers))
+    return frozenset(i for i, matchers in enumerate(query.matchers) if any(_holds(m, place) for m, _strength in matchers))
 
 
 def opening(query: Query, hit, section: list, cache: dict[int, tuple]):
@@ -647,12 +687,12 @@ def opening(query: Query, hit, section: list, cache: dict[int, tuple]):
     before = [r for r in section if r["start"] < start and end - r["start"] <= OPENING_SPAN]
     if not before:
         return hit
-    own = held_terms(query, *cache[hit["rowid"]][0])
+    own = held_terms(query, cache[hit["rowid"]][0])
     gives = quantity_factor(query, cache[hit["rowid"]][3]) > 1.0
     best, gained = hit, 0
     for r in before:
         # the terms it adds, and the asked quantity where the hit (prose under a table) gives none
-        more = len(held_terms(query, *cache[r["rowid"]][0]) - own) + (not gives and quantity_factor(query, cache[r["rowid"]][3]) > 1.0)
+        more = len(held_terms(query, cache[r["rowid"]][0]) - own) + (not gives and quantity_factor(query, cache[r["rowid"]][3]) > 1.0)
         if more > gained or (more == gained and more and r["start"] < best["start"]):
             best, gained = r, more
     return best

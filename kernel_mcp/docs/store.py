@@ -107,6 +107,8 @@ class DocsStore:
         self.path = str(path)
         self._words: dict[int, tuple] = {}  # passage rowid -> its words, for ranking.rank
         self._count: int | None = None  # passages in the index
+        self._holding: dict[tuple[str, int], int] = {}  # (a term as FTS5, a cap) -> the passages holding it, up to the cap
+        self._version: int | None = None  # PRAGMA data_version when the above were last known good
         try:
             self.db = sqlite3.connect(self.path, timeout=30)
             self.db.row_factory = sqlite3.Row
@@ -192,8 +194,7 @@ class DocsStore:
                     "INSERT INTO passages(id, section, ord, kind, start, end, path, title, context, text, mentions, keys, defines, layer, arch) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                     [(r[0], s.id) + r[1:] + (s.layer, arch) for r in passage_rows(s, headings[s.id])],
                 )
-        self._words.clear()
-        self._count = None
+        self._forget()
         return ("updated" if row is not None else "added"), len(sections)
 
     def _read(self, path: Path, fmt: str, data: bytes, kind: str) -> list[Section]:
@@ -237,8 +238,29 @@ class DocsStore:
             for row in self.db.execute("SELECT path FROM sources WHERE kind = ?", (kind,)).fetchall():
                 if row["path"] not in present:
                     self.db.execute("DELETE FROM sources WHERE path = ?", (row["path"],))
+        self._forget()
+
+    def _forget(self) -> None:
+        """Drops what was learnt of the index's passages: they changed."""
         self._words.clear()
+        self._holding.clear()
         self._count = None
+
+    def _current(self) -> None:
+        """Forgets the passages' words and counts when another connection changed the index (the CLI's
+        `docs ingest` while the server runs): a re-ingested passage can take a dropped one's rowid."""
+        version = self.db.execute("PRAGMA data_version").fetchone()[0]
+        if version != self._version:
+            self._forget()
+            self._version = version
+
+    def _holding_count(self, term_fts: str, cap: int) -> int:
+        """How many passages hold a term, counted up to `cap`; a term recurs across a session's questions."""
+        key = (term_fts, cap)
+        if key not in self._holding:
+            count = "SELECT count(*) FROM (SELECT 1 FROM passages_fts WHERE passages_fts MATCH ? LIMIT ?)"
+            self._holding[key] = self.db.execute(count, key).fetchone()[0]
+        return self._holding[key]
 
     # ---- search -----------------------------------------------------------------------------
     def search(self, text: str, arch: str | None, limit: int, prefer: tuple[str | None, str | None] = (None, None)) -> list[dict]:
@@ -247,6 +269,7 @@ class DocsStore:
         query = ranking.analyse(text, arch, prefer)
         if query is None:
             raise InvalidInput("the query has no words to search for")
+        self._current()
         arch_clause = "AND (p.arch = '' OR p.arch LIKE '%all%' OR (',' || p.arch || ',') LIKE ?)" if arch else ""
         params: list = [query.fts(self._common(query))] + ([f"%,{arch},%"] if arch else []) + [CANDIDATES]
         rows = self.db.execute(
@@ -295,15 +318,10 @@ class DocsStore:
             return set()
         total = self._passage_count()
         limit = max(COMMON, total // 10)
-        count = "SELECT count(*) FROM (SELECT 1 FROM passages_fts WHERE passages_fts MATCH ? LIMIT ?)"
         query.settle_bridge(
-            {
-                term: self.db.execute(count, (query.term_fts(term, bridged=False), ranking.OWN_WORD)).fetchone()[0]
-                for term in query.terms[:24]
-                if term in query.bridged
-            }
+            {term: self._holding_count(query.term_fts(term, bridged=False), ranking.OWN_WORD) for term in query.terms[:24] if term in query.bridged}
         )
-        found = {term: self.db.execute(count, (query.term_fts(term), limit + 1)).fetchone()[0] for term in query.terms[:24]}
+        found = {term: self._holding_count(query.term_fts(term), limit + 1) for term in query.terms[:24]}
         query.weigh(found, total)
         return {term for term, count in found.items() if count > limit}
 

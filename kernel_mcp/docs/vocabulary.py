@@ -107,15 +107,25 @@ def _names_word(name: str, word: str) -> bool:
     return word == name or (len(name) >= 4 and any(c.isdigit() for c in name) and word.startswith(name))
 
 
+def _names_by_first_word() -> dict[str, list[tuple[str, tuple[str, ...]]]]:
+    index: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
+    for arch, names in arch_names().items():
+        for name in names:
+            index.setdefault(name[0], []).append((arch, name))
+    return index
+
+
 def archs_named(words: list[str]) -> tuple[set[str], set[int]]:
     """The archs that a query's words name, and the positions of the words that named them."""
     found: set[str] = set()
     used: set[int] = set()
-    for arch, names in arch_names().items():
-        for name in names:
-            n = len(name)
-            for i in range(len(words) - n + 1):
-                if all(_names_word(name[k], words[i + k]) if k == n - 1 else words[i + k] == name[k] for k in range(n)):
+    index = cached("arch names by first word", _names_by_first_word)
+    for i, word in enumerate(words):
+        # the names that start with this word, or whose one word begins it (mi355 in mi355x: _names_word)
+        for first in {word, *(word[:n] for n in range(4, len(word)))}:
+            for arch, name in index.get(first, ()):
+                n = len(name)
+                if i + n <= len(words) and all(_names_word(name[k], words[i + k]) if k == n - 1 else words[i + k] == name[k] for k in range(n)):
                     found.add(arch)
                     used.update(range(i, i + n))
     return found, used
