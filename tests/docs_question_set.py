@@ -746,6 +746,11 @@ BLIND_2026_11_27_TWENTY_SEVENTH = _written_blind("docs-questions-blind-2026-11-2
 # a twenty-eighth and a twenty-ninth, written blind beside the twenty-seventh and measured once on the same ranker
 BLIND_2026_11_27_TWENTY_EIGHTH = _written_blind("docs-questions-blind-2026-11-27-twenty-eighth.json")
 BLIND_2026_11_27_TWENTY_NINTH = _written_blind("docs-questions-blind-2026-11-27-twenty-ninth.json")
+# a thirtieth, a thirty-first and a thirty-second, written blind by three authors with three personas
+# (an ML researcher, a CUDA veteran porting to AMD, a GPU buyer) and measured once on round 17's ranker
+BLIND_2026_11_27_THIRTIETH = _written_blind("docs-questions-blind-2026-11-27-thirtieth.json")
+BLIND_2026_11_27_THIRTY_FIRST = _written_blind("docs-questions-blind-2026-11-27-thirty-first.json")
+BLIND_2026_11_27_THIRTY_SECOND = _written_blind("docs-questions-blind-2026-11-27-thirty-second.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -786,6 +791,9 @@ SETS: dict[str, list[Question]] = {
     "written blind, twenty-seventh set": BLIND_2026_11_27_TWENTY_SEVENTH,
     "written blind, twenty-eighth set": BLIND_2026_11_27_TWENTY_EIGHTH,
     "written blind, twenty-ninth set": BLIND_2026_11_27_TWENTY_NINTH,
+    "written blind, thirtieth set": BLIND_2026_11_27_THIRTIETH,
+    "written blind, thirty-first set": BLIND_2026_11_27_THIRTY_FIRST,
+    "written blind, thirty-second set": BLIND_2026_11_27_THIRTY_SECOND,
 }
 
 

@@ -47,6 +47,9 @@ from docs_question_set import (
     BLIND_2026_11_27_SEVENTH,
     BLIND_2026_11_27_SIXTH,
     BLIND_2026_11_27_TWENTY_EIGHTH,
+    BLIND_2026_11_27_THIRTIETH,
+    BLIND_2026_11_27_THIRTY_FIRST,
+    BLIND_2026_11_27_THIRTY_SECOND,
     BLIND_2026_11_27_TWENTY_NINTH,
     FIFTH_AUTHOR,
     FOURTH_AUTHOR,
@@ -132,6 +135,9 @@ FLOORS = {
     "blind 2026-11-27, twenty-seventh": (BLIND_2026_11_27_TWENTY_SEVENTH, 50, 0.88, 0.78),  # measured once, unseen: 0.90 / 0.80
     "blind 2026-11-27, twenty-eighth": (BLIND_2026_11_27_TWENTY_EIGHTH, 50, 0.90, 0.72),  # measured once, unseen: 0.92 / 0.74
     "blind 2026-11-27, twenty-ninth": (BLIND_2026_11_27_TWENTY_NINTH, 50, 0.80, 0.52),  # measured once, unseen: 0.82 / 0.54
+    "blind 2026-11-27, thirtieth": (BLIND_2026_11_27_THIRTIETH, 50, 0.84, 0.62),  # measured once, unseen: 0.86 / 0.64
+    "blind 2026-11-27, thirty-first": (BLIND_2026_11_27_THIRTY_FIRST, 50, 0.88, 0.74),  # measured once, unseen: 0.90 / 0.76
+    "blind 2026-11-27, thirty-second": (BLIND_2026_11_27_THIRTY_SECOND, 50, 0.84, 0.64),  # measured once, unseen: 0.86 / 0.66
 }
 
 
