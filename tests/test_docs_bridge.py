@@ -13,7 +13,7 @@ from mcp import Client
 
 from kernel_mcp.arch_registry import docs_index_dir
 from kernel_mcp.docs import docs_read, docs_search, open_store
-from kernel_mcp.docs.ranking import analyse, asked_quantities, given_quantities
+from kernel_mcp.docs.ranking import analyse, asked_quantities, given_quantities, named_vendors
 from kernel_mcp.docs.vocabulary import phrase_words
 from kernel_mcp.server import build_server
 
@@ -216,3 +216,15 @@ def test_a_turbo_clock_is_the_boost_clock(store):
     ):
         hits = docs_search(store, question, None, 3).hits
         assert any(h.id.startswith(row) and figure in docs_read(store, h.id, 1, BUDGET).text for h in hits), (question, [h.id for h in hits])
+
+
+def test_a_vendor_named_as_the_yardstick_of_an_analogy_is_not_the_one_asked_about(store):
+    """ "like NVIDIA's", "the equivalent of ncu's": a CUDA programmer porting to AMD names NVIDIA as the
+    yardstick; the question is about AMD's GPUs, not the H100's pages, which came first before."""
+    assert named_vendors("is there a runtime switch for kernel parameters, like NVIDIA's constant bank?") == {"amd"}
+    assert named_vendors("is there an AMD equivalent of NVIDIA's ldmatrix") == {"amd"}
+    assert named_vendors("ncu shows long scoreboard stalls") == {"nvidia"}
+    assert named_vendors("On the NVIDIA side my warps stall on shared memory") == {"nvidia"}
+    assert named_vendors("AMD's LDS against NVIDIA's shared memory") == {"amd", "nvidia"}
+    hits = docs_search(store, "how do I collect specific hardware counters per kernel launch with rocprofv3, like ncu --metrics?", None, 3).hits
+    assert "rocprofv3 --pmc A B C -- ./app" in docs_read(store, hits[0].id, 1, BUDGET).text, [h.id for h in hits]

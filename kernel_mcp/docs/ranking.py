@@ -225,6 +225,32 @@ def _described() -> list[tuple[str, frozenset[int], str]]:
     return cached("described products", build)
 
 
+# a vendor named as the yardstick of an analogy ("like NVIDIA's constant bank", "the equivalent of
+# ncu's thread efficiency", "coming from CUDA"): the question is about the other vendor's GPUs
+_ANALOGY = re.compile(
+    r"\b(?:like|unlike|equivalent(?:s)?(?: of| to)?|counterpart(?:s)?(?: of| to)?|analog(?:ue)?(?: of| to)?|similar to|same as|"
+    r"instead of|than|versus|vs\.?|(?:coming|porting|ported|moving|moved) from|compared (?:to|with))\s+(?:(?:the|a|an|my|our)\s+)?$"
+)
+
+
+def named_vendors(text: str) -> set[str]:
+    """The vendors a query names as what it asks about: by their names and tools ("AMD Instinct",
+    "ncu shows"), not where a vendor is only the yardstick of an analogy ("like NVIDIA's"), unless
+    that leaves none: then the other vendor ("the equivalent of ncu's thread efficiency" is asked of AMD)."""
+    table = vendor_words()
+    low = text.lower()
+    asked: set[str] = set()
+    compared: set[str] = set()
+    for match in WORD.finditer(low):
+        vendor = table.get(match.group())
+        if vendor is not None:
+            (compared if _ANALOGY.search(low[max(0, match.start() - 40) : match.start()]) else asked).add(vendor)
+    if asked or not compared:
+        return asked
+    others = set(table.values()) - compared
+    return others if len(others) == 1 else set()
+
+
 def is_model_number(word: str) -> bool:
     """A product's model number ("mi300a", "h100"), not a data type that has the same shape ("fp8")."""
     return bool(MODEL.fullmatch(word)) and not DTYPE.fullmatch(word)
@@ -296,7 +322,7 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
     targets = archs | ({arch} if arch else set())
     prefer_arch, prefer_product = prefer
     assumed = False
-    vendors = {vendor_words()[w] for w in words if w in vendor_words()}
+    vendors = named_vendors(plain)
     if not targets and len(vendors) == 1:
         # "an AMD Instinct card", "ncu shows": that vendor's targets, as a preference (a page about
         # another vendor's GPU sinks), the way a workspace's target is preferred
