@@ -12,10 +12,12 @@ import pytest
 from mcp import Client
 
 from kernel_mcp.arch_registry import docs_index_dir
-from kernel_mcp.docs import docs_read, docs_search, open_store
+from kernel_mcp.docs import docs_read, docs_search, ingest, open_store
 from kernel_mcp.docs.ranking import analyse, asked_quantities, given_quantities, named_vendors
 from kernel_mcp.docs.vocabulary import phrase_words
 from kernel_mcp.server import build_server
+
+from conftest import rocm_docs
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -228,3 +230,14 @@ def test_a_vendor_named_as_the_yardstick_of_an_analogy_is_not_the_one_asked_abou
     assert named_vendors("AMD's LDS against NVIDIA's shared memory") == {"amd", "nvidia"}
     hits = docs_search(store, "how do I collect specific hardware counters per kernel launch with rocprofv3, like ncu --metrics?", None, 3).hits
     assert "rocprofv3 --pmc A B C -- ./app" in docs_read(store, hits[0].id, 1, BUDGET).text, [h.id for h in hits]
+
+
+def test_a_cpu_and_accelerator_package_is_the_mi300a(tmp_path):
+    """The APU described rather than named ("combined CPU-and-accelerator package, where the x86
+    cores and the GPU share one memory pool") finds the MI300A's table among the ROCm documents,
+    where nothing in 10 did: the MI300 overview and the CPU C-states came first."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    ingest(store, [rocm_docs()])
+    question = "For AMD's combined CPU-and-accelerator package, where the x86 cores and the GPU share one memory pool, how many accelerator dies and compute blocks does it ship with?"
+    hits = docs_search(store, question, None, 3).hits
+    assert any("6 XCDs (228 CUs)" in docs_read(store, h.id, 1, BUDGET).text for h in hits), [h.id for h in hits]
