@@ -241,3 +241,14 @@ def test_a_cpu_and_accelerator_package_is_the_mi300a(tmp_path):
     question = "For AMD's combined CPU-and-accelerator package, where the x86 cores and the GPU share one memory pool, how many accelerator dies and compute blocks does it ship with?"
     hits = docs_search(store, question, None, 3).hits
     assert any("6 XCDs (228 CUs)" in docs_read(store, h.id, 1, BUDGET).text for h in hits), [h.id for h in hits]
+
+
+def test_a_card_for_a_server_slot_is_the_pcie_part(store):
+    """ "The Hopper card that plugs into a normal server slot ... against the mezzanine version" is the
+    H100 PCIe against the SXM module: its SM count and clock, where the H200's clocks came first."""
+    question = (
+        "The version of the Hopper card that plugs into a normal server slot has some of its processors switched off; "
+        "how many are enabled and what is its top frequency compared with the mezzanine version?"
+    )
+    hits = docs_search(store, question, "sm_90", 3).hits
+    assert hits[0].id.startswith("hardware/h100-pcie/"), [h.id for h in hits]
