@@ -252,3 +252,17 @@ def test_a_card_for_a_server_slot_is_the_pcie_part(store):
     )
     hits = docs_search(store, question, "sm_90", 3).hits
     assert hits[0].id.startswith("hardware/h100-pcie/"), [h.id for h in hits]
+
+
+def test_a_constant_offset_or_displacement_is_the_immediate_offset(tmp_path):
+    """ "The constant offset in the load instruction seems to max out", "the constant displacement
+    field of a scratchpad load": the DS instruction's 16-bit immediate offset, which no search found
+    in 3 ("constant" alone is the bridge's word for scalar loads)."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    ingest(store, [rocm_docs()])
+    for question in (
+        "how do i read shared memory past the first 64KB on mi355x? the constant offset in the load instruction seems to max out",
+        "Can the constant displacement field of a scratchpad load reach anywhere in the full 160K buffer, or do addresses past some point need a register?",
+    ):
+        hits = docs_search(store, question, "gfx950", 3).hits
+        assert any("must be reached through the address VGPR" in docs_read(store, h.id, 1, BUDGET).text for h in hits), (question, [h.id for h in hits])
