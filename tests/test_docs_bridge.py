@@ -204,6 +204,7 @@ def test_reads_bunched_ahead_of_the_math_find_the_interleaving_pattern(store):
     for question in (
         "the compiler clumps all my shared-memory reads ahead of the arithmetic; how do I make the two alternate?",
         "how do I stop the compiler from bunching all the reads at the top of my loop",
+        "can i make the compiler spread the shared-memory loads in between the math instead of doing all the loads first and then all the compute",
     ):
         hits = docs_search(store, question, None, 3).hits
         assert "sched_group_barrier(0x100, 1, 0)" in docs_read(store, hits[0].id, 1, BUDGET).text, (question, [h.id for h in hits])
