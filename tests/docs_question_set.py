@@ -751,6 +751,10 @@ BLIND_2026_11_27_TWENTY_NINTH = _written_blind("docs-questions-blind-2026-11-27-
 BLIND_2026_11_27_THIRTIETH = _written_blind("docs-questions-blind-2026-11-27-thirtieth.json")
 BLIND_2026_11_27_THIRTY_FIRST = _written_blind("docs-questions-blind-2026-11-27-thirty-first.json")
 BLIND_2026_11_27_THIRTY_SECOND = _written_blind("docs-questions-blind-2026-11-27-thirty-second.json")
+# a thirty-third and a thirty-fourth (a graduate student writing first HIP kernels, a compiler
+# engineer), written blind while round 18 was tuned on sets 29-32 and measured once on its ranker
+BLIND_2026_11_27_THIRTY_THIRD = _written_blind("docs-questions-blind-2026-11-27-thirty-third.json")
+BLIND_2026_11_27_THIRTY_FOURTH = _written_blind("docs-questions-blind-2026-11-27-thirty-fourth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -794,6 +798,8 @@ SETS: dict[str, list[Question]] = {
     "written blind, thirtieth set": BLIND_2026_11_27_THIRTIETH,
     "written blind, thirty-first set": BLIND_2026_11_27_THIRTY_FIRST,
     "written blind, thirty-second set": BLIND_2026_11_27_THIRTY_SECOND,
+    "written blind, thirty-third set": BLIND_2026_11_27_THIRTY_THIRD,
+    "written blind, thirty-fourth set": BLIND_2026_11_27_THIRTY_FOURTH,
 }
 
 

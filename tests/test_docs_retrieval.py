@@ -50,6 +50,8 @@ from docs_question_set import (
     BLIND_2026_11_27_THIRTIETH,
     BLIND_2026_11_27_THIRTY_FIRST,
     BLIND_2026_11_27_THIRTY_SECOND,
+    BLIND_2026_11_27_THIRTY_THIRD,
+    BLIND_2026_11_27_THIRTY_FOURTH,
     BLIND_2026_11_27_TWENTY_NINTH,
     FIFTH_AUTHOR,
     FOURTH_AUTHOR,
@@ -138,6 +140,8 @@ FLOORS = {
     "blind 2026-11-27, thirtieth": (BLIND_2026_11_27_THIRTIETH, 50, 0.84, 0.62),  # measured once, unseen: 0.86 / 0.64
     "blind 2026-11-27, thirty-first": (BLIND_2026_11_27_THIRTY_FIRST, 50, 0.88, 0.74),  # measured once, unseen: 0.90 / 0.76
     "blind 2026-11-27, thirty-second": (BLIND_2026_11_27_THIRTY_SECOND, 50, 0.84, 0.64),  # measured once, unseen: 0.86 / 0.66
+    "blind 2026-11-27, thirty-third": (BLIND_2026_11_27_THIRTY_THIRD, 50, 0.84, 0.54),  # measured once, unseen: 0.86 / 0.56
+    "blind 2026-11-27, thirty-fourth": (BLIND_2026_11_27_THIRTY_FOURTH, 50, 0.84, 0.64),  # measured once, unseen: 0.86 / 0.66
 }
 
 
