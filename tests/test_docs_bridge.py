@@ -267,3 +267,12 @@ def test_a_constant_offset_or_displacement_is_the_immediate_offset(tmp_path):
     ):
         hits = docs_search(store, question, "gfx950", 3).hits
         assert any("must be reached through the address VGPR" in docs_read(store, h.id, 1, BUDGET).text for h in hits), (question, [h.id for h in hits])
+
+
+def test_threads_marked_more_important_are_the_wave_priority(tmp_path):
+    """ "Mark one group of threads as more important so it hogs the matrix unit": s_setprio's priority,
+    which nothing in 10 found (the ROCm glossary's LDS and wavefront pages came first)."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    ingest(store, [rocm_docs()])
+    hits = docs_search(store, "can I mark one group of threads as more important so it hogs the matrix unit while the others do loads", None, 3).hits
+    assert any("adds to its base priority" in docs_read(store, h.id, 1, BUDGET).text for h in hits), [h.id for h in hits]
