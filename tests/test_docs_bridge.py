@@ -276,3 +276,13 @@ def test_threads_marked_more_important_are_the_wave_priority(tmp_path):
     ingest(store, [rocm_docs()])
     hits = docs_search(store, "can I mark one group of threads as more important so it hogs the matrix unit while the others do loads", None, 3).hits
     assert any("adds to its base priority" in docs_read(store, h.id, 1, BUDGET).text for h in hits), [h.id for h in hits]
+
+
+def test_a_new_programmer_s_vector_variables_are_vgprs(tmp_path):
+    """ "How many vector variables can one thread use on mi355x, I read 512 somewhere": the arch-VGPR
+    limit (256; 512 is the arch+AGPR total), which was 5th and 7th before the entry."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    ingest(store, [rocm_docs()])
+    question = "how many vector variables can one thread use on mi355x, I read 512 somewhere but the compiler complains"
+    hits = docs_search(store, question, "gfx950", 3).hits
+    assert any("the assembler rejects v511" in docs_read(store, h.id, 1, BUDGET).text for h in hits), [h.id for h in hits]
