@@ -755,6 +755,10 @@ BLIND_2026_11_27_THIRTY_SECOND = _written_blind("docs-questions-blind-2026-11-27
 # engineer), written blind while round 18 was tuned on sets 29-32 and measured once on its ranker
 BLIND_2026_11_27_THIRTY_THIRD = _written_blind("docs-questions-blind-2026-11-27-thirty-third.json")
 BLIND_2026_11_27_THIRTY_FOURTH = _written_blind("docs-questions-blind-2026-11-27-thirty-fourth.json")
+# a thirty-fifth and a thirty-sixth (a cluster administrator, a Triton kernel author), written blind
+# while round 19 was tuned on sets 33 and 34, and measured once on its ranker
+BLIND_2026_11_27_THIRTY_FIFTH = _written_blind("docs-questions-blind-2026-11-27-thirty-fifth.json")
+BLIND_2026_11_27_THIRTY_SIXTH = _written_blind("docs-questions-blind-2026-11-27-thirty-sixth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -800,6 +804,8 @@ SETS: dict[str, list[Question]] = {
     "written blind, thirty-second set": BLIND_2026_11_27_THIRTY_SECOND,
     "written blind, thirty-third set": BLIND_2026_11_27_THIRTY_THIRD,
     "written blind, thirty-fourth set": BLIND_2026_11_27_THIRTY_FOURTH,
+    "written blind, thirty-fifth set": BLIND_2026_11_27_THIRTY_FIFTH,
+    "written blind, thirty-sixth set": BLIND_2026_11_27_THIRTY_SIXTH,
 }
 
 

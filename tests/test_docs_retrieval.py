@@ -52,6 +52,8 @@ from docs_question_set import (
     BLIND_2026_11_27_THIRTY_SECOND,
     BLIND_2026_11_27_THIRTY_THIRD,
     BLIND_2026_11_27_THIRTY_FOURTH,
+    BLIND_2026_11_27_THIRTY_FIFTH,
+    BLIND_2026_11_27_THIRTY_SIXTH,
     BLIND_2026_11_27_TWENTY_NINTH,
     FIFTH_AUTHOR,
     FOURTH_AUTHOR,
@@ -142,6 +144,8 @@ FLOORS = {
     "blind 2026-11-27, thirty-second": (BLIND_2026_11_27_THIRTY_SECOND, 50, 0.84, 0.64),  # measured once, unseen: 0.86 / 0.66
     "blind 2026-11-27, thirty-third": (BLIND_2026_11_27_THIRTY_THIRD, 50, 0.84, 0.54),  # measured once, unseen: 0.86 / 0.56
     "blind 2026-11-27, thirty-fourth": (BLIND_2026_11_27_THIRTY_FOURTH, 50, 0.84, 0.64),  # measured once, unseen: 0.86 / 0.66
+    "blind 2026-11-27, thirty-fifth": (BLIND_2026_11_27_THIRTY_FIFTH, 50, 0.84, 0.62),  # measured once, unseen: 0.86 / 0.64
+    "blind 2026-11-27, thirty-sixth": (BLIND_2026_11_27_THIRTY_SIXTH, 50, 0.86, 0.46),  # measured once, unseen: 0.88 / 0.48
 }
 
 
