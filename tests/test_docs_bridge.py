@@ -286,3 +286,16 @@ def test_a_new_programmer_s_vector_variables_are_vgprs(tmp_path):
     question = "how many vector variables can one thread use on mi355x, I read 512 somewhere but the compiler complains"
     hits = docs_search(store, question, "gfx950", 3).hits
     assert any("the assembler rejects v511" in docs_read(store, h.id, 1, BUDGET).text for h in hits), [h.id for h in hits]
+
+
+def test_a_fence_no_instruction_crosses_is_the_scheduling_barrier(tmp_path):
+    """ "A hard fence so the compiler can't move any instruction across a given line": sched_barrier
+    with mask 0, which nothing in 10 found (the glossary's LLVM target name came first)."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    ingest(store, [rocm_docs()])
+    for question in (
+        "I want a hard fence in my kernel so the compiler can't move any instruction across a given line, what argument does that take?",
+        "stop the compiler from moving instructions across a point in my loop",
+    ):
+        hits = docs_search(store, question, None, 3).hits
+        assert any("lets nothing cross" in docs_read(store, h.id, 1, BUDGET).text for h in hits), (question, [h.id for h in hits])
