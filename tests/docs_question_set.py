@@ -759,6 +759,12 @@ BLIND_2026_11_27_THIRTY_FOURTH = _written_blind("docs-questions-blind-2026-11-27
 # while round 19 was tuned on sets 33 and 34, and measured once on its ranker
 BLIND_2026_11_27_THIRTY_FIFTH = _written_blind("docs-questions-blind-2026-11-27-thirty-fifth.json")
 BLIND_2026_11_27_THIRTY_SIXTH = _written_blind("docs-questions-blind-2026-11-27-thirty-sixth.json")
+# a thirty-seventh, a thirty-eighth and a thirty-ninth (a numerical-library developer, a technical lead
+# writing a vendor memo, an engineer writing in imperfect English), written blind while round 20 was
+# tuned on the thirty-sixth, and measured once on its ranker
+BLIND_2026_11_27_THIRTY_SEVENTH = _written_blind("docs-questions-blind-2026-11-27-thirty-seventh.json")
+BLIND_2026_11_27_THIRTY_EIGHTH = _written_blind("docs-questions-blind-2026-11-27-thirty-eighth.json")
+BLIND_2026_11_27_THIRTY_NINTH = _written_blind("docs-questions-blind-2026-11-27-thirty-ninth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -806,6 +812,9 @@ SETS: dict[str, list[Question]] = {
     "written blind, thirty-fourth set": BLIND_2026_11_27_THIRTY_FOURTH,
     "written blind, thirty-fifth set": BLIND_2026_11_27_THIRTY_FIFTH,
     "written blind, thirty-sixth set": BLIND_2026_11_27_THIRTY_SIXTH,
+    "written blind, thirty-seventh set": BLIND_2026_11_27_THIRTY_SEVENTH,
+    "written blind, thirty-eighth set": BLIND_2026_11_27_THIRTY_EIGHTH,
+    "written blind, thirty-ninth set": BLIND_2026_11_27_THIRTY_NINTH,
 }
 
 

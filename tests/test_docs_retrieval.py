@@ -54,6 +54,9 @@ from docs_question_set import (
     BLIND_2026_11_27_THIRTY_FOURTH,
     BLIND_2026_11_27_THIRTY_FIFTH,
     BLIND_2026_11_27_THIRTY_SIXTH,
+    BLIND_2026_11_27_THIRTY_SEVENTH,
+    BLIND_2026_11_27_THIRTY_EIGHTH,
+    BLIND_2026_11_27_THIRTY_NINTH,
     BLIND_2026_11_27_TWENTY_NINTH,
     FIFTH_AUTHOR,
     FOURTH_AUTHOR,
@@ -146,6 +149,9 @@ FLOORS = {
     "blind 2026-11-27, thirty-fourth": (BLIND_2026_11_27_THIRTY_FOURTH, 50, 0.84, 0.64),  # measured once, unseen: 0.86 / 0.66
     "blind 2026-11-27, thirty-fifth": (BLIND_2026_11_27_THIRTY_FIFTH, 50, 0.84, 0.62),  # measured once, unseen: 0.86 / 0.64
     "blind 2026-11-27, thirty-sixth": (BLIND_2026_11_27_THIRTY_SIXTH, 50, 0.86, 0.46),  # measured once, unseen: 0.88 / 0.48
+    "blind 2026-11-27, thirty-seventh": (BLIND_2026_11_27_THIRTY_SEVENTH, 50, 0.92, 0.68),  # measured once, unseen: 0.94 / 0.70
+    "blind 2026-11-27, thirty-eighth": (BLIND_2026_11_27_THIRTY_EIGHTH, 50, 0.84, 0.52),  # measured once, unseen: 0.86 / 0.54
+    "blind 2026-11-27, thirty-ninth": (BLIND_2026_11_27_THIRTY_NINTH, 50, 0.88, 0.64),  # measured once, unseen: 0.90 / 0.66
 }
 
 
