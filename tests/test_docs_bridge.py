@@ -299,3 +299,23 @@ def test_a_fence_no_instruction_crosses_is_the_scheduling_barrier(tmp_path):
     ):
         hits = docs_search(store, question, None, 3).hits
         assert any("lets nothing cross" in docs_read(store, h.id, 1, BUDGET).text for h in hits), (question, [h.id for h in hits])
+
+
+def test_of_two_products_described_the_first_described_is_the_subject():
+    """Neither named, both described ("the 141 GB Hopper card ... than the 80 GB one", "NVIDIA's
+    refreshed Hopper ... over the 80GB one"): the subject is the one described first. It was the
+    alphabetically first model number (h100), which put the yardstick's rows above the subject's."""
+    for question in (
+        "the 141 GB Hopper card - how fast is its DRAM, and is the compute any different from the 80 GB one?",
+        "how much more memory capacity and speed does NVIDIA's refreshed Hopper give over the 80GB one?",
+    ):
+        query = analyse(question, None)
+        assert query is not None and query.described == ("h200", "h100") and query.subject == "h200", (question, query and query.described)
+
+
+def test_a_refreshed_board_is_the_refresh_product(tmp_path):
+    """ "The refreshed 300-series AMD board with the bigger memory" is the MI325X (nothing in 10 before)."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    ingest(store, [rocm_docs()])
+    hits = docs_search(store, "the refreshed 300-series AMD board with the bigger memory - how much memory and how fast is it?", "gfx942", 3).hits
+    assert any(h.id.startswith("hardware/mi325x/") for h in hits), [h.id for h in hits]

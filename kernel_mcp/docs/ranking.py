@@ -109,6 +109,7 @@ class Query:
     asks: frozenset[str] = frozenset()  # the quantities it asks for (asked_quantities): bandwidth, size, clock, ...
     preferred: tuple[str, ...] = ()  # the workspace's product, when the query names none: its model number ("mi355x")
     assumed: bool = False  # the target is the workspace's: the query names none
+    described: tuple[str, ...] = ()  # the products it describes without naming them, in the order described
 
     def __post_init__(self) -> None:
         # each term's matchers, its own spellings first, then the bridge's words, which count for less
@@ -127,7 +128,8 @@ class Query:
         # of two products named, the first is what the question is about ("does the H200 have more
         # SMs than the H100 SXM"), the second its yardstick
         low = self.text.lower()
-        self.subject = min(self.models, key=lambda m: (low.find(m) if m in low else len(low), m)) if len(self.models) == 2 else ""
+        # (a product described rather than named is where its description stands: "the refreshed Hopper ... over the 80 GB one")
+        self.subject = min(self.models, key=lambda m: (self._position(m, low), m)) if len(self.models) == 2 else ""
         self.dtypes = self.products - self.models
         # a model's family: its letters and first digit (mi300a, mi325x and mi355x are mi3 products)
         self.families = tuple({f.group() for m in self.models for f in [re.match(r"[a-z]+[0-9]", m)] if f})
@@ -140,6 +142,11 @@ class Query:
         self.own_words: set[str] = set()  # bridged terms the documents use themselves (settle_bridge)
         self.how_to = HOW_TO.search(self.text.lower()) is not None
         self.formula = FORMULA_ASKED.search(self.text.lower()) is not None
+
+    def _position(self, model: str, low: str) -> int:
+        if model in low:
+            return low.find(model)
+        return len(low) + (self.described.index(model) if model in self.described else len(self.described))
 
     def weigh(self, found: dict[str, int], total: int) -> None:
         """Weights the terms by rarity (inverse document frequency): a passage holding "latency"
@@ -261,37 +268,50 @@ def described_products(text: str) -> list[str]:
     describes them ("the 141 GB card ... the 80 GB one": h200, h100): each memory size stated, narrowed
     by the model number's digits stated, that fits one product (or the products of one model number,
     h100 for both H100s); none where the query names a model number itself."""
-    sizes: list[int | None] = [int(m.group(1)) for m in _CAPACITY.finditer(text)]
-    digits = {m.group(1) for m in _MODEL_DIGITS.finditer(text)}
+    return [model for _at, model in _described_at(text)]
+
+
+def _described_at(text: str) -> list[tuple[int, str]]:
+    """described_products, each with where in the text its description starts."""
+    sizes: list[tuple[int, int | None]] = [(m.start(), int(m.group(1))) for m in _CAPACITY.finditer(text)]
+    digits_at = [(m.start(), m.group(1)) for m in _MODEL_DIGITS.finditer(text)]
+    digits = {d for _at, d in digits_at}
     if not sizes and not digits:
         return []
     if any(MODEL.fullmatch(w) for w in WORD.findall(text.lower())):
         return []
-    out: list[str] = []
-    for size in sizes or [None]:
+    out: list[tuple[int, str]] = []
+    for at, size in sizes or [(digits_at[0][0], None)]:
         fit = [
             model
             for model, memory, own in _described()
             if (size is None or size in memory) and (not digits or any(own == d or (d.endswith("00") and own.startswith(d[:2])) for d in digits))
         ]
         models = {re.sub(r"(?<=\d)[a-z]+$", "", m) if len(fit) > 1 else m for m in fit}
-        if len(models) == 1 and (model := models.pop()) not in out:
-            out.append(model)
+        if len(models) == 1 and (model := models.pop()) not in [m for _a, m in out]:
+            out.append((at, model))
     return out
 
 
 def bridged_products(text: str) -> list[str]:
     """The model numbers of the products a query describes in words the bridge gives a product's
     model number for ("the MI300 flavour with CPU cores in the same package", "the APU": mi300a),
-    so that the product is named as if the query had said it. None where the query names a model
-    number of its own that is not of that product's family ("MI300X" against mi300a; "MI300" is)."""
-    words = [w.lower() for w in WORD.findall(text) if w.lower() not in STOPWORDS]
+    so that the product is named as if the query had said it, in the order described. None where the
+    query names a model number of its own that is not of that product's family ("MI300X" against
+    mi300a; "MI300" is)."""
+    return [model for _at, model in _bridged_at(text)]
+
+
+def _bridged_at(text: str) -> list[tuple[int, str]]:
+    """bridged_products, each with where in the text the words that describe it start."""
+    found = [(m.start(), m.group().lower()) for m in WORD.finditer(text) if m.group().lower() not in STOPWORDS]
+    words = [w for _at, w in found]
     named = [w for w in words if is_model_number(w)]
-    out: list[str] = []
-    for alternatives in bridged(words).values():
+    out: list[tuple[int, str]] = []
+    for i, alternatives in sorted(bridged(words).items()):
         for model in alternatives:
-            if is_model_number(model) and model not in out and all(model.startswith(n) for n in named):
-                out.append(model)
+            if is_model_number(model) and model not in [m for _a, m in out] and all(model.startswith(n) for n in named):
+                out.append((found[i][0], model))
     return out
 
 
@@ -307,7 +327,8 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
     # "this card", "my GPU", "here": the target itself, which the arch (asked or the workspace's)
     # already stands for; as words they find every page that says "GPU" or "chip"
     plain = _DEVICE_ITSELF.sub(" ", plain)
-    plain += "".join(" " + m for m in described_products(plain) + bridged_products(plain))
+    described = list(dict.fromkeys(model for _at, model in sorted(_described_at(plain) + _bridged_at(plain))))
+    plain += "".join(" " + m for m in described)
     words = [w.lower() for w in WORD.findall(plain) if len(w) > 1 or w.isdigit()]
     if not words:
         return None
@@ -372,6 +393,7 @@ def analyse(text: str, arch: str | None, prefer: tuple[str | None, str | None] =
         asks,
         tuple(own_product),
         assumed,
+        tuple(described),
     )
 
 
