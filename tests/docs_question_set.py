@@ -765,6 +765,10 @@ BLIND_2026_11_27_THIRTY_SIXTH = _written_blind("docs-questions-blind-2026-11-27-
 BLIND_2026_11_27_THIRTY_SEVENTH = _written_blind("docs-questions-blind-2026-11-27-thirty-seventh.json")
 BLIND_2026_11_27_THIRTY_EIGHTH = _written_blind("docs-questions-blind-2026-11-27-thirty-eighth.json")
 BLIND_2026_11_27_THIRTY_NINTH = _written_blind("docs-questions-blind-2026-11-27-thirty-ninth.json")
+# a fortieth and a forty-first (an ML infrastructure engineer, a graphics programmer), written blind
+# while round 21 was tuned on sets 32 and 38, and measured once on its ranker
+BLIND_2026_11_27_FORTIETH = _written_blind("docs-questions-blind-2026-11-27-fortieth.json")
+BLIND_2026_11_27_FORTY_FIRST = _written_blind("docs-questions-blind-2026-11-27-forty-first.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -815,6 +819,8 @@ SETS: dict[str, list[Question]] = {
     "written blind, thirty-seventh set": BLIND_2026_11_27_THIRTY_SEVENTH,
     "written blind, thirty-eighth set": BLIND_2026_11_27_THIRTY_EIGHTH,
     "written blind, thirty-ninth set": BLIND_2026_11_27_THIRTY_NINTH,
+    "written blind, fortieth set": BLIND_2026_11_27_FORTIETH,
+    "written blind, forty-first set": BLIND_2026_11_27_FORTY_FIRST,
 }
 
 

@@ -57,6 +57,8 @@ from docs_question_set import (
     BLIND_2026_11_27_THIRTY_SEVENTH,
     BLIND_2026_11_27_THIRTY_EIGHTH,
     BLIND_2026_11_27_THIRTY_NINTH,
+    BLIND_2026_11_27_FORTIETH,
+    BLIND_2026_11_27_FORTY_FIRST,
     BLIND_2026_11_27_TWENTY_NINTH,
     FIFTH_AUTHOR,
     FOURTH_AUTHOR,
@@ -152,6 +154,8 @@ FLOORS = {
     "blind 2026-11-27, thirty-seventh": (BLIND_2026_11_27_THIRTY_SEVENTH, 50, 0.92, 0.68),  # measured once, unseen: 0.94 / 0.70
     "blind 2026-11-27, thirty-eighth": (BLIND_2026_11_27_THIRTY_EIGHTH, 50, 0.84, 0.52),  # measured once, unseen: 0.86 / 0.54
     "blind 2026-11-27, thirty-ninth": (BLIND_2026_11_27_THIRTY_NINTH, 50, 0.88, 0.64),  # measured once, unseen: 0.90 / 0.66
+    "blind 2026-11-27, fortieth": (BLIND_2026_11_27_FORTIETH, 50, 0.90, 0.80),  # measured once, unseen: 0.92 / 0.82
+    "blind 2026-11-27, forty-first": (BLIND_2026_11_27_FORTY_FIRST, 50, 0.88, 0.60),  # measured once, unseen: 0.90 / 0.62
 }
 
 
