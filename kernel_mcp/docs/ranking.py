@@ -505,16 +505,16 @@ SEP = "\0"  # stands before each word of a Place's `joined`, and after the last;
 
 class Place:
     """Where in a passage a query's term is looked for (its own text, its title, its path): its
-    stemmed words, sorted, also as one string in which a term is found by a substring test (a word
-    exactly: SEP + word + SEP; a word as a prefix: SEP + prefix), and its lower-cased text."""
+    stemmed words as one string in which a term is found by a substring test (a word exactly:
+    SEP + word + SEP; a word as a prefix: SEP + prefix), as a set, and its lower-cased text."""
 
-    __slots__ = ("words", "text", "joined", "set")
+    __slots__ = ("text", "joined", "set")
 
     def __init__(self, text: str) -> None:
-        self.words = passage_words(text)
+        words = passage_words(text)
         self.text = text.lower()
-        self.joined = SEP + SEP.join(self.words) + SEP
-        self.set = frozenset(self.words)
+        self.joined = SEP + SEP.join(words) + SEP
+        self.set = frozenset(words)
 
 
 def passage_words(text: str) -> tuple[str, ...]:
