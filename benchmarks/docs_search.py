@@ -32,6 +32,7 @@ from mcp import Client
 
 from kernel_mcp.docs import ingest, open_store
 from kernel_mcp.server import build_server
+from start_time import HANDSHAKE_VERSION  # the protocol version the start-time benchmark's handshake sends
 
 QUERIES = [
     "LDS size per CU gfx950",
@@ -101,7 +102,7 @@ def first_search(folder: Path, query: str) -> float:
     proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     assert proc.stdin is not None and proc.stdout is not None
     try:
-        hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "first-search", "version": "0"}}
+        hello = {"protocolVersion": HANDSHAKE_VERSION, "capabilities": {}, "clientInfo": {"name": "first-search", "version": "0"}}
         proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}) + "\n")
         proc.stdin.flush()
         if "result" not in json.loads(proc.stdout.readline() or "{}"):

@@ -67,6 +67,18 @@ def rocm_docs() -> Path:
     return ROCM_DOCS
 
 
+@pytest.fixture(scope="module")
+def rocm_store(tmp_path_factory):
+    """A workspace's docs index with the shared ROCm documents ingested, once per test module."""
+    from kernel_mcp.docs import ingest, open_store
+
+    docs = rocm_docs()  # the tests that need them skip, with the reason, without them
+    store = open_store(tmp_path_factory.mktemp("ws") / ".kernel-mcp")
+    report = ingest(store, [docs])
+    assert all(r["status"] == "added" for r in report.results), report.results
+    return store
+
+
 def data(relative: str) -> Path:
     """A real recorded output copied into tests/data (its source in tests/data/SOURCES.md)."""
     path = DATA / relative

@@ -12,12 +12,11 @@ import pytest
 from mcp import Client
 
 from kernel_mcp.arch_registry import docs_index_dir
-from kernel_mcp.docs import docs_read, docs_search, ingest, open_store
+from kernel_mcp.docs import docs_read, docs_search, open_store
 from kernel_mcp.docs.ranking import analyse, asked_quantities, given_quantities, named_vendors
 from kernel_mcp.docs.vocabulary import phrase_words
 from kernel_mcp.server import build_server
 
-from conftest import rocm_docs
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -233,15 +232,13 @@ def test_a_vendor_named_as_the_yardstick_of_an_analogy_is_not_the_one_asked_abou
     assert "rocprofv3 --pmc A B C -- ./app" in docs_read(store, hits[0].id, 1, BUDGET).text, [h.id for h in hits]
 
 
-def test_a_cpu_and_accelerator_package_is_the_mi300a(tmp_path):
+def test_a_cpu_and_accelerator_package_is_the_mi300a(rocm_store):
     """The APU described rather than named ("combined CPU-and-accelerator package, where the x86
     cores and the GPU share one memory pool") finds the MI300A's table among the ROCm documents,
     where nothing in 10 did: the MI300 overview and the CPU C-states came first."""
-    store = open_store(tmp_path / ".kernel-mcp")
-    ingest(store, [rocm_docs()])
     question = "For AMD's combined CPU-and-accelerator package, where the x86 cores and the GPU share one memory pool, how many accelerator dies and compute blocks does it ship with?"
-    hits = docs_search(store, question, None, 3).hits
-    assert any("6 XCDs (228 CUs)" in docs_read(store, h.id, 1, BUDGET).text for h in hits), [h.id for h in hits]
+    hits = docs_search(rocm_store, question, None, 3).hits
+    assert any("6 XCDs (228 CUs)" in docs_read(rocm_store, h.id, 1, BUDGET).text for h in hits), [h.id for h in hits]
 
 
 def test_a_card_for_a_server_slot_is_the_pcie_part(store):
@@ -255,50 +252,42 @@ def test_a_card_for_a_server_slot_is_the_pcie_part(store):
     assert hits[0].id.startswith("hardware/h100-pcie/"), [h.id for h in hits]
 
 
-def test_a_constant_offset_or_displacement_is_the_immediate_offset(tmp_path):
+def test_a_constant_offset_or_displacement_is_the_immediate_offset(rocm_store):
     """ "The constant offset in the load instruction seems to max out", "the constant displacement
     field of a scratchpad load": the DS instruction's 16-bit immediate offset, which no search found
     in 3 ("constant" alone is the bridge's word for scalar loads)."""
-    store = open_store(tmp_path / ".kernel-mcp")
-    ingest(store, [rocm_docs()])
     for question in (
         "how do i read shared memory past the first 64KB on mi355x? the constant offset in the load instruction seems to max out",
         "Can the constant displacement field of a scratchpad load reach anywhere in the full 160K buffer, or do addresses past some point need a register?",
     ):
-        hits = docs_search(store, question, "gfx950", 3).hits
-        assert any("must be reached through the address VGPR" in docs_read(store, h.id, 1, BUDGET).text for h in hits), (question, [h.id for h in hits])
+        hits = docs_search(rocm_store, question, "gfx950", 3).hits
+        assert any("must be reached through the address VGPR" in docs_read(rocm_store, h.id, 1, BUDGET).text for h in hits), (question, [h.id for h in hits])
 
 
-def test_threads_marked_more_important_are_the_wave_priority(tmp_path):
+def test_threads_marked_more_important_are_the_wave_priority(rocm_store):
     """ "Mark one group of threads as more important so it hogs the matrix unit": s_setprio's priority,
     which nothing in 10 found (the ROCm glossary's LDS and wavefront pages came first)."""
-    store = open_store(tmp_path / ".kernel-mcp")
-    ingest(store, [rocm_docs()])
-    hits = docs_search(store, "can I mark one group of threads as more important so it hogs the matrix unit while the others do loads", None, 3).hits
-    assert any("adds to its base priority" in docs_read(store, h.id, 1, BUDGET).text for h in hits), [h.id for h in hits]
+    hits = docs_search(rocm_store, "can I mark one group of threads as more important so it hogs the matrix unit while the others do loads", None, 3).hits
+    assert any("adds to its base priority" in docs_read(rocm_store, h.id, 1, BUDGET).text for h in hits), [h.id for h in hits]
 
 
-def test_a_new_programmer_s_vector_variables_are_vgprs(tmp_path):
+def test_a_new_programmer_s_vector_variables_are_vgprs(rocm_store):
     """ "How many vector variables can one thread use on mi355x, I read 512 somewhere": the arch-VGPR
     limit (256; 512 is the arch+AGPR total), which was 5th and 7th before the entry."""
-    store = open_store(tmp_path / ".kernel-mcp")
-    ingest(store, [rocm_docs()])
     question = "how many vector variables can one thread use on mi355x, I read 512 somewhere but the compiler complains"
-    hits = docs_search(store, question, "gfx950", 3).hits
-    assert any("the assembler rejects v511" in docs_read(store, h.id, 1, BUDGET).text for h in hits), [h.id for h in hits]
+    hits = docs_search(rocm_store, question, "gfx950", 3).hits
+    assert any("the assembler rejects v511" in docs_read(rocm_store, h.id, 1, BUDGET).text for h in hits), [h.id for h in hits]
 
 
-def test_a_fence_no_instruction_crosses_is_the_scheduling_barrier(tmp_path):
+def test_a_fence_no_instruction_crosses_is_the_scheduling_barrier(rocm_store):
     """ "A hard fence so the compiler can't move any instruction across a given line": sched_barrier
     with mask 0, which nothing in 10 found (the glossary's LLVM target name came first)."""
-    store = open_store(tmp_path / ".kernel-mcp")
-    ingest(store, [rocm_docs()])
     for question in (
         "I want a hard fence in my kernel so the compiler can't move any instruction across a given line, what argument does that take?",
         "stop the compiler from moving instructions across a point in my loop",
     ):
-        hits = docs_search(store, question, None, 3).hits
-        assert any("lets nothing cross" in docs_read(store, h.id, 1, BUDGET).text for h in hits), (question, [h.id for h in hits])
+        hits = docs_search(rocm_store, question, None, 3).hits
+        assert any("lets nothing cross" in docs_read(rocm_store, h.id, 1, BUDGET).text for h in hits), (question, [h.id for h in hits])
 
 
 def test_of_two_products_described_the_first_described_is_the_subject():
@@ -313,9 +302,7 @@ def test_of_two_products_described_the_first_described_is_the_subject():
         assert query is not None and query.described == ("h200", "h100") and query.subject == "h200", (question, query and query.described)
 
 
-def test_a_refreshed_board_is_the_refresh_product(tmp_path):
+def test_a_refreshed_board_is_the_refresh_product(rocm_store):
     """ "The refreshed 300-series AMD board with the bigger memory" is the MI325X (nothing in 10 before)."""
-    store = open_store(tmp_path / ".kernel-mcp")
-    ingest(store, [rocm_docs()])
-    hits = docs_search(store, "the refreshed 300-series AMD board with the bigger memory - how much memory and how fast is it?", "gfx942", 3).hits
+    hits = docs_search(rocm_store, "the refreshed 300-series AMD board with the bigger memory - how much memory and how fast is it?", "gfx942", 3).hits
     assert any(h.id.startswith("hardware/mi325x/") for h in hits), [h.id for h in hits]

@@ -17,7 +17,6 @@ import pytest
 from mcp import Client
 
 import isa_xml_builder
-from conftest import rocm_docs
 from docs_question_set import (
     BLIND_2026_11_26,
     BLIND_2026_11_26_SECOND,
@@ -79,15 +78,6 @@ from kernel_mcp.server import build_server
 
 pytestmark = pytest.mark.anyio
 BUDGET = 4096
-
-
-@pytest.fixture(scope="module")
-def rocm_store(tmp_path_factory) -> DocsStore:
-    docs = rocm_docs()  # the shared ROCm documents; the tests that need them skip, with the reason, without them
-    store = open_store(tmp_path_factory.mktemp("ws") / ".kernel-mcp")
-    report = ingest(store, [docs])
-    assert all(r["status"] == "added" for r in report.results), report.results
-    return store
 
 
 def test_the_question_set_is_answered_on_the_first_page(rocm_store):
