@@ -9,7 +9,7 @@ import pytest
 from mcp import Client
 
 from kernel_mcp.arch_registry import arch_names
-from kernel_mcp.docs import DocsStore, ingest, open_store
+from kernel_mcp.docs import DocsStore, docs_read, ingest, open_store
 from kernel_mcp.hardware import load_spec, occupancy
 from kernel_mcp.platforms import VENDORS
 from kernel_mcp.server import build_server
@@ -175,6 +175,23 @@ def test_a_search_sees_what_another_connection_ingested(tmp_path):
     after = server.search("gizmo resonator widget", None, 5)
     assert after == DocsStore(path).search("gizmo resonator widget", None, 5)
     assert after[0]["score"] > before[0]["score"]
+
+
+def test_a_page_read_shows_what_another_connection_ingested(tmp_path):
+    """docs_read keeps the sections and passages it read (a search reads its hits' pages, and they
+    recur), but a document that `kernel-mcp docs ingest` re-read through another connection is
+    shown as it is now, by search and by docs_read alike."""
+    path = tmp_path / "d.sqlite"
+    server = DocsStore(path)
+    notes = tmp_path / "notes.md"
+    notes.write_text("# Notes\n\nThe widget flux capacitor needs tuning.\n")
+    ingest(server, [notes])
+    [hit] = server.search("widget flux capacitor", None, 1)
+    assert "flux capacitor" in docs_read(server, hit["id"], 1, 4096).text
+    notes.write_text("# Notes\n\nThe widget gizmo resonator needs tuning.\n")
+    ingest(DocsStore(path), [notes])
+    shown = docs_read(server, hit["id"], 1, 4096).text
+    assert "gizmo resonator" in shown and "flux capacitor" not in shown
 
 
 def test_pdf_html_and_isa_xml_ingest(tmp_path):

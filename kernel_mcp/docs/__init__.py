@@ -108,6 +108,7 @@ class IsaAnswer(SectionAnswer):
 
 
 def docs_map(store: DocsStore) -> DocsMap:
+    store.sync()
     row = store.get("map")
     return DocsMap(text=row["body"])
 
@@ -211,6 +212,7 @@ def docs_read(store: DocsStore, section_id: str, page: int, budget: int) -> Sect
     """A section, paged; or a passage (an id from docs_search): its section from that passage on,
     a table row first as 'header: value' pairs, so that the answer is on the first page. A section
     shorter than a page goes on with the sections after it, up to the budget."""
+    store.sync()
     passage = store.passage(section_id) if "#" in section_id else None
     row = store.get(passage["section"] if passage else section_id)
     body = row["body"]

@@ -10,7 +10,9 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 # the package's modules by their full names: the package imports this one (see test_architecture.py)
 import kernel_mcp.docs.passages as passages
@@ -109,6 +111,9 @@ class DocsStore:
         self._count: int | None = None  # passages in the index
         self._holding: dict[tuple[str, int], int] = {}  # (a term as FTS5, a cap) -> the passages holding it, up to the cap
         self._version: int | None = None  # PRAGMA data_version when the above were last known good
+        # what docs_read and docs_search's page check read of the sections and passages, by id: a
+        # search reads the pages of its hits, and the same pages recur across a session's questions
+        self._rows: dict[tuple[str, str, int], Any] = {}
         try:
             self.db = sqlite3.connect(self.path, timeout=30)
             self.db.row_factory = sqlite3.Row
@@ -244,6 +249,7 @@ class DocsStore:
         """Drops what was learnt of the index's passages: they changed."""
         self._words.clear()
         self._holding.clear()
+        self._rows.clear()
         self._count = None
 
     def _current(self) -> None:
@@ -331,8 +337,19 @@ class DocsStore:
         return self._count
 
     # ---- reading ----------------------------------------------------------------------------
+    def sync(self) -> None:
+        """Forgets what was read of the index when another connection changed it (see _current):
+        docs_read calls it once, then reads through the cache."""
+        self._current()
+
+    def _cached(self, what: str, key: str, limit: int, read: Callable[[], Any]) -> Any:
+        at = (what, key, limit)
+        if at not in self._rows:
+            self._rows[at] = read()
+        return self._rows[at]
+
     def get(self, section_id: str) -> sqlite3.Row:
-        row = self.db.execute("SELECT * FROM sections WHERE id = ?", (section_id,)).fetchone()
+        row = self._cached("section", section_id, 0, lambda: self.db.execute("SELECT * FROM sections WHERE id = ?", (section_id,)).fetchone())
         if row is None:
             close = self.db.execute(
                 "SELECT id FROM sections WHERE id LIKE ? ORDER BY layer, id LIMIT 8", (f"%{section_id.split('/')[-1].split('#')[0][:40]}%",)
@@ -341,19 +358,30 @@ class DocsStore:
         return row
 
     def passage(self, passage_id: str) -> sqlite3.Row | None:
-        return self.db.execute("SELECT * FROM passages WHERE id = ?", (passage_id,)).fetchone()
+        return self._cached("passage", passage_id, 0, lambda: self.db.execute("SELECT * FROM passages WHERE id = ?", (passage_id,)).fetchone())
 
     def following(self, section_id: str, limit: int = 8) -> list[sqlite3.Row]:
         """The sections after one in its document's reading order (its children first, then the
         sections after it), at most `limit`."""
-        return self.db.execute(
-            """SELECT s.* FROM sections s JOIN sections c ON c.source_id = s.source_id
+        return list(
+            self._cached(
+                "following",
+                section_id,
+                limit,
+                lambda: self.db.execute(
+                    """SELECT s.* FROM sections s JOIN sections c ON c.source_id = s.source_id
                WHERE c.id = ? AND s.ord > c.ord ORDER BY s.ord LIMIT ?""",
-            (section_id, limit),
-        ).fetchall()
+                    (section_id, limit),
+                ).fetchall(),
+            )
+        )
 
     def children(self, section_id: str) -> list[str]:
-        return [r["id"] for r in self.db.execute("SELECT id FROM sections WHERE parent = ? ORDER BY ord", (section_id,))]
+        return list(
+            self._cached(
+                "children", section_id, 0, lambda: [r["id"] for r in self.db.execute("SELECT id FROM sections WHERE parent = ? ORDER BY ord", (section_id,))]
+            )
+        )
 
     def isa(self, mnemonic: str, arch: str) -> list[sqlite3.Row]:
         """The entries for an instruction on one arch, the shipped (curated) ones first."""
