@@ -32,16 +32,26 @@ else:  # pragma: no cover
 DOCS_INDEX_ENV = "KERNEL_MCP_DOCS_INDEX"
 
 
+# the folder found for (name, $env as set): a search reads the hardware tables' folder for every
+# hit it shows, and looking again costs a directory listing each time; a folder not found is looked
+# for again on the next call
+_SHIPPED: dict[tuple[str, str | None], Path] = {}
+
+
 def shipped_folder(name: str, env: str) -> Path:
     """A folder the server reads at run time (docs_index/, skills/): $env when set, else the copy a
     wheel carries inside the package (`kernel_mcp/shipped/`, made by setup.py), else the folder at the
     root of a source checkout (an editable install, or PYTHONPATH=.)."""
     configured = os.environ.get(env)
+    found = _SHIPPED.get((name, configured))
+    if found is not None:
+        return found
     candidates = [Path(configured)] if configured else []
     package = Path(__file__).resolve().parent
     candidates += [package / "shipped" / name, package.parent / name]
     for candidate in candidates:
         if candidate.is_dir() and any(candidate.iterdir()):
+            _SHIPPED[(name, configured)] = candidate
             return candidate
     raise KernelMcpError(f"the shipped folder {name}/ was not found", hint=f"set {env}")
 
