@@ -769,6 +769,13 @@ BLIND_2026_11_27_THIRTY_NINTH = _written_blind("docs-questions-blind-2026-11-27-
 # while round 21 was tuned on sets 32 and 38, and measured once on its ranker
 BLIND_2026_11_27_FORTIETH = _written_blind("docs-questions-blind-2026-11-27-fortieth.json")
 BLIND_2026_11_27_FORTY_FIRST = _written_blind("docs-questions-blind-2026-11-27-forty-first.json")
+# a forty-second to a forty-fifth (an HPC scientist porting Fortran/OpenMP, a terse performance
+# engineer, a hardware reviewer, a framework engineer writing attention and GEMM kernels), written
+# blind and measured once at the ranker of round 21 before any tuning on them
+BLIND_2026_11_27_FORTY_SECOND = _written_blind("docs-questions-blind-2026-11-27-forty-second.json")
+BLIND_2026_11_27_FORTY_THIRD = _written_blind("docs-questions-blind-2026-11-27-forty-third.json")
+BLIND_2026_11_27_FORTY_FOURTH = _written_blind("docs-questions-blind-2026-11-27-forty-fourth.json")
+BLIND_2026_11_27_FORTY_FIFTH = _written_blind("docs-questions-blind-2026-11-27-forty-fifth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -821,6 +828,10 @@ SETS: dict[str, list[Question]] = {
     "written blind, thirty-ninth set": BLIND_2026_11_27_THIRTY_NINTH,
     "written blind, fortieth set": BLIND_2026_11_27_FORTIETH,
     "written blind, forty-first set": BLIND_2026_11_27_FORTY_FIRST,
+    "written blind, forty-second set": BLIND_2026_11_27_FORTY_SECOND,
+    "written blind, forty-third set": BLIND_2026_11_27_FORTY_THIRD,
+    "written blind, forty-fourth set": BLIND_2026_11_27_FORTY_FOURTH,
+    "written blind, forty-fifth set": BLIND_2026_11_27_FORTY_FIFTH,
 }
 
 

@@ -58,6 +58,10 @@ from docs_question_set import (
     BLIND_2026_11_27_THIRTY_NINTH,
     BLIND_2026_11_27_FORTIETH,
     BLIND_2026_11_27_FORTY_FIRST,
+    BLIND_2026_11_27_FORTY_SECOND,
+    BLIND_2026_11_27_FORTY_THIRD,
+    BLIND_2026_11_27_FORTY_FOURTH,
+    BLIND_2026_11_27_FORTY_FIFTH,
     BLIND_2026_11_27_TWENTY_NINTH,
     FIFTH_AUTHOR,
     FOURTH_AUTHOR,
@@ -146,6 +150,10 @@ FLOORS = {
     "blind 2026-11-27, thirty-ninth": (BLIND_2026_11_27_THIRTY_NINTH, 50, 0.88, 0.64),  # measured once, unseen: 0.90 / 0.66
     "blind 2026-11-27, fortieth": (BLIND_2026_11_27_FORTIETH, 50, 0.90, 0.80),  # measured once, unseen: 0.92 / 0.82
     "blind 2026-11-27, forty-first": (BLIND_2026_11_27_FORTY_FIRST, 50, 0.88, 0.60),  # measured once, unseen: 0.90 / 0.62
+    "blind 2026-11-27, forty-second": (BLIND_2026_11_27_FORTY_SECOND, 50, 0.90, 0.76),  # measured once, unseen: 0.92 / 0.78
+    "blind 2026-11-27, forty-third": (BLIND_2026_11_27_FORTY_THIRD, 50, 0.86, 0.70),  # measured once, unseen: 0.88 / 0.72
+    "blind 2026-11-27, forty-fourth": (BLIND_2026_11_27_FORTY_FOURTH, 50, 0.80, 0.62),  # measured once, unseen: 0.82 / 0.64
+    "blind 2026-11-27, forty-fifth": (BLIND_2026_11_27_FORTY_FIFTH, 50, 0.96, 0.76),  # measured once, unseen: 0.98 / 0.78
 }
 
 
