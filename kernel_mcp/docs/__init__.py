@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from kernel_mcp import safe_files
+import kernel_mcp.docs.ranking as ranking
 from kernel_mcp.docs.hardware_pages import PAGE_PREFIX as HARDWARE_PAGES
 from kernel_mcp.docs.hardware_pages import figures_as_written
 from kernel_mcp.docs.store import DocsStore
@@ -122,14 +123,14 @@ def docs_search(
     the place goes to one the reader has not seen."""
     if arch is not None:
         check_arch(arch)
-    found = store.search(query, arch, 2 * limit + 4, prefer)
+    analysed, found = store.ranked(query, arch, 2 * limit + 4, prefer)
     hits: list[SearchHit] = []
     pages: list[str] = []  # the first pages of the hits kept, folded
-    for h in found:
+    for h, passage in found:
         own = _folded(_passage_text(store, h["id"], h["section"]))
         if own and any(own in page for page in pages):
             continue
-        hits.append(SearchHit(**{k: h[k] for k in ("id", "section", "title", "layer", "arch", "snippet")}))
+        hits.append(SearchHit(**{k: h[k] for k in ("id", "section", "title", "layer", "arch")}, snippet=ranking.snippet(passage, analysed)))
         if len(hits) >= limit:
             break
         pages.append(_folded(docs_read(store, h["id"], 1, budget).text))

@@ -270,8 +270,16 @@ class DocsStore:
 
     # ---- search -----------------------------------------------------------------------------
     def search(self, text: str, arch: str | None, limit: int, prefer: tuple[str | None, str | None] = (None, None)) -> list[dict]:
-        """Passages ranked for the query: BM25 candidates, then ranking.py's order, at most two per section.
-        `prefer`: the workspace's target arch and product, preferred where the query names none."""
+        """Passages ranked for the query: BM25 candidates, then ranking.py's order, at most two per section,
+        each with a snippet. `prefer`: the workspace's target arch and product, preferred where the query names none."""
+        query, found = self.ranked(text, arch, limit, prefer)
+        return [{**hit, "snippet": ranking.snippet(passage, query), "score": hit["score"]} for hit, passage in found]
+
+    def ranked(
+        self, text: str, arch: str | None, limit: int, prefer: tuple[str | None, str | None] = (None, None)
+    ) -> tuple[ranking.Query, list[tuple[dict, str]]]:
+        """`search`'s hits without their snippets, each with its passage's text, and the analysed
+        query that ranking.snippet takes: docs_search cuts a snippet only for the hits it keeps."""
         query = ranking.analyse(text, arch, prefer)
         if query is None:
             raise InvalidInput("the query has no words to search for")
@@ -285,7 +293,7 @@ class DocsStore:
                 WHERE passages_fts MATCH ? {arch_clause} ORDER BY bm25 LIMIT ?""",
             params,
         ).fetchall()
-        hits: list[dict] = []
+        hits: list[tuple[dict, str]] = []
         per_section: dict[str, int] = {}
         ranked = ranking.rank(query, rows, self._words)
         opened: set[str] = set()  # passages a better hit already opens at
@@ -301,19 +309,14 @@ class DocsStore:
             per_section[r["section"]] = per_section.get(r["section"], 0) + 1
             opened.update((start["id"], r["id"]))
             hits.append(
-                {
-                    "id": start["id"],
-                    "section": r["section"],
-                    "title": r["title"],
-                    "layer": r["layer"],
-                    "arch": r["arch"],
-                    "snippet": ranking.snippet(r["text"], query),
-                    "score": round(value, 4),
-                }
+                (
+                    {"id": start["id"], "section": r["section"], "title": r["title"], "layer": r["layer"], "arch": r["arch"], "score": round(value, 4)},
+                    r["text"],
+                )
             )
             if len(hits) >= limit:
                 break
-        return hits
+        return query, hits
 
     def _common(self, query: ranking.Query) -> set[str]:
         """The query's terms found in more than a tenth of the passages (at least COMMON of them):
