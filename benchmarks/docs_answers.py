@@ -29,6 +29,9 @@ def main() -> None:
     parser.add_argument("--docs", default=str(REPO.parent / "shared" / "docs" / "rocm"))
     parser.add_argument("--misses", action="store_true", help="list the questions not answered at rank 1")
     args = parser.parse_args()
+    if not Path(args.docs).is_dir():
+        # measured without them, the index is the shipped pages alone: other figures, silently
+        parser.error(f"--docs {args.docs}: no such folder (the public ROCm documents the index is measured with)")
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(Path(tmp) / ".kernel-mcp")
         report = ingest(store, [Path(args.docs)])

@@ -129,6 +129,9 @@ def main() -> None:
     parser.add_argument("--target", help="the arch the workspace's [target] names (default: none)")
     parser.add_argument("--first", type=int, default=0, help="also time the first search of this many fresh server processes")
     args = parser.parse_args()
+    if not Path(args.docs).is_dir():
+        # measured without them, the index is the shipped pages alone: other figures, silently
+        parser.error(f"--docs {args.docs}: no such folder (the public ROCm documents the index is measured with)")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "kernel-mcp.toml").write_text(f'[target]\narch = "{args.target}"\n' if args.target else "")
