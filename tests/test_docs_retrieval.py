@@ -641,3 +641,12 @@ def test_a_product_described_in_the_bridge_s_words_is_the_product_asked_about(tm
     question = "For the MI300 variant that puts CPU cores on the same package as the GPU, how many GPU chiplets and compute cores does it have?"
     hit = docs_search(store, question, None, 3).hits[0]
     assert hit.id.startswith("hardware/mi300a/"), hit
+
+
+def test_a_topic_table_without_the_product_s_column_comes_after_the_product_s_own_rows(tmp_path):
+    """The topic pages' tables have a column per product (MI350X/MI355X, MI300X): asked about the
+    MI300A, their MI300X row ("38 active CUs per XCD") came before the MI300A's own table (228 CUs,
+    6 XCDs). A row with no column for the product asked about now sinks below it."""
+    store = open_store(tmp_path / ".kernel-mcp")
+    hit = docs_search(store, "how many CUs and XCDs does the MI300A have?", None, 3).hits[0]
+    assert hit.id.startswith("hardware/mi300a/"), hit

@@ -40,6 +40,10 @@ TABLES_FACTOR = 0.7
 # checked (the LDS a workgroup may claim, the 1 KiB CUDA reserves per block, the bank count), which
 # the documents often state less exactly; a product's table restates its datasheet, as they do
 ARCH_TABLES_FACTOR = 0.9
+# A passage naming only a sibling of the product asked about (MI300X rows for an MI300A question);
+# a topic page's table row without the product's column (0.85 left the MI300X's "38 active CUs per
+# XCD" row above the MI300A's own 228 CUs; 0.6 and 0.4 read the same on the blind sets)
+SIBLING, SIBLING_ROW = 0.85, 0.6
 OWN_WORD = 60  # a word in this many passages is the documents' own: the bridge adds no candidates for it
 OTHER_TARGET = 0.5  # a page about another target than the one asked about (0.7 let the H100 occupancy rule outrank MI300X's)
 DTYPE_LIFT = 1.6  # a passage naming the data type or cache level the query names
@@ -600,10 +604,12 @@ def aliases() -> set[tuple[str, ...]]:
     return {name for names in arch_names().values() for name in names}
 
 
-def product_factor(query: Query, places) -> float:
+def product_factor(query: Query, places, topic_row: bool = False) -> float:
     """A product the query names by its model number ("MI300A", "MI100") lifts the passages that
     name that very product, and sinks those that name only its siblings (a row of MI300X figures
-    for a question about the MI300A): a table lists several products in the same words. A question
+    for a question about the MI300A): a table lists several products in the same words. A topic
+    page's table row (`topic_row`: a column per product, not a hardware table's row) that has no
+    column for the product asked about sinks further: its figures are the other products'. A question
     that compares products ("MI350X vs MI300X vs H100") lifts most the passage that names them all.
     A data type or cache level it names (bf16, fp8, L2) lifts the passages that name it: rows differ by it too."""
     if not query.products:
@@ -626,7 +632,8 @@ def product_factor(query: Query, places) -> float:
             else:
                 factor = 1.0 + lift * (len(named) / len(query.models) if len(query.models) >= 2 else 1.0)
         elif any(w.startswith(query.families) and not any(m.startswith(w) or w.startswith(m) for m in query.models) for w in own & product_words()):
-            factor = 0.85  # a sibling of the family (a product with a table), not the product asked about
+            # a sibling of the family (a product with a table), not the product asked about
+            factor = SIBLING_ROW if topic_row else SIBLING
     if query.dtypes & own:
         factor *= DTYPE_LIFT
     return factor
@@ -687,7 +694,7 @@ def rank(query: Query, rows: list, cache: dict[int, tuple]) -> list[tuple[float,
                 frozenset(w for w in words if MODEL.fullmatch(w)),
             )
         factor = arch_factor(query.archs, set(filter(None, r["mentions"].split(","))), set(filter(None, r["arch"].split(","))), query.assumed)
-        factor *= product_factor(query, places)
+        factor *= product_factor(query, places, r["kind"] == "row" and not r["id"].startswith(HARDWARE_PAGES))
         factor *= quantity_factor(query, places[3])
         if query.formula and EQUATION.search(r["text"]):
             factor *= FORMULA_LIFT
