@@ -776,6 +776,10 @@ BLIND_2026_11_27_FORTY_SECOND = _written_blind("docs-questions-blind-2026-11-27-
 BLIND_2026_11_27_FORTY_THIRD = _written_blind("docs-questions-blind-2026-11-27-forty-third.json")
 BLIND_2026_11_27_FORTY_FOURTH = _written_blind("docs-questions-blind-2026-11-27-forty-fourth.json")
 BLIND_2026_11_27_FORTY_FIFTH = _written_blind("docs-questions-blind-2026-11-27-forty-fifth.json")
+# a forty-sixth and a forty-seventh (a computational chemist whose code is FP64 linear algebra, a
+# JAX/XLA engineer who maps everything to TPU terms), measured once at round 22's ranker
+BLIND_2026_11_27_FORTY_SIXTH = _written_blind("docs-questions-blind-2026-11-27-forty-sixth.json")
+BLIND_2026_11_27_FORTY_SEVENTH = _written_blind("docs-questions-blind-2026-11-27-forty-seventh.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -832,6 +836,8 @@ SETS: dict[str, list[Question]] = {
     "written blind, forty-third set": BLIND_2026_11_27_FORTY_THIRD,
     "written blind, forty-fourth set": BLIND_2026_11_27_FORTY_FOURTH,
     "written blind, forty-fifth set": BLIND_2026_11_27_FORTY_FIFTH,
+    "written blind, forty-sixth set": BLIND_2026_11_27_FORTY_SIXTH,
+    "written blind, forty-seventh set": BLIND_2026_11_27_FORTY_SEVENTH,
 }
 
 

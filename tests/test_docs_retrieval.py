@@ -62,6 +62,8 @@ from docs_question_set import (
     BLIND_2026_11_27_FORTY_THIRD,
     BLIND_2026_11_27_FORTY_FOURTH,
     BLIND_2026_11_27_FORTY_FIFTH,
+    BLIND_2026_11_27_FORTY_SIXTH,
+    BLIND_2026_11_27_FORTY_SEVENTH,
     BLIND_2026_11_27_TWENTY_NINTH,
     FIFTH_AUTHOR,
     FOURTH_AUTHOR,
@@ -154,6 +156,8 @@ FLOORS = {
     "blind 2026-11-27, forty-third": (BLIND_2026_11_27_FORTY_THIRD, 50, 0.86, 0.70),  # measured once, unseen: 0.88 / 0.72
     "blind 2026-11-27, forty-fourth": (BLIND_2026_11_27_FORTY_FOURTH, 50, 0.80, 0.62),  # measured once, unseen: 0.82 / 0.64
     "blind 2026-11-27, forty-fifth": (BLIND_2026_11_27_FORTY_FIFTH, 50, 0.96, 0.76),  # measured once, unseen: 0.98 / 0.78
+    "blind 2026-11-27, forty-sixth": (BLIND_2026_11_27_FORTY_SIXTH, 50, 0.88, 0.64),  # measured once, unseen: 0.90 / 0.66
+    "blind 2026-11-27, forty-seventh": (BLIND_2026_11_27_FORTY_SEVENTH, 50, 0.76, 0.54),  # measured once, unseen: 0.78 / 0.56
 }
 
 
