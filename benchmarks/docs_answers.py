@@ -20,21 +20,19 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))  # this checkout's kernel_mcp, not whichever one the environment installed
 
 from docs_question_set import BLIND_KINDS, SETS, score  # noqa: E402
+from docs_search import ROCM_DOCS, docs_folder  # noqa: E402
 
 from kernel_mcp.docs import ingest, open_store  # noqa: E402
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--docs", default=str(REPO.parent / "shared" / "docs" / "rocm"))
+    parser.add_argument("--docs", type=docs_folder, default=ROCM_DOCS)
     parser.add_argument("--misses", action="store_true", help="list the questions not answered at rank 1")
     args = parser.parse_args()
-    if not Path(args.docs).is_dir():
-        # measured without them, the index is the shipped pages alone: other figures, silently
-        parser.error(f"--docs {args.docs}: no such folder (the public ROCm documents the index is measured with)")
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(Path(tmp) / ".kernel-mcp")
-        report = ingest(store, [Path(args.docs)])
+        report = ingest(store, [args.docs])
         print(f"index: {report.sources_total} sources, {report.sections_total} sections, {report.passages_total} passages")
         results = [(name, questions, *score(store, questions)) for name, questions in SETS.items()]
     for name, questions, at1, at3, ranks in results:

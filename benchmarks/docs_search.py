@@ -122,20 +122,29 @@ def first_search(folder: Path, query: str) -> float:
         proc.wait(60)
 
 
+# the public ROCm documents the docs benchmarks ingest, in the shared folder beside the checkout
+ROCM_DOCS = str(Path(__file__).resolve().parents[2] / "shared" / "docs" / "rocm")
+
+
+def docs_folder(value: str) -> Path:
+    """--docs of the docs benchmarks: a folder that is not there is refused, since the index would
+    then be the shipped pages alone and every figure another one, silently."""
+    if not Path(value).is_dir():
+        raise argparse.ArgumentTypeError(f"{value}: no such folder (the public ROCm documents the index is measured with)")
+    return Path(value)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--docs", default=str(Path(__file__).resolve().parents[2] / "shared" / "docs" / "rocm"))
+    parser.add_argument("--docs", type=docs_folder, default=ROCM_DOCS)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--target", help="the arch the workspace's [target] names (default: none)")
     parser.add_argument("--first", type=int, default=0, help="also time the first search of this many fresh server processes")
     args = parser.parse_args()
-    if not Path(args.docs).is_dir():
-        # measured without them, the index is the shipped pages alone: other figures, silently
-        parser.error(f"--docs {args.docs}: no such folder (the public ROCm documents the index is measured with)")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "kernel-mcp.toml").write_text(f'[target]\narch = "{args.target}"\n' if args.target else "")
-        report = ingest(open_store(folder / ".kernel-mcp"), [Path(args.docs)])
+        report = ingest(open_store(folder / ".kernel-mcp"), [args.docs])
         print(f"index: {report.sources_total} sources, {report.sections_total} sections, {report.passages_total} passages")
         direct, tool, sizes, asked = anyio.run(measure, folder, args.rounds)
         firsts = [first_search(folder, QUERIES[i % len(QUERIES)]) for i in range(args.first)]

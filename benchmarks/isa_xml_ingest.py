@@ -24,7 +24,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
 import isa_xml_builder  # noqa: E402
-from docs_search import QUERIES, pct  # noqa: E402
+from docs_search import QUERIES, ROCM_DOCS, docs_folder, pct  # noqa: E402
 
 from kernel_mcp.arch_registry import DEFAULT_AMD_ARCH  # noqa: E402
 from kernel_mcp.docs import ingest, isa_lookup, open_store  # noqa: E402
@@ -41,7 +41,7 @@ def generated(folder: Path) -> list[Path]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--xml", nargs="*", help="real ISA XML files (default: generated ones of the released size)")
-    parser.add_argument("--docs", default=str(REPO.parent / "shared" / "docs" / "rocm"))
+    parser.add_argument("--docs", type=docs_folder, default=ROCM_DOCS)
     parser.add_argument("--rounds", type=int, default=10)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
@@ -57,7 +57,7 @@ def main() -> None:
             status = report.results[0]["status"]
             print(f"{path.name:<24} {path.stat().st_size / 1e6:>6.1f} {seconds:>8.2f} {store.stats()['sections'] - before:>8}  {status}")
         print(f"peak memory of the process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
-        ingest(store, [Path(args.docs)])
+        ingest(store, [args.docs])
         stats = store.stats()
         print(f"index: {stats['sources']} sources, {stats['sections']} sections, {stats['passages']} passages")
         samples = []
