@@ -252,9 +252,10 @@ class DocsStore:
         self._rows.clear()
         self._count = None
 
-    def _current(self) -> None:
-        """Forgets the passages' words and counts when another connection changed the index (the CLI's
-        `docs ingest` while the server runs): a re-ingested passage can take a dropped one's rowid."""
+    def sync(self) -> None:
+        """Forgets the passages' words and counts, and the rows read, when another connection changed
+        the index (the CLI's `docs ingest` while the server runs): a re-ingested passage can take a
+        dropped one's rowid. A search, docs_read and docs_map call it once, then read through the caches."""
         version = self.db.execute("PRAGMA data_version").fetchone()[0]
         if version != self._version:
             self._forget()
@@ -273,7 +274,7 @@ class DocsStore:
         """Passages ranked for the query: BM25 candidates, then ranking.py's order, at most two per section,
         each with a snippet. `prefer`: the workspace's target arch and product, preferred where the query names none."""
         query, found = self.ranked(text, arch, limit, prefer)
-        return [{**hit, "snippet": ranking.snippet(passage, query), "score": hit["score"]} for hit, passage in found]
+        return [{**hit, "snippet": ranking.snippet(passage, query)} for hit, passage in found]
 
     def ranked(
         self, text: str, arch: str | None, limit: int, prefer: tuple[str | None, str | None] = (None, None)
@@ -283,7 +284,7 @@ class DocsStore:
         query = ranking.analyse(text, arch, prefer)
         if query is None:
             raise InvalidInput("the query has no words to search for")
-        self._current()
+        self.sync()
         arch_clause = "AND (p.arch = '' OR p.arch LIKE '%all%' OR (',' || p.arch || ',') LIKE ?)" if arch else ""
         params: list = [query.fts(self._common(query))] + ([f"%,{arch},%"] if arch else []) + [CANDIDATES]
         rows = self.db.execute(
@@ -340,11 +341,6 @@ class DocsStore:
         return self._count
 
     # ---- reading ----------------------------------------------------------------------------
-    def sync(self) -> None:
-        """Forgets what was read of the index when another connection changed it (see _current):
-        docs_read calls it once, then reads through the cache."""
-        self._current()
-
     def _cached(self, what: str, key: str, limit: int, read: Callable[[], Any]) -> Any:
         at = (what, key, limit)
         if at not in self._rows:
