@@ -780,6 +780,11 @@ BLIND_2026_11_27_FORTY_FIFTH = _written_blind("docs-questions-blind-2026-11-27-f
 # JAX/XLA engineer who maps everything to TPU terms), measured once at round 22's ranker
 BLIND_2026_11_27_FORTY_SIXTH = _written_blind("docs-questions-blind-2026-11-27-forty-sixth.json")
 BLIND_2026_11_27_FORTY_SEVENTH = _written_blind("docs-questions-blind-2026-11-27-forty-seventh.json")
+# a forty-eighth to a fiftieth (an Apple Metal developer, a quantization engineer shipping FP8/FP4
+# inference, a SYCL/oneAPI developer in Intel GPU terms), measured once at round 22's ranker
+BLIND_2026_11_28_FORTY_EIGHTH = _written_blind("docs-questions-blind-2026-11-28-forty-eighth.json")
+BLIND_2026_11_28_FORTY_NINTH = _written_blind("docs-questions-blind-2026-11-28-forty-ninth.json")
+BLIND_2026_11_28_FIFTIETH = _written_blind("docs-questions-blind-2026-11-28-fiftieth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -838,6 +843,9 @@ SETS: dict[str, list[Question]] = {
     "written blind, forty-fifth set": BLIND_2026_11_27_FORTY_FIFTH,
     "written blind, forty-sixth set": BLIND_2026_11_27_FORTY_SIXTH,
     "written blind, forty-seventh set": BLIND_2026_11_27_FORTY_SEVENTH,
+    "written blind, forty-eighth set": BLIND_2026_11_28_FORTY_EIGHTH,
+    "written blind, forty-ninth set": BLIND_2026_11_28_FORTY_NINTH,
+    "written blind, fiftieth set": BLIND_2026_11_28_FIFTIETH,
 }
 
 

@@ -64,6 +64,9 @@ from docs_question_set import (
     BLIND_2026_11_27_FORTY_FIFTH,
     BLIND_2026_11_27_FORTY_SIXTH,
     BLIND_2026_11_27_FORTY_SEVENTH,
+    BLIND_2026_11_28_FIFTIETH,
+    BLIND_2026_11_28_FORTY_EIGHTH,
+    BLIND_2026_11_28_FORTY_NINTH,
     BLIND_2026_11_27_TWENTY_NINTH,
     FIFTH_AUTHOR,
     FOURTH_AUTHOR,
@@ -158,6 +161,9 @@ FLOORS = {
     "blind 2026-11-27, forty-fifth": (BLIND_2026_11_27_FORTY_FIFTH, 50, 0.96, 0.76),  # measured once, unseen: 0.98 / 0.78
     "blind 2026-11-27, forty-sixth": (BLIND_2026_11_27_FORTY_SIXTH, 50, 0.88, 0.64),  # measured once, unseen: 0.90 / 0.66
     "blind 2026-11-27, forty-seventh": (BLIND_2026_11_27_FORTY_SEVENTH, 50, 0.76, 0.54),  # measured once, unseen: 0.78 / 0.56
+    "blind 2026-11-28, forty-eighth": (BLIND_2026_11_28_FORTY_EIGHTH, 50, 0.84, 0.68),  # measured once, unseen: 0.86 / 0.70
+    "blind 2026-11-28, forty-ninth": (BLIND_2026_11_28_FORTY_NINTH, 50, 0.88, 0.64),  # measured once, unseen: 0.90 / 0.66
+    "blind 2026-11-28, fiftieth": (BLIND_2026_11_28_FIFTIETH, 50, 0.92, 0.82),  # measured once, unseen: 0.94 / 0.84
 }
 
 
