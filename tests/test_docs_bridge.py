@@ -306,3 +306,22 @@ def test_a_refreshed_board_is_the_refresh_product(rocm_store):
     """ "The refreshed 300-series AMD board with the bigger memory" is the MI325X (nothing in 10 before)."""
     hits = docs_search(rocm_store, "the refreshed 300-series AMD board with the bigger memory - how much memory and how fast is it?", "gfx942", 3).hits
     assert any(h.id.startswith("hardware/mi325x/") for h in hits), [h.id for h in hits]
+
+
+def test_a_metal_or_sycl_developer_s_words_are_the_amd_terms(rocm_store):
+    """Metal's threadgroup memory and threadgroup, SYCL's shared local memory, sub-group and Xe-core
+    (Apple 'Creating threads and threadgroups'; SYCLomatic's CUDA-to-SYCL term mapping) are the LDS,
+    the work-group, the wave and the compute unit. Asked for the byte cap on threadgroup memory on a
+    gfx950 target, the LDS row with the compiler's limit is among the first 3, where it was fifth."""
+    for words, term in (
+        ("threadgroup memory", "lds"),
+        ("shared local memory", "lds"),
+        ("threadgroup", "work-group"),
+        ("sub-group", "wavefront"),
+        ("Xe-cores", "compute unit"),
+    ):
+        bridged = analyse(f"how big is the {words}", "gfx950").bridged
+        assert term in {t for found in bridged.values() for t in found}, (words, bridged)
+    question = "what's the exact byte cap on threadgroup memory for one threadgroup before the compiler refuses to build the shader?"
+    hits = docs_search(rocm_store, question, "gfx950", 3).hits
+    assert any("local memory exceeds limit (163840)" in docs_read(rocm_store, h.id, 1, BUDGET).text for h in hits), [h.id for h in hits]
