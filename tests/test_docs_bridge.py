@@ -325,3 +325,19 @@ def test_a_metal_or_sycl_developer_s_words_are_the_amd_terms(rocm_store):
     question = "what's the exact byte cap on threadgroup memory for one threadgroup before the compiler refuses to build the shader?"
     hits = docs_search(rocm_store, question, "gfx950", 3).hits
     assert any("local memory exceeds limit (163840)" in docs_read(rocm_store, h.id, 1, BUDGET).text for h in hits), [h.id for h in hits]
+
+
+def test_whether_the_mi250x_does_fp8_or_tf32_matrix_math_is_answered_in_plain_words(rocm_store):
+    """The gfx90a page says in one sentence that the target has no TF32 (xf32) and no FP8 matrix
+    instructions. Before, it said so only inside a list of what the assembler rejects, and no page in
+    the first 3 said it; the question recurred in eight blind sets."""
+    for question, arch in (
+        ("does the MI250X support fp8 or tf32 matrix multiply?", "gfx90a"),
+        ("can my MI250X run 8-bit float matmuls?", None),
+        ("is there FP8 MFMA on gfx90a", None),
+    ):
+        hits = docs_search(rocm_store, question, arch, 3).hits
+        assert any("no TF32 (xf32) and no FP8 matrix instructions" in docs_read(rocm_store, h.id, 1, BUDGET).text for h in hits), (
+            question,
+            [h.id for h in hits],
+        )
