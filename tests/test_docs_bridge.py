@@ -341,3 +341,11 @@ def test_whether_the_mi250x_does_fp8_or_tf32_matrix_math_is_answered_in_plain_wo
             question,
             [h.id for h in hits],
         )
+
+
+def test_which_mi300x_die_runs_slowest_is_on_the_first_page(rocm_store):
+    """The compute-units page told to use the slowest XCD for efficiency figures but not which one
+    it is; the tuning guide names XCD0 the fastest and XCD7 the slowest, and now the page quotes it.
+    Asked in plain words, no hit in 3 named XCD7 before; six blind questions asked it."""
+    hits = docs_search(rocm_store, "do all the dies of an MI300X run at the same clock? which one is slowest?", None, 3).hits
+    assert "XCD7 has the lowest" in " ".join(docs_read(rocm_store, hits[0].id, 1, BUDGET).text.split()), [h.id for h in hits]
