@@ -349,3 +349,16 @@ def test_which_mi300x_die_runs_slowest_is_on_the_first_page(rocm_store):
     Asked in plain words, no hit in 3 named XCD7 before; six blind questions asked it."""
     hits = docs_search(rocm_store, "do all the dies of an MI300X run at the same clock? which one is slowest?", None, 3).hits
     assert "XCD7 has the lowest" in " ".join(docs_read(rocm_store, hits[0].id, 1, BUDGET).text.split()), [h.id for h in hits]
+
+
+def test_launch_parameters_are_the_kernel_arguments(rocm_store):
+    """ "Launch parameters", "launch arguments", "dispatch parameters" are the kernel arguments,
+    which AMD's documents call kernargs: asked how to keep them in device memory, the page with
+    HIP_FORCE_DEV_KERNARG comes first, where it was third or not in the first 3."""
+    for question in (
+        "is there a setting that keeps launch parameters in device memory to cut launch latency?",
+        "how do I make the launch arguments live in GPU memory so small kernels start faster",
+        "dispatch parameters fetched from host memory slow my tiny kernels; fix?",
+    ):
+        hits = docs_search(rocm_store, question, None, 3).hits
+        assert "HIP_FORCE_DEV_KERNARG" in docs_read(rocm_store, hits[0].id, 1, BUDGET).text, (question, [h.id for h in hits])
