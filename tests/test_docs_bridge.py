@@ -61,6 +61,11 @@ def test_a_phrase_keeps_two_words_after_the_stop_words():
     assert "wait" not in analyse("how long do I wait for the kernel", None).bridged
 
 
+def shown(store, question: str, arch: str | None) -> dict[str, str]:
+    """The first 3 hits' ids, each with the first page docs_read shows for it, whitespace folded."""
+    return {h.id: " ".join(docs_read(store, h.id, 1, BUDGET).text.split()) for h in docs_search(store, question, arch, 3).hits}
+
+
 def widened(query, term: str) -> tuple[str, ...]:
     """What a query's term is also found as: its synonyms and the bridge's words."""
     return (*query.alternatives.get(term, ()), *query.bridged.get(term, ()))
@@ -205,8 +210,8 @@ def test_reads_bunched_ahead_of_the_math_find_the_interleaving_pattern(store):
         "how do I stop the compiler from bunching all the reads at the top of my loop",
         "can i make the compiler spread the shared-memory loads in between the math instead of doing all the loads first and then all the compute",
     ):
-        hits = docs_search(store, question, None, 3).hits
-        assert "sched_group_barrier(0x100, 1, 0)" in docs_read(store, hits[0].id, 1, BUDGET).text, (question, [h.id for h in hits])
+        pages = shown(store, question, None)
+        assert "sched_group_barrier(0x100, 1, 0)" in next(iter(pages.values())), (question, list(pages))
 
 
 def test_a_turbo_clock_is_the_boost_clock(store):
@@ -323,8 +328,8 @@ def test_a_metal_or_sycl_developer_s_words_are_the_amd_terms(rocm_store):
         bridged = analyse(f"how big is the {words}", "gfx950").bridged
         assert term in {t for found in bridged.values() for t in found}, (words, bridged)
     question = "what's the exact byte cap on threadgroup memory for one threadgroup before the compiler refuses to build the shader?"
-    hits = docs_search(rocm_store, question, "gfx950", 3).hits
-    assert any("local memory exceeds limit (163840)" in docs_read(rocm_store, h.id, 1, BUDGET).text for h in hits), [h.id for h in hits]
+    pages = shown(rocm_store, question, "gfx950")
+    assert any("local memory exceeds limit (163840)" in page for page in pages.values()), list(pages)
 
 
 def test_whether_the_mi250x_does_fp8_or_tf32_matrix_math_is_answered_in_plain_words(rocm_store):
@@ -336,19 +341,16 @@ def test_whether_the_mi250x_does_fp8_or_tf32_matrix_math_is_answered_in_plain_wo
         ("can my MI250X run 8-bit float matmuls?", None),
         ("is there FP8 MFMA on gfx90a", None),
     ):
-        hits = docs_search(rocm_store, question, arch, 3).hits
-        assert any("no TF32 (xf32) and no FP8 matrix instructions" in docs_read(rocm_store, h.id, 1, BUDGET).text for h in hits), (
-            question,
-            [h.id for h in hits],
-        )
+        pages = shown(rocm_store, question, arch)
+        assert any("no TF32 (xf32) and no FP8 matrix instructions" in page for page in pages.values()), (question, list(pages))
 
 
 def test_which_mi300x_die_runs_slowest_is_on_the_first_page(rocm_store):
     """The compute-units page told to use the slowest XCD for efficiency figures but not which one
     it is; the tuning guide names XCD0 the fastest and XCD7 the slowest, and now the page quotes it.
     Asked in plain words, no hit in 3 named XCD7 before; six blind questions asked it."""
-    hits = docs_search(rocm_store, "do all the dies of an MI300X run at the same clock? which one is slowest?", None, 3).hits
-    assert "XCD7 has the lowest" in " ".join(docs_read(rocm_store, hits[0].id, 1, BUDGET).text.split()), [h.id for h in hits]
+    pages = shown(rocm_store, "do all the dies of an MI300X run at the same clock? which one is slowest?", None)
+    assert "XCD7 has the lowest" in next(iter(pages.values())), list(pages)
 
 
 def test_launch_parameters_are_the_kernel_arguments(rocm_store):
@@ -360,5 +362,5 @@ def test_launch_parameters_are_the_kernel_arguments(rocm_store):
         "how do I make the launch arguments live in GPU memory so small kernels start faster",
         "dispatch parameters fetched from host memory slow my tiny kernels; fix?",
     ):
-        hits = docs_search(rocm_store, question, None, 3).hits
-        assert "HIP_FORCE_DEV_KERNARG" in docs_read(rocm_store, hits[0].id, 1, BUDGET).text, (question, [h.id for h in hits])
+        pages = shown(rocm_store, question, None)
+        assert "HIP_FORCE_DEV_KERNARG" in next(iter(pages.values())), (question, list(pages))
