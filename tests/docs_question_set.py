@@ -785,6 +785,10 @@ BLIND_2026_11_27_FORTY_SEVENTH = _written_blind("docs-questions-blind-2026-11-27
 BLIND_2026_11_28_FORTY_EIGHTH = _written_blind("docs-questions-blind-2026-11-28-forty-eighth.json")
 BLIND_2026_11_28_FORTY_NINTH = _written_blind("docs-questions-blind-2026-11-28-forty-ninth.json")
 BLIND_2026_11_28_FIFTIETH = _written_blind("docs-questions-blind-2026-11-28-fiftieth.json")
+# a fifty-first and a fifty-second (an FPGA engineer in hardware-design terms, a product manager in
+# plain and vague words), measured once at round 23's ranker
+BLIND_2026_11_28_FIFTY_FIRST = _written_blind("docs-questions-blind-2026-11-28-fifty-first.json")
+BLIND_2026_11_28_FIFTY_SECOND = _written_blind("docs-questions-blind-2026-11-28-fifty-second.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -846,6 +850,8 @@ SETS: dict[str, list[Question]] = {
     "written blind, forty-eighth set": BLIND_2026_11_28_FORTY_EIGHTH,
     "written blind, forty-ninth set": BLIND_2026_11_28_FORTY_NINTH,
     "written blind, fiftieth set": BLIND_2026_11_28_FIFTIETH,
+    "written blind, fifty-first set": BLIND_2026_11_28_FIFTY_FIRST,
+    "written blind, fifty-second set": BLIND_2026_11_28_FIFTY_SECOND,
 }
 
 

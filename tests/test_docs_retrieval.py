@@ -65,6 +65,8 @@ from docs_question_set import (
     BLIND_2026_11_27_FORTY_SIXTH,
     BLIND_2026_11_27_FORTY_SEVENTH,
     BLIND_2026_11_28_FIFTIETH,
+    BLIND_2026_11_28_FIFTY_FIRST,
+    BLIND_2026_11_28_FIFTY_SECOND,
     BLIND_2026_11_28_FORTY_EIGHTH,
     BLIND_2026_11_28_FORTY_NINTH,
     BLIND_2026_11_27_TWENTY_NINTH,
@@ -164,6 +166,8 @@ FLOORS = {
     "blind 2026-11-28, forty-eighth": (BLIND_2026_11_28_FORTY_EIGHTH, 50, 0.84, 0.68),  # measured once, unseen: 0.86 / 0.70
     "blind 2026-11-28, forty-ninth": (BLIND_2026_11_28_FORTY_NINTH, 50, 0.88, 0.64),  # measured once, unseen: 0.90 / 0.66
     "blind 2026-11-28, fiftieth": (BLIND_2026_11_28_FIFTIETH, 50, 0.92, 0.82),  # measured once, unseen: 0.94 / 0.84
+    "blind 2026-11-28, fifty-first": (BLIND_2026_11_28_FIFTY_FIRST, 50, 0.84, 0.74),  # measured once, unseen: 0.86 / 0.76
+    "blind 2026-11-28, fifty-second": (BLIND_2026_11_28_FIFTY_SECOND, 50, 0.76, 0.56),  # measured once, unseen: 0.78 / 0.58
 }
 
 
