@@ -364,3 +364,15 @@ def test_launch_parameters_are_the_kernel_arguments(rocm_store):
     ):
         pages = shown(rocm_store, question, None)
         assert "HIP_FORCE_DEV_KERNARG" in next(iter(pages.values())), (question, list(pages))
+
+
+def test_favouring_a_wave_is_its_priority_and_the_completion_counter_is_vmcnt(rocm_store):
+    """ "Favour one wave over the others" is s_setprio's wave priority (no hit in 3 named it before);
+    "the completion counter" of outstanding loads is the wait counter (one hit in 3 gave its width
+    before, through the question's other words; now the waitcnt pages do too); "values that share
+    one multiplier" share a block scale."""
+    pages = shown(rocm_store, "can a wave ask the hardware to favour it over the other waves while it issues matrix math?", None)
+    assert any("s_setprio" in page for page in pages.values()), list(pages)
+    pages = shown(rocm_store, "how many loads can be pending on the completion counter before a wave stalls?", None)
+    assert sum("6 bits" in page for page in pages.values()) >= 2, list(pages)
+    assert "scale" in str(analyse("how many values share one multiplier in MXFP4", "gfx950").bridged)
