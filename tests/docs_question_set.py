@@ -789,6 +789,11 @@ BLIND_2026_11_28_FIFTIETH = _written_blind("docs-questions-blind-2026-11-28-fift
 # plain and vague words), measured once at round 23's ranker
 BLIND_2026_11_28_FIFTY_FIRST = _written_blind("docs-questions-blind-2026-11-28-fifty-first.json")
 BLIND_2026_11_28_FIFTY_SECOND = _written_blind("docs-questions-blind-2026-11-28-fifty-second.json")
+# a fifty-third to a fifty-fifth (a Rust/WebGPU developer in WGSL terms, a professor preparing a GPU
+# architecture course, a researcher chasing numerical accuracy), measured once at round 24's ranker
+BLIND_2026_11_28_FIFTY_THIRD = _written_blind("docs-questions-blind-2026-11-28-fifty-third.json")
+BLIND_2026_11_28_FIFTY_FOURTH = _written_blind("docs-questions-blind-2026-11-28-fifty-fourth.json")
+BLIND_2026_11_28_FIFTY_FIFTH = _written_blind("docs-questions-blind-2026-11-28-fifty-fifth.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -852,6 +857,9 @@ SETS: dict[str, list[Question]] = {
     "written blind, fiftieth set": BLIND_2026_11_28_FIFTIETH,
     "written blind, fifty-first set": BLIND_2026_11_28_FIFTY_FIRST,
     "written blind, fifty-second set": BLIND_2026_11_28_FIFTY_SECOND,
+    "written blind, fifty-third set": BLIND_2026_11_28_FIFTY_THIRD,
+    "written blind, fifty-fourth set": BLIND_2026_11_28_FIFTY_FOURTH,
+    "written blind, fifty-fifth set": BLIND_2026_11_28_FIFTY_FIFTH,
 }
 
 

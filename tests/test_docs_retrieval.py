@@ -67,6 +67,9 @@ from docs_question_set import (
     BLIND_2026_11_28_FIFTIETH,
     BLIND_2026_11_28_FIFTY_FIRST,
     BLIND_2026_11_28_FIFTY_SECOND,
+    BLIND_2026_11_28_FIFTY_THIRD,
+    BLIND_2026_11_28_FIFTY_FOURTH,
+    BLIND_2026_11_28_FIFTY_FIFTH,
     BLIND_2026_11_28_FORTY_EIGHTH,
     BLIND_2026_11_28_FORTY_NINTH,
     BLIND_2026_11_27_TWENTY_NINTH,
@@ -168,6 +171,9 @@ FLOORS = {
     "blind 2026-11-28, fiftieth": (BLIND_2026_11_28_FIFTIETH, 50, 0.92, 0.82),  # measured once, unseen: 0.94 / 0.84
     "blind 2026-11-28, fifty-first": (BLIND_2026_11_28_FIFTY_FIRST, 50, 0.84, 0.74),  # measured once, unseen: 0.86 / 0.76
     "blind 2026-11-28, fifty-second": (BLIND_2026_11_28_FIFTY_SECOND, 50, 0.76, 0.56),  # measured once, unseen: 0.78 / 0.58
+    "blind 2026-11-28, fifty-third": (BLIND_2026_11_28_FIFTY_THIRD, 50, 0.84, 0.74),  # measured once, unseen: 0.86 / 0.76
+    "blind 2026-11-28, fifty-fourth": (BLIND_2026_11_28_FIFTY_FOURTH, 50, 0.92, 0.70),  # measured once, unseen: 0.94 / 0.72
+    "blind 2026-11-28, fifty-fifth": (BLIND_2026_11_28_FIFTY_FIFTH, 50, 0.86, 0.70),  # measured once, unseen: 0.88 / 0.72
 }
 
 
