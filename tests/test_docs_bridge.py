@@ -376,3 +376,16 @@ def test_favouring_a_wave_is_its_priority_and_the_completion_counter_is_vmcnt(ro
     pages = shown(rocm_store, "how many loads can be pending on the completion counter before a wave stalls?", None)
     assert sum("6 bits" in page for page in pages.values()) >= 2, list(pages)
     assert "scale" in str(analyse("how many values share one multiplier in MXFP4", "gfx950").bridged)
+
+
+def test_webgpu_s_words_are_the_amd_terms(rocm_store):
+    """WGSL's workgroupBarrier is the workgroup barrier (s_barrier), its invocations are threads
+    (work-items), its workgroup memory the LDS, a storage buffer device memory (W3C WGSL). Asked
+    whether the barrier also waits for memory, the barrier's page comes first, where no hit in 3
+    said it."""
+    for words, term in (("invocations", "work-item"), ("workgroup memory", "lds"), ("storage buffer", "hbm")):
+        bridged = analyse(f"how big is the {words}", "gfx942").bridged
+        assert term in {t for found in bridged.values() for t in found}, (words, bridged)
+    question = "does the AMD counterpart of workgroupBarrier() also wait for earlier memory traffic to finish, or does it only line up the subgroups?"
+    pages = shown(rocm_store, question, None)
+    assert "does not wait for memory" in next(iter(pages.values())), list(pages)
