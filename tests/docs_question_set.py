@@ -794,6 +794,10 @@ BLIND_2026_11_28_FIFTY_SECOND = _written_blind("docs-questions-blind-2026-11-28-
 BLIND_2026_11_28_FIFTY_THIRD = _written_blind("docs-questions-blind-2026-11-28-fifty-third.json")
 BLIND_2026_11_28_FIFTY_FOURTH = _written_blind("docs-questions-blind-2026-11-28-fifty-fourth.json")
 BLIND_2026_11_28_FIFTY_FIFTH = _written_blind("docs-questions-blind-2026-11-28-fifty-fifth.json")
+# a fifty-sixth and a fifty-seventh (a GPU database engineer, a signal-processing engineer coming
+# from DSP chips), measured once at round 25's ranker
+BLIND_2026_11_28_FIFTY_SIXTH = _written_blind("docs-questions-blind-2026-11-28-fifty-sixth.json")
+BLIND_2026_11_28_FIFTY_SEVENTH = _written_blind("docs-questions-blind-2026-11-28-fifty-seventh.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -860,6 +864,8 @@ SETS: dict[str, list[Question]] = {
     "written blind, fifty-third set": BLIND_2026_11_28_FIFTY_THIRD,
     "written blind, fifty-fourth set": BLIND_2026_11_28_FIFTY_FOURTH,
     "written blind, fifty-fifth set": BLIND_2026_11_28_FIFTY_FIFTH,
+    "written blind, fifty-sixth set": BLIND_2026_11_28_FIFTY_SIXTH,
+    "written blind, fifty-seventh set": BLIND_2026_11_28_FIFTY_SEVENTH,
 }
 
 

@@ -70,6 +70,8 @@ from docs_question_set import (
     BLIND_2026_11_28_FIFTY_THIRD,
     BLIND_2026_11_28_FIFTY_FOURTH,
     BLIND_2026_11_28_FIFTY_FIFTH,
+    BLIND_2026_11_28_FIFTY_SIXTH,
+    BLIND_2026_11_28_FIFTY_SEVENTH,
     BLIND_2026_11_28_FORTY_EIGHTH,
     BLIND_2026_11_28_FORTY_NINTH,
     BLIND_2026_11_27_TWENTY_NINTH,
@@ -174,6 +176,8 @@ FLOORS = {
     "blind 2026-11-28, fifty-third": (BLIND_2026_11_28_FIFTY_THIRD, 50, 0.84, 0.74),  # measured once, unseen: 0.86 / 0.76
     "blind 2026-11-28, fifty-fourth": (BLIND_2026_11_28_FIFTY_FOURTH, 50, 0.92, 0.70),  # measured once, unseen: 0.94 / 0.72
     "blind 2026-11-28, fifty-fifth": (BLIND_2026_11_28_FIFTY_FIFTH, 50, 0.86, 0.70),  # measured once, unseen: 0.88 / 0.72
+    "blind 2026-11-28, fifty-sixth": (BLIND_2026_11_28_FIFTY_SIXTH, 50, 0.90, 0.70),  # measured once, unseen: 0.92 / 0.72
+    "blind 2026-11-28, fifty-seventh": (BLIND_2026_11_28_FIFTY_SEVENTH, 50, 0.88, 0.66),  # measured once, unseen: 0.90 / 0.68
 }
 
 
