@@ -389,3 +389,13 @@ def test_webgpu_s_words_are_the_amd_terms(rocm_store):
     question = "does the AMD counterpart of workgroupBarrier() also wait for earlier memory traffic to finish, or does it only line up the subgroups?"
     pages = shown(rocm_store, question, None)
     assert "does not wait for memory" in next(iter(pages.values())), list(pages)
+
+
+def test_what_a_workgroup_can_claim_is_no_claim_a_source_makes(store):
+    """ "Claim" in a question is mostly a verb (how much LDS a workgroup can claim). The one passage
+    of the index that holds the word uses the noun (record the measurement next to the claim it
+    settles), and as the question's rarest word it put that passage among the first 3 of every such
+    question (2nd here, 1st for "threadgroup memory ... claim" over the shipped pages)."""
+    assert "claim" not in analyse("how much LDS can one workgroup claim on MI300X", None).terms
+    pages = shown(store, "how much LDS can one workgroup claim on MI300X", None)
+    assert "source-conflicts/how-to-settle-one" not in pages and any(i.startswith(("hardware/gfx942/lds", "lds")) for i in pages), list(pages)
