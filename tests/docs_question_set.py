@@ -798,6 +798,13 @@ BLIND_2026_11_28_FIFTY_FIFTH = _written_blind("docs-questions-blind-2026-11-28-f
 # from DSP chips), measured once at round 25's ranker
 BLIND_2026_11_28_FIFTY_SIXTH = _written_blind("docs-questions-blind-2026-11-28-fifty-sixth.json")
 BLIND_2026_11_28_FIFTY_SEVENTH = _written_blind("docs-questions-blind-2026-11-28-fifty-seventh.json")
+# five more (a game-engine graphics programmer, a bioinformatics scientist, a quant-finance developer,
+# a pre-sales engineer answering an RFP, a computer-vision engineer), measured once at round 25's ranker
+BLIND_2026_11_28_FIFTY_EIGHTH = _written_blind("docs-questions-blind-2026-11-28-fifty-eighth.json")
+BLIND_2026_11_28_FIFTY_NINTH = _written_blind("docs-questions-blind-2026-11-28-fifty-ninth.json")
+BLIND_2026_11_28_SIXTIETH = _written_blind("docs-questions-blind-2026-11-28-sixtieth.json")
+BLIND_2026_11_28_SIXTY_FIRST = _written_blind("docs-questions-blind-2026-11-28-sixty-first.json")
+BLIND_2026_11_28_SIXTY_SECOND = _written_blind("docs-questions-blind-2026-11-28-sixty-second.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -866,6 +873,11 @@ SETS: dict[str, list[Question]] = {
     "written blind, fifty-fifth set": BLIND_2026_11_28_FIFTY_FIFTH,
     "written blind, fifty-sixth set": BLIND_2026_11_28_FIFTY_SIXTH,
     "written blind, fifty-seventh set": BLIND_2026_11_28_FIFTY_SEVENTH,
+    "written blind, fifty-eighth set": BLIND_2026_11_28_FIFTY_EIGHTH,
+    "written blind, fifty-ninth set": BLIND_2026_11_28_FIFTY_NINTH,
+    "written blind, sixtieth set": BLIND_2026_11_28_SIXTIETH,
+    "written blind, sixty-first set": BLIND_2026_11_28_SIXTY_FIRST,
+    "written blind, sixty-second set": BLIND_2026_11_28_SIXTY_SECOND,
 }
 
 

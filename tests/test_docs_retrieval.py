@@ -72,6 +72,11 @@ from docs_question_set import (
     BLIND_2026_11_28_FIFTY_FIFTH,
     BLIND_2026_11_28_FIFTY_SIXTH,
     BLIND_2026_11_28_FIFTY_SEVENTH,
+    BLIND_2026_11_28_FIFTY_EIGHTH,
+    BLIND_2026_11_28_FIFTY_NINTH,
+    BLIND_2026_11_28_SIXTIETH,
+    BLIND_2026_11_28_SIXTY_FIRST,
+    BLIND_2026_11_28_SIXTY_SECOND,
     BLIND_2026_11_28_FORTY_EIGHTH,
     BLIND_2026_11_28_FORTY_NINTH,
     BLIND_2026_11_27_TWENTY_NINTH,
@@ -178,6 +183,11 @@ FLOORS = {
     "blind 2026-11-28, fifty-fifth": (BLIND_2026_11_28_FIFTY_FIFTH, 50, 0.86, 0.70),  # measured once, unseen: 0.88 / 0.72
     "blind 2026-11-28, fifty-sixth": (BLIND_2026_11_28_FIFTY_SIXTH, 50, 0.90, 0.70),  # measured once, unseen: 0.92 / 0.72
     "blind 2026-11-28, fifty-seventh": (BLIND_2026_11_28_FIFTY_SEVENTH, 50, 0.88, 0.66),  # measured once, unseen: 0.90 / 0.68
+    "blind 2026-11-28, fifty-eighth": (BLIND_2026_11_28_FIFTY_EIGHTH, 50, 0.88, 0.72),  # measured once, unseen: 0.90 / 0.74
+    "blind 2026-11-28, fifty-ninth": (BLIND_2026_11_28_FIFTY_NINTH, 50, 0.78, 0.52),  # measured once, unseen: 0.80 / 0.54
+    "blind 2026-11-28, sixtieth": (BLIND_2026_11_28_SIXTIETH, 50, 0.84, 0.52),  # measured once, unseen: 0.86 / 0.54
+    "blind 2026-11-28, sixty-first": (BLIND_2026_11_28_SIXTY_FIRST, 50, 0.84, 0.56),  # measured once, unseen: 0.86 / 0.58
+    "blind 2026-11-28, sixty-second": (BLIND_2026_11_28_SIXTY_SECOND, 50, 0.80, 0.54),  # measured once, unseen: 0.82 / 0.56
 }
 
 
