@@ -86,6 +86,17 @@ def test_the_bridge_gives_the_documents_words_for_the_question_s_own():
     assert "sm" in analyse("compute units", "sm_90").bridged.get("compute units", ())
 
 
+def test_a_said_word_is_found_with_its_endings_not_as_the_start_of_another_word():
+    """A word the bridge lists is found in a question with another ending ("divergent" for
+    "divergence"), but not as the start of a longer word: "groups" is no "groupshared" (the LDS),
+    "float" no "float4" (a 16-byte load), "multiple" no "multiplex" (counter passes)."""
+    assert "valuutilization" in analyse("how much divergent branching is there", None).bridged.get("divergent", ())
+    query = analyse("how many thread groups of a multiple of 64 fit, with float math", None)
+    assert not {"groups", "multiple", "float"} & set(query.bridged), query.bridged
+    # the bridge's own word still widens the question ("scratch" as people say it for the LDS)
+    assert "lds" in analyse("on-chip shared scratch size per block", None).bridged.get("scratch", ())
+
+
 def test_the_pages_concepts_are_found_by_the_plain_and_the_other_vendor_s_words(store):
     """The bridge holds, page by page, the names an engineer from either vendor uses for each concept
     the pages cover; each of these questions found another page first without the entry."""

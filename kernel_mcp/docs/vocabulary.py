@@ -245,13 +245,19 @@ def _bridge_index() -> dict[str, list[tuple[tuple[str, ...], BridgeEntry]]]:
     return index
 
 
+# What may follow a stem and leave the word the same ("diverg" / "divergence"); a longer word that
+# goes on with another word ("group" / "groupshar", "through" / "throughput", "scratch" / "scratchpad")
+# or with a model's digits ("mi300" / "mi300x", "float" / "float4") is another word.
+ENDINGS = frozenset("e s es ed d ing ion ions ation tion ence nce ance ent nt ant al ally ly ive ment ize ise iz able ably ity er ers or r".split())
+
+
 def _same_word(said: str, asked: str) -> bool:
     # stems, or one a prefix of the other when both are words of some length and differ by an ending
     # ("diverg" / "divergence"), not by another word ("group" is no "groupshared")
     if said == asked:
         return True
     short, long = sorted((said, asked), key=len)
-    return len(short) >= 5 and long.startswith(short) and len(long) - len(short) <= 4
+    return len(short) >= 5 and long.startswith(short) and long[len(short) :] in ENDINGS
 
 
 def _phrase_at(phrase: tuple[str, ...], stems: list[str], start: int) -> list[int]:
