@@ -93,6 +93,8 @@ def test_a_said_word_is_found_with_its_endings_not_as_the_start_of_another_word(
     assert "valuutilization" in analyse("how much divergent branching is there", None).bridged.get("divergent", ())
     query = analyse("how many thread groups of a multiple of 64 fit, with float math", None)
     assert not {"groups", "multiple", "float"} & set(query.bridged), query.bridged
+    # nor with an ending that makes another word of it: to collect is no collective (RCCL)
+    assert "collect" not in analyse("how many counters can the SQ block collect in one pass", None).bridged
     # the bridge's own word still widens the question ("scratch" as people say it for the LDS)
     assert "lds" in analyse("on-chip shared scratch size per block", None).bridged.get("scratch", ())
 

@@ -247,8 +247,9 @@ def _bridge_index() -> dict[str, list[tuple[tuple[str, ...], BridgeEntry]]]:
 
 # What may follow a stem and leave the word the same ("diverg" / "divergence"); a longer word that
 # goes on with another word ("group" / "groupshar", "through" / "throughput", "scratch" / "scratchpad")
-# or with a model's digits ("mi300" / "mi300x", "float" / "float4") is another word.
-ENDINGS = frozenset("e s es ed d ing ion ions ation tion ence nce ance ent nt ant al ally ly ive ment ize ise iz able ably ity er ers or r".split())
+# or with a model's digits ("mi300" / "mi300x", "float" / "float4") is another word, and so is one
+# whose ending names a thing or a doer ("collect" / "collective", "count" / "counter", "serve" / "server").
+ENDINGS = frozenset("e s es ed d ing ion ions ation tion ence nce ance ent nt ant al ally ly ize ise iz able ably ity".split())
 
 
 def _same_word(said: str, asked: str) -> bool:
