@@ -805,6 +805,14 @@ BLIND_2026_11_28_FIFTY_NINTH = _written_blind("docs-questions-blind-2026-11-28-f
 BLIND_2026_11_28_SIXTIETH = _written_blind("docs-questions-blind-2026-11-28-sixtieth.json")
 BLIND_2026_11_28_SIXTY_FIRST = _written_blind("docs-questions-blind-2026-11-28-sixty-first.json")
 BLIND_2026_11_28_SIXTY_SECOND = _written_blind("docs-questions-blind-2026-11-28-sixty-second.json")
+# five more (an automotive engineer from Jetson boards, a lattice QCD physicist, a DevOps engineer
+# writing health checks, an LLM-serving engineer, a technical journalist), measured once at the
+# ranker of 25295ff
+BLIND_2026_11_28_SIXTY_THIRD = _written_blind("docs-questions-blind-2026-11-28-sixty-third.json")
+BLIND_2026_11_28_SIXTY_FOURTH = _written_blind("docs-questions-blind-2026-11-28-sixty-fourth.json")
+BLIND_2026_11_28_SIXTY_FIFTH = _written_blind("docs-questions-blind-2026-11-28-sixty-fifth.json")
+BLIND_2026_11_28_SIXTY_SIXTH = _written_blind("docs-questions-blind-2026-11-28-sixty-sixth.json")
+BLIND_2026_11_28_SIXTY_SEVENTH = _written_blind("docs-questions-blind-2026-11-28-sixty-seventh.json")
 
 
 # Every set by the name benchmarks/docs_answers.py prints it under, in the order they were written:
@@ -878,6 +886,11 @@ SETS: dict[str, list[Question]] = {
     "written blind, sixtieth set": BLIND_2026_11_28_SIXTIETH,
     "written blind, sixty-first set": BLIND_2026_11_28_SIXTY_FIRST,
     "written blind, sixty-second set": BLIND_2026_11_28_SIXTY_SECOND,
+    "written blind, sixty-third set": BLIND_2026_11_28_SIXTY_THIRD,
+    "written blind, sixty-fourth set": BLIND_2026_11_28_SIXTY_FOURTH,
+    "written blind, sixty-fifth set": BLIND_2026_11_28_SIXTY_FIFTH,
+    "written blind, sixty-sixth set": BLIND_2026_11_28_SIXTY_SIXTH,
+    "written blind, sixty-seventh set": BLIND_2026_11_28_SIXTY_SEVENTH,
 }
 
 

@@ -77,6 +77,11 @@ from docs_question_set import (
     BLIND_2026_11_28_SIXTIETH,
     BLIND_2026_11_28_SIXTY_FIRST,
     BLIND_2026_11_28_SIXTY_SECOND,
+    BLIND_2026_11_28_SIXTY_THIRD,
+    BLIND_2026_11_28_SIXTY_FOURTH,
+    BLIND_2026_11_28_SIXTY_FIFTH,
+    BLIND_2026_11_28_SIXTY_SIXTH,
+    BLIND_2026_11_28_SIXTY_SEVENTH,
     BLIND_2026_11_28_FORTY_EIGHTH,
     BLIND_2026_11_28_FORTY_NINTH,
     BLIND_2026_11_27_TWENTY_NINTH,
@@ -188,6 +193,11 @@ FLOORS = {
     "blind 2026-11-28, sixtieth": (BLIND_2026_11_28_SIXTIETH, 50, 0.84, 0.52),  # measured once, unseen: 0.86 / 0.54
     "blind 2026-11-28, sixty-first": (BLIND_2026_11_28_SIXTY_FIRST, 50, 0.84, 0.56),  # measured once, unseen: 0.86 / 0.58
     "blind 2026-11-28, sixty-second": (BLIND_2026_11_28_SIXTY_SECOND, 50, 0.80, 0.54),  # measured once, unseen: 0.82 / 0.56
+    "blind 2026-11-28, sixty-third": (BLIND_2026_11_28_SIXTY_THIRD, 50, 0.84, 0.56),  # measured once, unseen: 0.86 / 0.58
+    "blind 2026-11-28, sixty-fourth": (BLIND_2026_11_28_SIXTY_FOURTH, 50, 0.78, 0.52),  # measured once, unseen: 0.80 / 0.54
+    "blind 2026-11-28, sixty-fifth": (BLIND_2026_11_28_SIXTY_FIFTH, 50, 0.92, 0.66),  # measured once, unseen: 0.94 / 0.68
+    "blind 2026-11-28, sixty-sixth": (BLIND_2026_11_28_SIXTY_SIXTH, 50, 0.90, 0.78),  # measured once, unseen: 0.92 / 0.80
+    "blind 2026-11-28, sixty-seventh": (BLIND_2026_11_28_SIXTY_SEVENTH, 50, 0.78, 0.52),  # measured once, unseen: 0.80 / 0.54
 }
 
 
