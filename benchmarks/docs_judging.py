@@ -1,6 +1,6 @@
 """The docs answers as a reader judges them, beside the grader's figure (issue 33).
 
-    python benchmarks/docs_judging.py prepare --out DIR [--docs ../shared/docs/rocm] SET.json ...
+    python benchmarks/docs_judging.py prepare --out DIR [--docs ../shared/docs/rocm] [--depth 3] SET.json ...
     python benchmarks/docs_judging.py score DIR
 
 The grader (tests/docs_question_set.answer_rank) counts a question answered when the first page
@@ -13,7 +13,7 @@ pages, to see how often a judge says yes where the pages cannot answer), shuffle
 items, with JUDGES.md, the instructions a judge reads. The judges write DIR/verdict-N.json for
 DIR/items-N.json without seeing which items are decoys or what the grader said; `score` then
 prints both figures, by set and by kind. A judge should have seen neither the ranker nor the
-grader's result.
+grader's result. With --depth 1 the judges see the first hit's page alone: hit@1 as read.
 """
 
 from __future__ import annotations
@@ -43,15 +43,16 @@ any search tool.
 
 Each item has: a question (and "target", the GPU target the asker works on, or null), a
 "reference_answer" (the key words and an excerpt of the source document that answers the
-question), and "pages": the three pages a search tool showed for the question.
+question), and "pages": the pages a search tool showed first for the question (its first three
+hits' pages, or its first hit's page alone).
 
-For each item decide: does at least one of the three pages give the reader the answer to the
+For each item decide: does at least one of the pages give the reader the answer to the
 question, i.e. state the same fact as the reference answer, possibly in other words, other units
 or another format (e.g. "2307 TF" and "2.31 PF" are the same fact; "32 MiB" and "33,554,432 B"
 too)? Be strict: the reader must be able to answer the question from those pages alone. A page
 that is only on the topic, or states a different fact, or gives the figure for another
 product/target than the question asks about, is "no". If the question asks two things, the pages
-must give both (they may come from different ones of the three pages).
+must give both (they may come from different pages).
 
 Write your verdicts as JSON to verdict-N.json beside items-N.json: a list of {"item": N,
 "verdict": "yes" or "no", "page": the page number that answers (or null), "quote": a verbatim
@@ -80,7 +81,7 @@ def answering_file(name: str, docs: Path) -> Path:
     return docs / name[len(prefix) :] if name.startswith(prefix) else REPO / name
 
 
-def prepare(out: Path, docs: Path, set_files: list[Path]) -> None:
+def prepare(out: Path, docs: Path, set_files: list[Path], depth: int = 3) -> None:
     rng = random.Random(1128)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -89,8 +90,8 @@ def prepare(out: Path, docs: Path, set_files: list[Path]) -> None:
         for set_file in set_files:
             for item in json.loads(set_file.read_text())["questions"]:
                 question = Question(item["query"], tuple(item["proof"]), item["arch"])
-                pages = [docs_read(store, h.id, 1, BUDGET).render() for h in docs_search(store, question.query, question.arch, 3).hits]
-                rows.append((set_file.stem, item, answer_rank(store, question), pages))
+                pages = [docs_read(store, h.id, 1, BUDGET).render() for h in docs_search(store, question.query, question.arch, depth).hits]
+                rows.append((set_file.stem, item, answer_rank(store, question, depth), pages))
     items = [("own", row, row[3]) for row in rows]
     for row in rng.sample(rows, round(DECOYS * len(rows))):
         other = rng.choice([r for r in rows if r is not row and r[0] == row[0]])
@@ -99,7 +100,7 @@ def prepare(out: Path, docs: Path, set_files: list[Path]) -> None:
     out.mkdir(parents=True, exist_ok=True)
     key, shown = {}, []
     for n, (kind, (set_name, item, rank, _own), pages) in enumerate(items, start=1):
-        key[n] = {"kind": kind, "set": set_name, "query": item["query"], "question_kind": item["kind"], "graded_rank": rank}
+        key[n] = {"kind": kind, "set": set_name, "query": item["query"], "question_kind": item["kind"], "graded_rank": rank, "depth": depth}
         reference = {"key_words": item["proof"], "from_the_source": source_lines(answering_file(item["file"], docs), item["proof"])}
         pages_shown = [{"page": i, "text": text} for i, text in enumerate(pages, start=1)]
         shown.append({"item": n, "question": item["query"], "target": item["arch"], "reference_answer": reference, "pages": pages_shown})
@@ -117,10 +118,11 @@ def score(folder: Path) -> None:
     if missing:
         sys.exit(f"{len(missing)} items have no verdict (first: {missing[0]})")
     own = [(k, verdicts[n]) for n, k in key.items() if k["kind"] == "own"]
+    depth = max(k.get("depth", 3) for k, _ in own)
     decoys = [verdicts[n] for n, k in key.items() if k["kind"] == "decoy"]
     graded = [k["graded_rank"] is not None for k, _ in own]
     judged = [yes for _, yes in own]
-    print(f"{len(own)} questions: hit@3 graded {sum(graded) / len(own):.3f}, judged {sum(judged) / len(own):.3f}")
+    print(f"{len(own)} questions: hit@{depth} graded {sum(graded) / len(own):.3f}, judged {sum(judged) / len(own):.3f}")
     both = Counter((k["graded_rank"] is not None, yes) for k, yes in own)
     print(
         f"  graded hits the judges accept {both[True, True]} of {both[True, True] + both[True, False]}; graded misses they accept {both[False, True]} of {both[False, True] + both[False, False]}"
@@ -138,12 +140,13 @@ def main() -> None:
     make = sub.add_parser("prepare", help="the items judges read, and the key")
     make.add_argument("--out", type=Path, required=True)
     make.add_argument("--docs", type=docs_folder, default=ROCM_DOCS)
+    make.add_argument("--depth", type=int, choices=(1, 2, 3), default=3, help="how many hits' pages a judge reads: 3 for hit@3, 1 for hit@1")
     make.add_argument("sets", type=Path, nargs="+", help="blind sets as tests/data holds them")
     tally = sub.add_parser("score", help="graded and judged figures from the key and the verdicts")
     tally.add_argument("folder", type=Path)
     args = parser.parse_args()
     if args.command == "prepare":
-        prepare(args.out, args.docs, args.sets)
+        prepare(args.out, args.docs, args.sets, args.depth)
     else:
         score(args.folder)
 

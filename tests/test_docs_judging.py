@@ -47,10 +47,21 @@ def test_a_judge_reads_the_pages_and_the_source_and_the_score_keeps_both_figures
     # the judges say yes to every item: the decoy shows how far to trust them
     (out / "verdict-1.json").write_text(json.dumps([{"item": i["item"], "verdict": "yes"} for i in items]))
     report = run("score", str(out))
-    assert "judged 1.000" in report and "graded misses they accept" in report and "judged to answer: 1 of 1" in report
+    assert "hit@3 graded 0.800, judged 1.000" in report and "graded misses they accept 1 of 1" in report and "judged to answer: 1 of 1" in report
+
+    # hit@1 as read: the first hit's page alone
+    first_only = tmp_path / "first"
+    run("prepare", "--depth", "1", "--out", str(first_only), "--docs", str(docs), str(set_file))
+    assert {len(i["pages"]) for i in json.loads((first_only / "items-1.json").read_text())} == {1}
+    items = json.loads((first_only / "items-1.json").read_text())
+    (first_only / "verdict-1.json").write_text(json.dumps([{"item": i["item"], "verdict": "no"} for i in items]))
+    assert "hit@1 graded" in run("score", str(first_only))
 
 
 def test_the_recorded_judging_reads_as_results_says():
-    report = run("score", str(REPO / "benchmarks" / "data" / "docs-judged-2026-11-28"))
+    report = run("score", str(REPO / "benchmarks" / "data" / "docs-judged-sets-58-62"))
     assert "250 questions: hit@3 graded 0.848, judged 0.908" in report
     assert "meaning: graded 70, judged 82 of 100" in report and "named: graded 73, judged 75 of 75" in report
+    report = run("score", str(REPO / "benchmarks" / "data" / "docs-judged-sets-63-67"))
+    assert "250 questions: hit@3 graded 0.864, judged 0.920" in report
+    assert "meaning: graded 77, judged 84 of 100" in report and "named: graded 71, judged 75 of 75" in report
