@@ -65,3 +65,5 @@ def test_the_recorded_judging_reads_as_results_says():
     report = run("score", str(REPO / "benchmarks" / "data" / "docs-judged-sets-63-67"))
     assert "250 questions: hit@3 graded 0.864, judged 0.920" in report
     assert "meaning: graded 77, judged 84 of 100" in report and "named: graded 71, judged 75 of 75" in report
+    report = run("score", str(REPO / "benchmarks" / "data" / "docs-judged-first-page-sets-58-67"))
+    assert "500 questions: hit@1 graded 0.612, judged 0.754" in report and "judged to answer: 1 of 100" in report
