@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO))  # this checkout's kernel_mcp, not whichever one the environment installed
 
-from docs_question_set import BUDGET, Question, answer_rank  # noqa: E402
+from docs_question_set import BUDGET, proves  # noqa: E402
 from docs_search import ROCM_DOCS, docs_folder  # noqa: E402
 
 from kernel_mcp.docs import docs_read, docs_search, ingest, open_store  # noqa: E402
@@ -89,9 +89,10 @@ def prepare(out: Path, docs: Path, set_files: list[Path], depth: int = 3) -> Non
         ingest(store, [docs])
         for set_file in set_files:
             for item in json.loads(set_file.read_text())["questions"]:
-                question = Question(item["query"], tuple(item["proof"]), item["arch"])
-                pages = [docs_read(store, h.id, 1, BUDGET).render() for h in docs_search(store, question.query, question.arch, depth).hits]
-                rows.append((set_file.stem, item, answer_rank(store, question, depth), pages))
+                pages = [docs_read(store, h.id, 1, BUDGET).render() for h in docs_search(store, item["query"], item["arch"], depth).hits]
+                # the grader's rank (answer_rank) read off the same pages, not searched and read again
+                rank = next((i for i, page in enumerate(pages, start=1) if proves(page, tuple(item["proof"]))), None)
+                rows.append((set_file.stem, item, rank, pages))
     items = [("own", row, row[3]) for row in rows]
     for row in rng.sample(rows, round(DECOYS * len(rows))):
         other = rng.choice([r for r in rows if r is not row and r[0] == row[0]])
